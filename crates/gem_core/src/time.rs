@@ -1,0 +1,130 @@
+//! Time as the core sees it: a point on some clock, passed in by the caller.
+//!
+//! The core never reads a clock. A node converts ROS time (wall or `/clock`) into a
+//! [`Time`] and hands it to every time-dependent function, so unit tests drive time
+//! explicitly and sim time works without special cases. Durations are plain
+//! [`std::time::Duration`]s.
+
+use std::fmt;
+use std::time::Duration;
+
+/// A point in time, in nanoseconds since the clock's epoch (the Unix epoch for wall time,
+/// the simulation start for sim time). Zero means "unset", as a zero ROS stamp does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time {
+    nanos: u64,
+}
+
+impl Time {
+    /// The zero time, which ROS uses for "no stamp".
+    pub const ZERO: Time = Time { nanos: 0 };
+
+    /// Builds a time from nanoseconds since the epoch.
+    pub const fn from_nanos(nanos: u64) -> Self {
+        Time { nanos }
+    }
+
+    /// Builds a time from seconds and nanoseconds, as in a ROS stamp.
+    pub const fn from_sec_nsec(sec: u32, nsec: u32) -> Self {
+        Time {
+            nanos: sec as u64 * 1_000_000_000 + nsec as u64,
+        }
+    }
+
+    /// Builds a time from floating-point seconds (test convenience; negative or NaN → zero).
+    pub fn from_secs_f64(secs: f64) -> Self {
+        if secs.is_finite() && secs > 0.0 {
+            Time::from_nanos((secs * 1e9).round() as u64)
+        } else {
+            Time::ZERO
+        }
+    }
+
+    /// Nanoseconds since the epoch.
+    pub const fn as_nanos(self) -> u64 {
+        self.nanos
+    }
+
+    /// Seconds since the epoch as a float (for display and plots).
+    pub fn as_secs_f64(self) -> f64 {
+        self.nanos as f64 * 1e-9
+    }
+
+    /// True for the zero ("unset") time.
+    pub const fn is_zero(self) -> bool {
+        self.nanos == 0
+    }
+
+    /// Time elapsed from `earlier` to `self`, or `None` if `earlier` is later than `self`
+    /// (a clock that went backwards must be handled by the caller, not hidden).
+    pub fn since(self, earlier: Time) -> Option<Duration> {
+        self.nanos
+            .checked_sub(earlier.nanos)
+            .map(Duration::from_nanos)
+    }
+
+    /// Time elapsed from `earlier` to `self`, zero if `earlier` is later.
+    pub fn saturating_since(self, earlier: Time) -> Duration {
+        self.since(earlier).unwrap_or(Duration::ZERO)
+    }
+
+    /// `self + d`, saturating at the end of the representable range.
+    pub fn saturating_add(self, d: Duration) -> Time {
+        let d = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        Time::from_nanos(self.nanos.saturating_add(d))
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}.{:09}",
+            self.nanos / 1_000_000_000,
+            self.nanos % 1_000_000_000
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_later_is_duration() {
+        let a = Time::from_secs_f64(1.5);
+        let b = Time::from_secs_f64(3.0);
+        assert_eq!(b.since(a), Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn since_earlier_is_none() {
+        let a = Time::from_secs_f64(1.5);
+        let b = Time::from_secs_f64(3.0);
+        assert_eq!(a.since(b), None);
+        assert_eq!(a.saturating_since(b), Duration::ZERO);
+    }
+
+    #[test]
+    fn sec_nsec_roundtrip_and_display() {
+        let t = Time::from_sec_nsec(12, 5);
+        assert_eq!(t.as_nanos(), 12_000_000_005);
+        assert_eq!(t.to_string(), "12.000000005");
+    }
+
+    #[test]
+    fn from_secs_f64_rejects_nan_and_negative() {
+        assert!(Time::from_secs_f64(f64::NAN).is_zero());
+        assert!(Time::from_secs_f64(-1.0).is_zero());
+        assert!(Time::from_secs_f64(f64::INFINITY).is_zero());
+    }
+
+    #[test]
+    fn saturating_add_does_not_overflow() {
+        let t = Time::from_nanos(u64::MAX - 1);
+        assert_eq!(
+            t.saturating_add(Duration::from_secs(5)).as_nanos(),
+            u64::MAX
+        );
+    }
+}

@@ -1,0 +1,12 @@
+//! Thin glue between rosrust and the ROS-agnostic `gem_core`.
+//!
+//! Everything a node binary needs beyond wiring lives here once: start-up that waits for the
+//! master instead of panicking ([`node`]), `tracing` bridged to `/rosout` ([`log`]), typed
+//! private parameters with errors that name the parameter ([`params`]), and ROS time
+//! conversions plus a sim-time-aware ticker ([`time`]).
+#![warn(missing_docs)]
+
+pub mod log;
+pub mod node;
+pub mod params;
+pub mod time;

@@ -1,0 +1,266 @@
+//! Typed private parameters, declared once per node in a table.
+//!
+//! A node lists its parameters as `const` [`ParamSpec`]s (name, type, default, unit,
+//! description). The same table drives reading ([`ParamSpec::f64`] and friends), the README
+//! row ([`markdown_table`]) and a test that fails when README and code drift apart. A missing
+//! parameter takes the default; a parameter of the wrong type is an error that names it,
+//! never a silent fallback.
+
+use thiserror::Error;
+use xml_rpc::Value;
+
+/// A parameter's type and default value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Default {
+    /// A floating-point parameter (an integer value is accepted too: `_rate:=20`).
+    Float(f64),
+    /// An integer parameter.
+    Int(i64),
+    /// A boolean parameter.
+    Bool(bool),
+    /// A string parameter.
+    Str(&'static str),
+}
+
+/// One private parameter of a node.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    /// Name without the `~` (e.g. `state_timeout_ms`).
+    pub name: &'static str,
+    /// Type and default.
+    pub default: Default,
+    /// Unit, or "" when dimensionless.
+    pub unit: &'static str,
+    /// One-line description for the README table.
+    pub doc: &'static str,
+}
+
+/// Why a parameter could not be used.
+#[derive(Debug, Error, PartialEq)]
+pub enum ParamError {
+    /// The parameter server holds a value of another type.
+    #[error("parameter ~{name}: expected {expected}, got {got}")]
+    WrongType {
+        /// Parameter name.
+        name: &'static str,
+        /// Expected type.
+        expected: &'static str,
+        /// What the server returned.
+        got: String,
+    },
+    /// The value has the right type but is out of range (from a core `validate()`).
+    #[error("parameter ~{name}: {reason}")]
+    Invalid {
+        /// Parameter name.
+        name: &'static str,
+        /// What is wrong with it, naming the value and the limit.
+        reason: String,
+    },
+    /// The master could not be asked.
+    #[error("parameter ~{name}: cannot read from the parameter server: {reason}")]
+    Unreachable {
+        /// Parameter name.
+        name: &'static str,
+        /// The transport error.
+        reason: String,
+    },
+}
+
+impl ParamSpec {
+    /// Declares a float parameter.
+    pub const fn float(
+        name: &'static str,
+        default: f64,
+        unit: &'static str,
+        doc: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            default: Default::Float(default),
+            unit,
+            doc,
+        }
+    }
+
+    /// Declares an integer parameter.
+    pub const fn int(
+        name: &'static str,
+        default: i64,
+        unit: &'static str,
+        doc: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            default: Default::Int(default),
+            unit,
+            doc,
+        }
+    }
+
+    /// Declares a boolean parameter.
+    pub const fn bool(name: &'static str, default: bool, doc: &'static str) -> Self {
+        ParamSpec {
+            name,
+            default: Default::Bool(default),
+            unit: "",
+            doc,
+        }
+    }
+
+    /// Declares a string parameter.
+    pub const fn str(name: &'static str, default: &'static str, doc: &'static str) -> Self {
+        ParamSpec {
+            name,
+            default: Default::Str(default),
+            unit: "",
+            doc,
+        }
+    }
+
+    /// Reads a float parameter (integers are widened), or its default when unset.
+    pub fn f64(&self) -> Result<f64, ParamError> {
+        let Default::Float(default) = self.default else {
+            return Err(self.declared_as("float"));
+        };
+        match self.raw()? {
+            None => Ok(default),
+            Some(Value::Double(v)) => Ok(v),
+            Some(Value::Int(v)) => Ok(v as f64),
+            Some(other) => Err(self.wrong_type("float", &other)),
+        }
+    }
+
+    /// Reads an integer parameter, or its default when unset.
+    pub fn i64(&self) -> Result<i64, ParamError> {
+        let Default::Int(default) = self.default else {
+            return Err(self.declared_as("int"));
+        };
+        match self.raw()? {
+            None => Ok(default),
+            Some(Value::Int(v)) => Ok(v as i64),
+            Some(other) => Err(self.wrong_type("int", &other)),
+        }
+    }
+
+    /// Reads a boolean parameter, or its default when unset.
+    pub fn bool_value(&self) -> Result<bool, ParamError> {
+        let Default::Bool(default) = self.default else {
+            return Err(self.declared_as("bool"));
+        };
+        match self.raw()? {
+            None => Ok(default),
+            Some(Value::Bool(v)) => Ok(v),
+            Some(other) => Err(self.wrong_type("bool", &other)),
+        }
+    }
+
+    /// Reads a string parameter, or its default when unset.
+    pub fn string(&self) -> Result<String, ParamError> {
+        let Default::Str(default) = self.default else {
+            return Err(self.declared_as("string"));
+        };
+        match self.raw()? {
+            None => Ok(default.to_owned()),
+            Some(Value::String(v)) => Ok(v),
+            Some(other) => Err(self.wrong_type("string", &other)),
+        }
+    }
+
+    /// Wraps a validation message for this parameter.
+    pub fn invalid(&self, reason: impl Into<String>) -> ParamError {
+        ParamError::Invalid {
+            name: self.name,
+            reason: reason.into(),
+        }
+    }
+
+    fn raw(&self) -> Result<Option<Value>, ParamError> {
+        let unreachable = |reason: String| ParamError::Unreachable {
+            name: self.name,
+            reason,
+        };
+        let param = rosrust::param(&format!("~{}", self.name))
+            .ok_or_else(|| unreachable("the name does not resolve".into()))?;
+        if !param.exists().map_err(|e| unreachable(e.to_string()))? {
+            return Ok(None);
+        }
+        param
+            .get_raw()
+            .map(Some)
+            .map_err(|e| unreachable(e.to_string()))
+    }
+
+    fn wrong_type(&self, expected: &'static str, got: &Value) -> ParamError {
+        ParamError::WrongType {
+            name: self.name,
+            expected,
+            got: format!("{got:?}"),
+        }
+    }
+
+    /// A programming error: the table declares another type than the code reads.
+    fn declared_as(&self, read_as: &'static str) -> ParamError {
+        ParamError::WrongType {
+            name: self.name,
+            expected: read_as,
+            got: format!("a table entry declared as {:?}", self.default),
+        }
+    }
+
+    fn default_text(&self) -> String {
+        match self.default {
+            Default::Float(v) => format!("{v}"),
+            Default::Int(v) => format!("{v}"),
+            Default::Bool(v) => format!("{v}"),
+            Default::Str(v) => format!("\"{v}\""),
+        }
+    }
+
+    fn type_text(&self) -> &'static str {
+        match self.default {
+            Default::Float(_) => "double",
+            Default::Int(_) => "int",
+            Default::Bool(_) => "bool",
+            Default::Str(_) => "string",
+        }
+    }
+}
+
+/// The README's parameter table for `params`, one row per parameter.
+pub fn markdown_table(params: &[ParamSpec]) -> String {
+    let mut out =
+        String::from("| parameter | type | default | unit | meaning |\n|---|---|---|---|---|\n");
+    for p in params {
+        out.push_str(&format!(
+            "| `~{}` | {} | {} | {} | {} |\n",
+            p.name,
+            p.type_text(),
+            p.default_text(),
+            p.unit,
+            p.doc
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RATE: ParamSpec = ParamSpec::float("rate", 20.0, "Hz", "publish rate");
+    const TIMEOUT: ParamSpec = ParamSpec::int("state_timeout_ms", 500, "ms", "staleness");
+
+    #[test]
+    fn table_lists_each_parameter_once_with_default_and_unit() {
+        let table = markdown_table(&[RATE, TIMEOUT]);
+        assert!(table.contains("| `~rate` | double | 20 | Hz | publish rate |"));
+        assert!(table.contains("| `~state_timeout_ms` | int | 500 | ms | staleness |"));
+        assert_eq!(table.lines().count(), 4);
+    }
+
+    #[test]
+    fn reading_with_the_wrong_accessor_is_an_error_naming_the_parameter() {
+        let err = RATE.i64().unwrap_err();
+        assert!(err.to_string().contains("~rate"), "{err}");
+    }
+}

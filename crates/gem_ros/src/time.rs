@@ -1,0 +1,157 @@
+//! ROS time for the nodes: conversions to and from core time, `now()`, and a ticker.
+//!
+//! Nodes read time only through [`now`], which follows `/clock` when `/use_sim_time` is set
+//! and the wall clock otherwise. rosrust's own `Rate` is not used: it sleeps on a deadline
+//! that never arrives when a simulator resets its clock, and it cannot notice shutdown while
+//! `/clock` is paused. [`Ticker`] wakes on every `/clock` message (or a short wall sleep),
+//! re-arms when the clock jumps backwards, and returns `false` once the node shuts down.
+
+use gem_core::time::Time;
+use gem_msgs::rosgraph_msgs::Clock;
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+/// Converts a ROS stamp to core time.
+pub fn to_core(t: rosrust::Time) -> Time {
+    Time::from_sec_nsec(t.sec, t.nsec)
+}
+
+/// Converts core time to a ROS stamp.
+pub fn to_ros(t: Time) -> rosrust::Time {
+    rosrust::Time::from_nanos(t.as_nanos() as i64)
+}
+
+/// The latest `/clock` value, and a condition variable notified on each update.
+struct SimClock {
+    latest: Mutex<Time>,
+    changed: Condvar,
+}
+
+static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
+
+/// `None` when the node runs on wall time. Initialised on first use, after `rosrust::init`;
+/// the first call under sim time also subscribes to `/clock`.
+fn sim_clock() -> Option<&'static SimClock> {
+    static SUBSCRIPTION: Mutex<Option<rosrust::Subscriber>> = Mutex::new(None);
+    let clock = SIM
+        .get_or_init(|| {
+            uses_sim_time().then(|| SimClock {
+                latest: Mutex::new(Time::ZERO),
+                changed: Condvar::new(),
+            })
+        })
+        .as_ref()?;
+    let mut sub = SUBSCRIPTION.lock().unwrap_or_else(|e| e.into_inner());
+    if sub.is_none() {
+        *sub = rosrust::subscribe("/clock", 1, |m: Clock| {
+            if let Some(c) = SIM.get().and_then(Option::as_ref) {
+                *c.latest.lock().unwrap_or_else(|e| e.into_inner()) = to_core(m.clock);
+                c.changed.notify_all();
+            }
+        })
+        .map_err(|e| tracing::error!("cannot subscribe to /clock: {e}"))
+        .ok();
+    }
+    Some(clock)
+}
+
+fn uses_sim_time() -> bool {
+    rosrust::param("/use_sim_time")
+        .and_then(|p| p.get::<bool>().ok())
+        .unwrap_or(false)
+}
+
+/// True when the node follows `/clock`.
+pub fn is_sim_time() -> bool {
+    sim_clock().is_some()
+}
+
+/// ROS now: the latest `/clock` under sim time (zero before the first one), else wall time.
+pub fn now() -> Time {
+    match sim_clock() {
+        Some(c) => *c.latest.lock().unwrap_or_else(|e| e.into_inner()),
+        None => to_core(rosrust::now()),
+    }
+}
+
+/// Blocks for up to `max_wall` of wall time or until the ROS clock moves, whichever is
+/// first (under wall time: simply sleeps `max_wall`).
+fn wait_for_clock(max_wall: Duration) {
+    match sim_clock() {
+        Some(c) => {
+            let guard = c.latest.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = c.changed.wait_timeout(guard, max_wall);
+        }
+        None => std::thread::sleep(max_wall),
+    }
+}
+
+/// Blocks until ROS time is non-zero (the first `/clock` under sim time). Returns `false`
+/// if the node shuts down first.
+pub fn wait_for_valid_time() -> bool {
+    while now().is_zero() {
+        if !rosrust::is_ok() {
+            return false;
+        }
+        wait_for_clock(Duration::from_millis(100));
+    }
+    true
+}
+
+/// A fixed-rate loop on ROS time.
+pub struct Ticker {
+    period: Duration,
+    next: Time,
+    last_seen: Time,
+}
+
+/// Longest wall-clock nap between checks for shutdown.
+const MAX_NAP: Duration = Duration::from_millis(100);
+
+impl Ticker {
+    /// A ticker firing every `period` of ROS time, first one period from now.
+    pub fn new(period: Duration) -> Self {
+        let start = now();
+        Ticker {
+            period,
+            next: start.saturating_add(period),
+            last_seen: start,
+        }
+    }
+
+    /// A ticker at `rate_hz` (must be positive and finite; validated by the caller).
+    pub fn from_rate(rate_hz: f64) -> Self {
+        Ticker::new(Duration::from_secs_f64(1.0 / rate_hz))
+    }
+
+    /// Blocks until the next tick and returns its ROS time, or `None` on shutdown.
+    pub fn wait(&mut self) -> Option<Time> {
+        loop {
+            if !rosrust::is_ok() {
+                return None;
+            }
+            let now = now();
+            if now < self.last_seen {
+                tracing::warn!(
+                    "ROS time jumped back from {} to {now}; re-arming",
+                    self.last_seen
+                );
+                self.next = now.saturating_add(self.period);
+            }
+            self.last_seen = now;
+            if now >= self.next {
+                let after = self.next.saturating_add(self.period);
+                // Fell more than a period behind (a slow consumer, a clock jump forward):
+                // skip the missed ticks rather than firing them back to back.
+                self.next = if after <= now {
+                    now.saturating_add(self.period)
+                } else {
+                    after
+                };
+                return Some(now);
+            }
+            let remaining = self.next.saturating_since(now);
+            wait_for_clock(remaining.min(MAX_NAP));
+        }
+    }
+}

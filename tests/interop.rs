@@ -1,0 +1,81 @@
+//! Wire interop between our Rust types and Debian's ROS 1 tools on a real master.
+
+use gem_e2e::{cli, cli_background, cli_ok, ros, wait_for_service, Collector};
+use gem_msgs::{gem_controller_action, gem_state_msgs};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(20);
+
+#[test]
+fn rust_publisher_is_read_by_rostopic_echo() {
+    let _ros = ros();
+    let mut publisher =
+        rosrust::publish::<gem_state_msgs::SystemStateStamped>("/interop/system_state", 10)
+            .unwrap();
+    // Latched: the tool gets the message whenever its connection comes up.
+    publisher.set_latching(true);
+    type S = gem_state_msgs::SystemStateStamped;
+    let msg = S {
+        error_code: S::ERROR_ESTOP | S::ERROR_GPS_LOST,
+        state: S::STATE_ERROR,
+        ..Default::default()
+    };
+    publisher.send(msg).unwrap();
+    let out = cli_ok("rostopic", &["echo", "-n", "1", "/interop/system_state"], T);
+    assert!(out.contains("error_code: 6"), "{out}");
+    assert!(out.contains("state: 2"), "{out}");
+}
+
+#[test]
+fn rostopic_pub_reaches_a_rust_subscriber() {
+    let _ros = ros();
+    let heard = Collector::<gem_state_msgs::BatteryLevelStamped>::new("/interop/battery_level");
+    let _pub = cli_background(
+        "rostopic",
+        &[
+            "pub",
+            "-r",
+            "20",
+            "/interop/battery_level",
+            "gem_state_msgs/BatteryLevelStamped",
+            "{header: {frame_id: 'pack'}, battery_level: 0.42}",
+        ],
+    );
+    let m = heard
+        .wait_for(T, |_| true)
+        .expect("no message from rostopic pub");
+    assert!((m.battery_level - 0.42).abs() < 1e-6, "{m:?}");
+    assert_eq!(m.header.frame_id, "pack");
+}
+
+#[test]
+fn rust_service_answers_rosservice_call() {
+    let _ros = ros();
+    let _srv = rosrust::service::<gem_controller_action::ServeWaypoints, _>(
+        "/interop/serve_waypoints",
+        |req| {
+            Ok(gem_controller_action::ServeWaypointsRes {
+                success: req.waypoints_file == "track.csv",
+            })
+        },
+    )
+    .unwrap();
+    assert!(wait_for_service("/interop/serve_waypoints", T));
+    let yes = cli_ok(
+        "rosservice",
+        &["call", "/interop/serve_waypoints", "track.csv"],
+        T,
+    );
+    assert!(yes.contains("success: True"), "{yes}");
+    let no = cli_ok(
+        "rosservice",
+        &["call", "/interop/serve_waypoints", "other.csv"],
+        T,
+    );
+    assert!(no.contains("success: False"), "{no}");
+    let info = cli("rosservice", &["type", "/interop/serve_waypoints"], T);
+    assert_eq!(
+        String::from_utf8_lossy(&info.stdout).trim(),
+        "gem_controller_action/ServeWaypoints"
+    );
+}
