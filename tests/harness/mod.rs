@@ -16,6 +16,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+pub mod sm_scenarios;
+
 /// The workspace root (this package lives there).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -293,6 +295,20 @@ impl NodeProc {
             std::thread::sleep(Duration::from_millis(10));
         }
         kill_group(child.id() as i32);
+        None
+    }
+
+    /// Waits for the node to exit on its own, up to `timeout`.
+    pub fn wait(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let child = self.child.as_mut()?;
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                self.child = None;
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         None
     }
 

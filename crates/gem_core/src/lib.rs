@@ -8,4 +8,6 @@
 //! and bag replay.
 #![warn(missing_docs)]
 
+pub mod fsm;
+pub mod state_manager;
 pub mod time;

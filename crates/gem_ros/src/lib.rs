@@ -6,6 +6,7 @@
 //! conversions plus a sim-time-aware ticker ([`time`]).
 #![warn(missing_docs)]
 
+pub mod convert;
 pub mod log;
 pub mod node;
 pub mod params;

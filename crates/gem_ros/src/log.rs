@@ -33,6 +33,9 @@ impl<S: Subscriber> Layer<S> for RosoutLayer {
         let line = meta.line().unwrap_or(0);
         if rosrust::is_initialized() {
             rosrust::log(rosout_level(*meta.level()), text.0, file, line);
+            // rosrust prints INFO with println!, block-buffered when stdout is a file
+            // (roslaunch logs, tests); flush so a crash does not lose the last lines.
+            let _ = std::io::Write::flush(&mut std::io::stdout());
         } else {
             eprintln!("[{}] {}", meta.level(), text.0);
         }

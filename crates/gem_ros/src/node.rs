@@ -38,3 +38,15 @@ pub fn shutdown() {
 fn master_uri() -> String {
     std::env::var("ROS_MASTER_URI").unwrap_or_else(|_| "http://localhost:11311/".into())
 }
+
+/// A rosrust error as a plain, thread-safe error (rosrust's own is not `Sync`, so it cannot
+/// travel through `anyhow`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RosError(String);
+
+impl From<rosrust::error::Error> for RosError {
+    fn from(e: rosrust::error::Error) -> Self {
+        RosError(e.to_string())
+    }
+}

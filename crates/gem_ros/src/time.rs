@@ -67,9 +67,20 @@ pub fn is_sim_time() -> bool {
 }
 
 /// ROS now: the latest `/clock` under sim time (zero before the first one), else wall time.
+///
+/// Our `/clock` handler shares rosrust's connection, which rosrust opened at `init`: a
+/// latched clock message (a paused simulator) reached only rosrust's handler. Until ours
+/// has seen a message, rosrust's sim clock is the answer.
 pub fn now() -> Time {
     match sim_clock() {
-        Some(c) => *c.latest.lock().unwrap_or_else(|e| e.into_inner()),
+        Some(c) => {
+            let ours = *c.latest.lock().unwrap_or_else(|e| e.into_inner());
+            if ours.is_zero() {
+                to_core(rosrust::now())
+            } else {
+                ours
+            }
+        }
         None => to_core(rosrust::now()),
     }
 }
@@ -127,16 +138,29 @@ impl Ticker {
     /// Blocks until the next tick and returns its ROS time, or `None` on shutdown.
     pub fn wait(&mut self) -> Option<Time> {
         loop {
+            match self.wait_or_until(None)? {
+                Wake::Tick(now) => return Some(now),
+                Wake::Deadline(_) => continue,
+            }
+        }
+    }
+
+    /// Blocks until the next tick or until ROS time passes `deadline`, whichever is first;
+    /// `None` on shutdown. A node uses the deadline to act the moment a time-driven rule
+    /// can fire (a hold-off window ending) instead of up to one period later.
+    pub fn wait_or_until(&mut self, deadline: Option<Time>) -> Option<Wake> {
+        loop {
             if !rosrust::is_ok() {
                 return None;
             }
             let now = now();
             if now < self.last_seen {
+                // A simulator reset: tick at once, so the node reports from the new epoch.
                 tracing::warn!(
                     "ROS time jumped back from {} to {now}; re-arming",
                     self.last_seen
                 );
-                self.next = now.saturating_add(self.period);
+                self.next = now;
             }
             self.last_seen = now;
             if now >= self.next {
@@ -148,10 +172,22 @@ impl Ticker {
                 } else {
                     after
                 };
-                return Some(now);
+                return Some(Wake::Tick(now));
             }
-            let remaining = self.next.saturating_since(now);
-            wait_for_clock(remaining.min(MAX_NAP));
+            if deadline.is_some_and(|d| now >= d) {
+                return Some(Wake::Deadline(now));
+            }
+            let wake_at = deadline.map_or(self.next, |d| d.min(self.next));
+            wait_for_clock(wake_at.saturating_since(now).min(MAX_NAP));
         }
     }
+}
+
+/// Why [`Ticker::wait_or_until`] returned, with the ROS time it returned at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// The periodic tick.
+    Tick(Time),
+    /// The requested deadline passed before the tick.
+    Deadline(Time),
 }

@@ -1,0 +1,864 @@
+//! The state manager's rules (SPEC §2): input signals → error bits → IDLE / RUNNING / ERROR.
+//!
+//! | error bit | raised when |
+//! |---|---|
+//! | `BATTERY_LOW` | `battery_level < 0.5` (0.5 is fine), or the level is not a number in 0..1 |
+//! | `TEMPERATURE_HIGH` | `temperature > 55 °C` (55 is fine), or not finite |
+//! | `GPS_LOST` | latest accuracy > 200 mm (or invalid) **and** > 15 s since the last fix ≤ 200 mm |
+//! | `SIGNAL_LOST` | latest strength NOT_CONNECTED (or invalid) **and** > 10 s since the last CONNECTED |
+//! | `SIGNAL_LOW` | latest strength LOW_SIGNAL **and** > 20 s since the last CONNECTED |
+//! | `ESTOP` | e-stop enabled, immediately |
+//! | `STALE_DATA` | an input (incl. the planner status) older than the staleness timeout, or never received that long after start |
+//!
+//! State is ERROR if any bit is set, else RUNNING if the planner has a task (PAUSED counts),
+//! else IDLE.
+//!
+//! Why it is built this way:
+//! - Hold-off windows are stored "last good" stamps compared with the `now` passed in, so a
+//!   window expires even when no message arrives, and tests step time explicitly. "Last good"
+//!   starts at construction (node start), as in the original.
+//! - Message time is the header stamp, but a stamp can lie: zero stamps use the receive time,
+//!   stamps more than `clock_tolerance` ahead of `now` are clamped to `now` (an input cannot
+//!   stay fresh by stamping itself in the future), and a clock that jumps backwards by more
+//!   than `clock_tolerance` (a simulator reset) restarts every window and staleness timer
+//!   from the new `now`. Each of these is reported as an [`InputIssue`] for the node to log.
+//! - Invalid values are faults, never undefined behaviour: each rule is written so that NaN
+//!   and out-of-range readings fall on the unsafe side.
+
+use crate::fsm::{Fsm, Machine, Transition};
+use crate::time::Time;
+use std::fmt;
+use std::time::Duration;
+use thiserror::Error;
+
+/// Thresholds and windows. `Default` gives the SPEC values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateManagerConfig {
+    /// Battery below this fraction is low (the value itself is fine). SPEC: 0.5.
+    pub battery_low_below_frac: f32,
+    /// Temperature above this is high (the value itself is fine). SPEC: 55 °C.
+    pub temperature_high_above_c: f32,
+    /// GPS accuracy above this is a bad fix (the value itself is good). SPEC: 200 mm.
+    pub gps_bad_above_mm: f32,
+    /// GPS is lost after this long without a good fix. SPEC: 15 s.
+    pub gps_lost_after: Duration,
+    /// NOT_CONNECTED raises SIGNAL_LOST after this long without CONNECTED. SPEC: 10 s.
+    pub signal_lost_after: Duration,
+    /// LOW_SIGNAL raises SIGNAL_LOW after this long without CONNECTED. SPEC: 20 s.
+    pub signal_low_after: Duration,
+    /// Inputs older than this are stale; `None` disables staleness (`~state_timeout_ms: 0`).
+    pub stale_after: Option<Duration>,
+    /// How far a stamp may lead `now`, and how far the clock may step back, before it is
+    /// treated as a bad stamp or a clock reset.
+    pub clock_tolerance: Duration,
+}
+
+impl Default for StateManagerConfig {
+    fn default() -> Self {
+        StateManagerConfig {
+            battery_low_below_frac: 0.5,
+            temperature_high_above_c: 55.0,
+            gps_bad_above_mm: 200.0,
+            gps_lost_after: Duration::from_secs(15),
+            signal_lost_after: Duration::from_secs(10),
+            signal_low_after: Duration::from_secs(20),
+            stale_after: Some(Duration::from_millis(1000)),
+            clock_tolerance: Duration::from_millis(500),
+        }
+    }
+}
+
+/// A configuration value outside its valid range.
+#[derive(Debug, Error, PartialEq)]
+#[error("{field} = {value} is invalid: {limit}")]
+pub struct ConfigError {
+    /// The field (and ROS parameter) name.
+    pub field: &'static str,
+    /// The offending value, printed.
+    pub value: String,
+    /// The limit it breaks.
+    pub limit: &'static str,
+}
+
+impl StateManagerConfig {
+    /// Checks every field; the error names the field, the value and the limit.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |field, value: String, limit| {
+            Err(ConfigError {
+                field,
+                value,
+                limit,
+            })
+        };
+        let b = self.battery_low_below_frac;
+        if !(0.0..=1.0).contains(&b) {
+            return bad(
+                "battery_low_below_frac",
+                b.to_string(),
+                "must be within 0..1",
+            );
+        }
+        if !self.temperature_high_above_c.is_finite() {
+            return bad(
+                "temperature_high_above_c",
+                self.temperature_high_above_c.to_string(),
+                "must be finite",
+            );
+        }
+        let g = self.gps_bad_above_mm;
+        if !(g.is_finite() && g > 0.0) {
+            return bad("gps_bad_above_mm", g.to_string(), "must be finite and > 0");
+        }
+        for (field, d) in [
+            ("gps_lost_after", self.gps_lost_after),
+            ("signal_lost_after", self.signal_lost_after),
+            ("signal_low_after", self.signal_low_after),
+        ] {
+            if d.is_zero() {
+                return bad(field, format!("{d:?}"), "must be > 0");
+            }
+        }
+        if self.stale_after == Some(Duration::ZERO) {
+            return bad("stale_after", "0 s".into(), "use None to disable staleness");
+        }
+        Ok(())
+    }
+}
+
+/// The monitored inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Input {
+    /// `battery_level`
+    Battery,
+    /// `estop`
+    Estop,
+    /// `gps_accuracy`
+    Gps,
+    /// `signal_strength`
+    Signal,
+    /// `temperature`
+    Temperature,
+    /// `task_planner_status`
+    PlannerStatus,
+}
+
+impl Input {
+    /// Every input, in a fixed order.
+    pub const ALL: [Input; 6] = [
+        Input::Battery,
+        Input::Estop,
+        Input::Gps,
+        Input::Signal,
+        Input::Temperature,
+        Input::PlannerStatus,
+    ];
+
+    /// The topic name the input arrives on (relative, as the node subscribes).
+    pub fn topic(self) -> &'static str {
+        match self {
+            Input::Battery => "battery_level",
+            Input::Estop => "estop",
+            Input::Gps => "gps_accuracy",
+            Input::Signal => "signal_strength",
+            Input::Temperature => "temperature",
+            Input::PlannerStatus => "task_planner_status",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.topic())
+    }
+}
+
+/// The `error_code` bit mask of `SystemStateStamped` (same bit values).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ErrorBits(u8);
+
+impl ErrorBits {
+    /// No error.
+    pub const NONE: ErrorBits = ErrorBits(0);
+    /// Battery low (or invalid).
+    pub const BATTERY_LOW: ErrorBits = ErrorBits(1);
+    /// E-stop pressed.
+    pub const ESTOP: ErrorBits = ErrorBits(2);
+    /// GPS lost.
+    pub const GPS_LOST: ErrorBits = ErrorBits(4);
+    /// Radio link lost.
+    pub const SIGNAL_LOST: ErrorBits = ErrorBits(8);
+    /// Radio link low for too long.
+    pub const SIGNAL_LOW: ErrorBits = ErrorBits(16);
+    /// Temperature high (or invalid).
+    pub const TEMPERATURE_HIGH: ErrorBits = ErrorBits(32);
+    /// An input is stale or was never received.
+    pub const STALE_DATA: ErrorBits = ErrorBits(64);
+
+    const NAMES: [(ErrorBits, &'static str); 7] = [
+        (ErrorBits::BATTERY_LOW, "BATTERY_LOW"),
+        (ErrorBits::ESTOP, "ESTOP"),
+        (ErrorBits::GPS_LOST, "GPS_LOST"),
+        (ErrorBits::SIGNAL_LOST, "SIGNAL_LOST"),
+        (ErrorBits::SIGNAL_LOW, "SIGNAL_LOW"),
+        (ErrorBits::TEMPERATURE_HIGH, "TEMPERATURE_HIGH"),
+        (ErrorBits::STALE_DATA, "STALE_DATA"),
+    ];
+
+    /// The raw mask.
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// From a raw mask (unknown bits are kept).
+    pub const fn from_bits(bits: u8) -> Self {
+        ErrorBits(bits)
+    }
+
+    /// True when no bit is set.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// True when every bit of `other` is set in `self`.
+    pub const fn contains(self, other: ErrorBits) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Sets `other`'s bits when `on`.
+    pub fn set_if(&mut self, other: ErrorBits, on: bool) {
+        if on {
+            self.0 |= other.0;
+        }
+    }
+
+    /// The names of the set bits.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        Self::NAMES
+            .into_iter()
+            .filter(move |(b, _)| self.contains(*b))
+            .map(|(_, n)| n)
+    }
+}
+
+impl fmt::Display for ErrorBits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("none");
+        }
+        let names: Vec<&str> = self.names().collect();
+        f.write_str(&names.join("|"))
+    }
+}
+
+/// The overall state (`SystemStateStamped.state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SystemState {
+    /// No task, no error.
+    Idle,
+    /// A task (running or paused), no error.
+    Running,
+    /// At least one error bit.
+    Error,
+}
+
+impl SystemState {
+    /// The wire value (`STATE_IDLE=0`, `STATE_RUNNING=1`, `STATE_ERROR=2`).
+    pub const fn as_u8(self) -> u8 {
+        match self {
+            SystemState::Idle => 0,
+            SystemState::Running => 1,
+            SystemState::Error => 2,
+        }
+    }
+}
+
+impl fmt::Display for SystemState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SystemState::Idle => "IDLE",
+            SystemState::Running => "RUNNING",
+            SystemState::Error => "ERROR",
+        })
+    }
+}
+
+/// Radio link quality (`SignalStrengthStamped.strength`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strength {
+    /// `NOT_CONNECTED = 0`
+    NotConnected,
+    /// `CONNECTED = 1`
+    Connected,
+    /// `LOW_SIGNAL = 2`
+    Low,
+}
+
+/// The planner's status (`TaskPlannerStatus.status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlannerStatus {
+    /// `STATUS_NO_TASK = 0`
+    NoTask,
+    /// `STATUS_PAUSED_TASK = 1`
+    Paused,
+    /// `STATUS_RUNNING_TASK = 2`
+    Running,
+}
+
+/// Something wrong with an input message; the node logs it (the core has already handled
+/// it fail-safe as described).
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum InputIssue {
+    /// A float reading is NaN or infinite; treated as a fault of that input.
+    #[error("{input}: value {value} is not finite; treated as a fault")]
+    NotFinite {
+        /// Which input.
+        input: Input,
+        /// The reading.
+        value: f32,
+    },
+    /// A reading outside its valid range; treated as a fault of that input.
+    #[error("{input}: value {value} is outside {expected}; treated as {treated_as}")]
+    OutOfRange {
+        /// Which input.
+        input: Input,
+        /// The reading.
+        value: f64,
+        /// The valid range.
+        expected: &'static str,
+        /// How it was handled.
+        treated_as: &'static str,
+    },
+    /// A zero header stamp; the receive time was used instead.
+    #[error("{input}: header.stamp is zero; using the receive time")]
+    ZeroStamp {
+        /// Which input.
+        input: Input,
+    },
+    /// A stamp further ahead of `now` than the tolerance; clamped to `now`.
+    #[error("{input}: header.stamp is {ahead:?} in the future; using the receive time")]
+    FutureStamp {
+        /// Which input.
+        input: Input,
+        /// How far ahead.
+        ahead: Duration,
+    },
+    /// ROS time went backwards (a simulator reset or bag loop); windows restarted.
+    #[error("ROS time jumped back from {from} to {to}; hold-off windows and staleness restart")]
+    ClockJumpedBack {
+        /// Time before the jump.
+        from: Time,
+        /// Time after the jump.
+        to: Time,
+    },
+}
+
+/// Freshness of one input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// Received within the timeout (or staleness disabled and received at least once).
+    Fresh,
+    /// Never received, still within the timeout after start (or staleness disabled).
+    Awaiting,
+    /// Never received, and the timeout after start has passed.
+    NeverReceived,
+    /// Last received longer ago than the timeout.
+    Stale {
+        /// Age of the last message.
+        age: Duration,
+    },
+}
+
+impl Freshness {
+    /// True when this input raises `STALE_DATA`.
+    pub fn is_fault(self) -> bool {
+        matches!(self, Freshness::NeverReceived | Freshness::Stale { .. })
+    }
+}
+
+/// What the machine reacts to: the error bits and task flag evaluated at one `now`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Conditions {
+    /// Error bits at `now`.
+    pub errors: ErrorBits,
+    /// True when the planner has a task (running or paused).
+    pub task_active: bool,
+}
+
+/// Why the state changed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reason {
+    /// Error bits were raised.
+    Fault(ErrorBits),
+    /// Every error cleared.
+    Recovered,
+    /// The planner reported a task.
+    TaskStarted,
+    /// The planner reported no task.
+    TaskEnded,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Fault(bits) => write!(f, "errors {bits}"),
+            Reason::Recovered => f.write_str("all errors cleared"),
+            Reason::TaskStarted => f.write_str("planner has a task"),
+            Reason::TaskEnded => f.write_str("planner has no task"),
+        }
+    }
+}
+
+/// IDLE / RUNNING / ERROR transitions, one arm per state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemRules;
+
+impl Machine for SystemRules {
+    type State = SystemState;
+    type Event = Conditions;
+    type Reason = Reason;
+
+    fn next(
+        &self,
+        state: SystemState,
+        c: &Conditions,
+        _now: Time,
+    ) -> Option<(SystemState, Reason)> {
+        use SystemState::*;
+        let faulty = !c.errors.is_empty();
+        match state {
+            Idle | Running if faulty => Some((Error, Reason::Fault(c.errors))),
+            Idle if c.task_active => Some((Running, Reason::TaskStarted)),
+            Idle => None,
+            Running if !c.task_active => Some((Idle, Reason::TaskEnded)),
+            Running => None,
+            Error if faulty => None,
+            Error if c.task_active => Some((Running, Reason::Recovered)),
+            Error => Some((Idle, Reason::Recovered)),
+        }
+    }
+}
+
+/// The result of one evaluation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// State after evaluation.
+    pub state: SystemState,
+    /// Error bits after evaluation.
+    pub errors: ErrorBits,
+    /// True when state or error bits differ from the previous evaluation (publish now).
+    pub changed: bool,
+    /// The state transition, if one happened (log it).
+    pub transition: Option<Transition<SystemState, Reason>>,
+    /// Set when ROS time jumped back since the last call and the windows restarted.
+    pub clock_reset: Option<InputIssue>,
+}
+
+/// The state manager: latest readings, hold-off timers, staleness, and the state machine.
+pub struct StateManager {
+    cfg: StateManagerConfig,
+    fsm: Fsm<SystemRules>,
+    /// Start of the current epoch (construction, or the last clock reset).
+    started: Time,
+    /// Largest `now` seen, to detect the clock jumping back.
+    last_now: Time,
+    /// Effective stamp of the newest message per input (`None`: none since `started`).
+    last_seen: [Option<Time>; 6],
+    battery_frac: Option<f32>,
+    temperature_c: Option<f32>,
+    estop: bool,
+    gps_mm: Option<f32>,
+    last_good_gps: Time,
+    strength: Option<Strength>,
+    last_connected: Time,
+    planner: PlannerStatus,
+    last_report: (SystemState, ErrorBits),
+}
+
+impl StateManager {
+    /// A state manager started at `now`: IDLE, every "last good" timer at `now`.
+    /// The config must have passed [`StateManagerConfig::validate`].
+    pub fn new(cfg: StateManagerConfig, now: Time) -> Self {
+        StateManager {
+            cfg,
+            fsm: Fsm::new(SystemRules, SystemState::Idle),
+            started: now,
+            last_now: now,
+            last_seen: [None; 6],
+            battery_frac: None,
+            temperature_c: None,
+            estop: false,
+            gps_mm: None,
+            last_good_gps: now,
+            strength: None,
+            last_connected: now,
+            planner: PlannerStatus::NoTask,
+            last_report: (SystemState::Idle, ErrorBits::NONE),
+        }
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &StateManagerConfig {
+        &self.cfg
+    }
+
+    /// The current state (as of the last evaluation).
+    pub fn state(&self) -> SystemState {
+        self.fsm.state()
+    }
+
+    // ----- updates: one per input -------------------------------------------------------
+
+    /// A battery reading (fraction 0..1) stamped `stamp`, received at `now`.
+    pub fn update_battery(&mut self, stamp: Time, level_frac: f32, now: Time) -> Vec<InputIssue> {
+        let mut issues = self.receive(Input::Battery, stamp, now);
+        if !level_frac.is_finite() {
+            issues.push(InputIssue::NotFinite {
+                input: Input::Battery,
+                value: level_frac,
+            });
+        } else if !(0.0..=1.0).contains(&level_frac) {
+            issues.push(InputIssue::OutOfRange {
+                input: Input::Battery,
+                value: level_frac.into(),
+                expected: "0..1 (a fraction, not a percentage)",
+                treated_as: "battery low",
+            });
+        }
+        self.battery_frac = Some(level_frac);
+        issues
+    }
+
+    /// A temperature reading in °C.
+    pub fn update_temperature(
+        &mut self,
+        stamp: Time,
+        temperature_c: f32,
+        now: Time,
+    ) -> Vec<InputIssue> {
+        let mut issues = self.receive(Input::Temperature, stamp, now);
+        if !temperature_c.is_finite() {
+            issues.push(InputIssue::NotFinite {
+                input: Input::Temperature,
+                value: temperature_c,
+            });
+        }
+        self.temperature_c = Some(temperature_c);
+        issues
+    }
+
+    /// The e-stop switch.
+    pub fn update_estop(&mut self, stamp: Time, enabled: bool, now: Time) -> Vec<InputIssue> {
+        let issues = self.receive(Input::Estop, stamp, now);
+        self.estop = enabled;
+        issues
+    }
+
+    /// A GPS accuracy in mm. A finite value ≤ the threshold is a good fix and restarts the
+    /// GPS window at the message's (effective) stamp.
+    pub fn update_gps(&mut self, stamp: Time, accuracy_mm: f32, now: Time) -> Vec<InputIssue> {
+        let (at, mut issues) = self.receive_at(Input::Gps, stamp, now);
+        if !accuracy_mm.is_finite() {
+            issues.push(InputIssue::NotFinite {
+                input: Input::Gps,
+                value: accuracy_mm,
+            });
+        } else if accuracy_mm < 0.0 {
+            issues.push(InputIssue::OutOfRange {
+                input: Input::Gps,
+                value: accuracy_mm.into(),
+                expected: ">= 0 mm",
+                treated_as: "a bad fix",
+            });
+        }
+        if self.gps_good(accuracy_mm) {
+            self.last_good_gps = self.last_good_gps.max(at);
+        }
+        self.gps_mm = Some(accuracy_mm);
+        issues
+    }
+
+    /// A radio strength (wire value). Values other than 0, 1, 2 count as NOT_CONNECTED.
+    pub fn update_signal(&mut self, stamp: Time, strength: u8, now: Time) -> Vec<InputIssue> {
+        let (at, mut issues) = self.receive_at(Input::Signal, stamp, now);
+        let s = match strength {
+            0 => Strength::NotConnected,
+            1 => Strength::Connected,
+            2 => Strength::Low,
+            other => {
+                issues.push(InputIssue::OutOfRange {
+                    input: Input::Signal,
+                    value: other.into(),
+                    expected: "{0 NOT_CONNECTED, 1 CONNECTED, 2 LOW_SIGNAL}",
+                    treated_as: "NOT_CONNECTED",
+                });
+                Strength::NotConnected
+            }
+        };
+        if s == Strength::Connected {
+            self.last_connected = self.last_connected.max(at);
+        }
+        self.strength = Some(s);
+        issues
+    }
+
+    /// The planner status (wire value). Unknown values count as a task (the safe reading
+    /// for a planner that says something we do not understand is "busy").
+    pub fn update_planner(&mut self, stamp: Time, status: u8, now: Time) -> Vec<InputIssue> {
+        let mut issues = self.receive(Input::PlannerStatus, stamp, now);
+        self.planner = match status {
+            0 => PlannerStatus::NoTask,
+            1 => PlannerStatus::Paused,
+            2 => PlannerStatus::Running,
+            other => {
+                issues.push(InputIssue::OutOfRange {
+                    input: Input::PlannerStatus,
+                    value: other.into(),
+                    expected: "{0 NO_TASK, 1 PAUSED, 2 RUNNING}",
+                    treated_as: "a paused task",
+                });
+                PlannerStatus::Paused
+            }
+        };
+        issues
+    }
+
+    // ----- queries ----------------------------------------------------------------------
+
+    /// Battery below the threshold, or an invalid reading.
+    pub fn battery_low(&self) -> bool {
+        self.battery_frac
+            .is_some_and(|v| !(v >= self.cfg.battery_low_below_frac && v <= 1.0))
+    }
+
+    /// Temperature above the threshold, or an invalid reading.
+    pub fn temperature_high(&self) -> bool {
+        self.temperature_c
+            .is_some_and(|t| !(t.is_finite() && t <= self.cfg.temperature_high_above_c))
+    }
+
+    /// E-stop pressed.
+    pub fn estop(&self) -> bool {
+        self.estop
+    }
+
+    /// Latest fix bad and no good fix for longer than the window.
+    pub fn gps_lost(&self, now: Time) -> bool {
+        self.gps_mm.is_some_and(|a| !self.gps_good(a))
+            && now.saturating_since(self.last_good_gps) > self.cfg.gps_lost_after
+    }
+
+    /// Latest strength NOT_CONNECTED and no CONNECTED for longer than the lost window.
+    pub fn signal_lost(&self, now: Time) -> bool {
+        self.strength == Some(Strength::NotConnected)
+            && now.saturating_since(self.last_connected) > self.cfg.signal_lost_after
+    }
+
+    /// Latest strength LOW_SIGNAL and no CONNECTED for longer than the low window.
+    pub fn signal_low(&self, now: Time) -> bool {
+        self.strength == Some(Strength::Low)
+            && now.saturating_since(self.last_connected) > self.cfg.signal_low_after
+    }
+
+    /// The planner has a task (running or paused).
+    pub fn task_active(&self) -> bool {
+        self.planner != PlannerStatus::NoTask
+    }
+
+    /// Freshness of `input` at `now`.
+    pub fn freshness(&self, input: Input, now: Time) -> Freshness {
+        let seen = self.last_seen[input.index()];
+        let Some(timeout) = self.cfg.stale_after else {
+            return if seen.is_some() {
+                Freshness::Fresh
+            } else {
+                Freshness::Awaiting
+            };
+        };
+        match seen {
+            Some(at) => {
+                let age = now.saturating_since(at);
+                if age > timeout {
+                    Freshness::Stale { age }
+                } else {
+                    Freshness::Fresh
+                }
+            }
+            None if now.saturating_since(self.started) > timeout => Freshness::NeverReceived,
+            None => Freshness::Awaiting,
+        }
+    }
+
+    /// Any input stale or never received.
+    pub fn stale(&self, now: Time) -> bool {
+        Input::ALL
+            .iter()
+            .any(|&i| self.freshness(i, now).is_fault())
+    }
+
+    /// The error bit mask at `now`.
+    pub fn errors(&self, now: Time) -> ErrorBits {
+        let mut e = ErrorBits::NONE;
+        e.set_if(ErrorBits::BATTERY_LOW, self.battery_low());
+        e.set_if(ErrorBits::ESTOP, self.estop);
+        e.set_if(ErrorBits::GPS_LOST, self.gps_lost(now));
+        e.set_if(ErrorBits::SIGNAL_LOST, self.signal_lost(now));
+        e.set_if(ErrorBits::SIGNAL_LOW, self.signal_low(now));
+        e.set_if(ErrorBits::TEMPERATURE_HIGH, self.temperature_high());
+        e.set_if(ErrorBits::STALE_DATA, self.stale(now));
+        e
+    }
+
+    /// A human explanation of every active error at `now`, e.g.
+    /// `ESTOP; STALE_DATA: gps_accuracy never received, temperature 1.20 s old`.
+    pub fn explain(&self, now: Time) -> String {
+        let errors = self.errors(now);
+        let mut parts: Vec<String> = errors
+            .names()
+            .filter(|n| *n != "STALE_DATA")
+            .map(String::from)
+            .collect();
+        if errors.contains(ErrorBits::STALE_DATA) {
+            let stale: Vec<String> = Input::ALL
+                .iter()
+                .filter_map(|&i| match self.freshness(i, now) {
+                    Freshness::NeverReceived => Some(format!("{i} never received")),
+                    Freshness::Stale { age } => Some(format!("{i} {:.2} s old", age.as_secs_f64())),
+                    Freshness::Fresh | Freshness::Awaiting => None,
+                })
+                .collect();
+            parts.push(format!("STALE_DATA: {}", stale.join(", ")));
+        }
+        if parts.is_empty() {
+            "no errors".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+
+    /// The earliest future time at which a time-driven rule (a hold-off window or a
+    /// staleness timeout) can change the error bits without any new message; `None` when
+    /// nothing is pending. Lets a node wake exactly then instead of at its next tick.
+    pub fn next_deadline(&self, now: Time) -> Option<Time> {
+        let just_after =
+            |t: Time, d: Duration| t.saturating_add(d).saturating_add(Duration::from_nanos(1));
+        let mut candidates: Vec<Time> = Vec::with_capacity(9);
+        if self.gps_mm.is_some_and(|a| !self.gps_good(a)) {
+            candidates.push(just_after(self.last_good_gps, self.cfg.gps_lost_after));
+        }
+        match self.strength {
+            Some(Strength::NotConnected) => {
+                candidates.push(just_after(self.last_connected, self.cfg.signal_lost_after))
+            }
+            Some(Strength::Low) => {
+                candidates.push(just_after(self.last_connected, self.cfg.signal_low_after))
+            }
+            Some(Strength::Connected) | None => {}
+        }
+        if let Some(timeout) = self.cfg.stale_after {
+            for seen in self.last_seen {
+                candidates.push(just_after(seen.unwrap_or(self.started), timeout));
+            }
+        }
+        candidates.into_iter().filter(|&t| t > now).min()
+    }
+
+    /// Evaluates the rules at `now`, steps the state machine, and reports whether the
+    /// published state should change.
+    pub fn evaluate(&mut self, now: Time) -> Report {
+        let clock_reset = self.observe_clock(now);
+        let errors = self.errors(now);
+        let conditions = Conditions {
+            errors,
+            task_active: self.task_active(),
+        };
+        let transition = self.fsm.handle(&conditions, now);
+        let report = (self.fsm.state(), errors);
+        let changed = report != self.last_report;
+        self.last_report = report;
+        Report {
+            state: report.0,
+            errors,
+            changed,
+            transition,
+            clock_reset,
+        }
+    }
+
+    // ----- internals --------------------------------------------------------------------
+
+    fn gps_good(&self, accuracy_mm: f32) -> bool {
+        accuracy_mm.is_finite() && accuracy_mm >= 0.0 && accuracy_mm <= self.cfg.gps_bad_above_mm
+    }
+
+    /// Records a message of `input` and returns issues with its stamp.
+    fn receive(&mut self, input: Input, stamp: Time, now: Time) -> Vec<InputIssue> {
+        self.receive_at(input, stamp, now).1
+    }
+
+    /// Records a message of `input`; returns its effective stamp and any issues.
+    fn receive_at(&mut self, input: Input, stamp: Time, now: Time) -> (Time, Vec<InputIssue>) {
+        let mut issues: Vec<InputIssue> = self.observe_clock(now).into_iter().collect();
+        let at = if stamp.is_zero() {
+            issues.push(InputIssue::ZeroStamp { input });
+            now
+        } else {
+            match stamp.since(now) {
+                Some(ahead) if ahead > self.cfg.clock_tolerance => {
+                    issues.push(InputIssue::FutureStamp { input, ahead });
+                    now
+                }
+                // Slightly ahead (clock skew): never let an age go negative.
+                _ => stamp.min(now),
+            }
+        };
+        let slot = &mut self.last_seen[input.index()];
+        *slot = Some(slot.map_or(at, |prev| prev.max(at)));
+        (at, issues)
+    }
+
+    /// Detects ROS time stepping back by more than the tolerance and restarts every
+    /// window and timer from the new `now`. Latest readings are kept: an e-stop that was
+    /// pressed stays pressed until a message says otherwise.
+    fn observe_clock(&mut self, now: Time) -> Option<InputIssue> {
+        let jumped = now.saturating_add(self.cfg.clock_tolerance) < self.last_now;
+        if jumped {
+            let from = self.last_now;
+            self.started = now;
+            self.last_good_gps = now;
+            self.last_connected = now;
+            self.last_seen = [None; 6];
+            self.last_now = now;
+            return Some(InputIssue::ClockJumpedBack { from, to: now });
+        }
+        self.last_now = self.last_now.max(now);
+        None
+    }
+}
+
+/// Decides which [`InputIssue`]s are worth a log line: the first of each kind per input
+/// (a sensor publishing NaN at 20 Hz must not flood `/rosout`); clock resets always.
+#[derive(Debug, Default)]
+pub struct IssueFilter {
+    seen: std::collections::HashSet<(Input, std::mem::Discriminant<InputIssue>)>,
+}
+
+impl IssueFilter {
+    /// True when `issue` should be logged.
+    pub fn first_time(&mut self, issue: &InputIssue) -> bool {
+        let input = match issue {
+            InputIssue::NotFinite { input, .. }
+            | InputIssue::OutOfRange { input, .. }
+            | InputIssue::ZeroStamp { input }
+            | InputIssue::FutureStamp { input, .. } => *input,
+            InputIssue::ClockJumpedBack { .. } => return true,
+        };
+        self.seen.insert((input, std::mem::discriminant(issue)))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,96 @@
+//! The state manager's shared state: the core behind a mutex, the publisher, and the one
+//! function every subscription and the timer go through.
+
+use gem_core::state_manager::{InputIssue, IssueFilter, Report, StateManager};
+use gem_core::time::Time;
+use gem_msgs::gem_state_msgs::SystemStateStamped;
+use gem_ros::convert;
+use std::sync::{Arc, Mutex};
+
+/// Core + publisher; cheap to share between subscription threads.
+pub struct Shared {
+    inner: Mutex<Inner>,
+    publisher: rosrust::Publisher<SystemStateStamped>,
+}
+
+struct Inner {
+    core: StateManager,
+    issues: IssueFilter,
+}
+
+impl Shared {
+    /// Wraps a core started at `now` and advertises `system_state`.
+    pub fn new(core: StateManager) -> Result<Arc<Self>, gem_ros::node::RosError> {
+        let publisher = rosrust::publish("system_state", 10)?;
+        Ok(Arc::new(Shared {
+            inner: Mutex::new(Inner {
+                core,
+                issues: IssueFilter::default(),
+            }),
+            publisher,
+        }))
+    }
+
+    /// Applies one input through `update`, then evaluates and publishes at once if the
+    /// state or the error code changed. Publishing under the lock keeps messages in order.
+    pub fn ingest(&self, now: Time, update: impl FnOnce(&mut StateManager) -> Vec<InputIssue>) {
+        let mut inner = self.lock();
+        let issues = update(&mut inner.core);
+        for issue in issues {
+            if inner.issues.first_time(&issue) {
+                tracing::warn!("{issue}");
+            }
+        }
+        self.evaluate(&mut inner, now, false);
+    }
+
+    /// Timer path: evaluates at `now`; publishes when `heartbeat` or on a change.
+    pub fn tick(&self, now: Time, heartbeat: bool) {
+        let mut inner = self.lock();
+        self.evaluate(&mut inner, now, heartbeat);
+    }
+
+    /// When the next time-driven rule may fire (for the timer to wake then).
+    pub fn next_deadline(&self, now: Time) -> Option<Time> {
+        self.lock().core.next_deadline(now)
+    }
+
+    fn evaluate(&self, inner: &mut Inner, now: Time, heartbeat: bool) {
+        let before = inner.core.state();
+        let report = inner.core.evaluate(now);
+        log_report(inner, &report, before, now);
+        if report.changed || heartbeat {
+            if let Err(e) =
+                self.publisher
+                    .send(convert::system_state(report.state, report.errors, now))
+            {
+                tracing::error!("cannot publish system_state: {e}");
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic elsewhere must not silence the safety node: keep using the data.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One log line per transition or error-code change, with the explanation.
+fn log_report(
+    inner: &mut Inner,
+    report: &Report,
+    before: gem_core::state_manager::SystemState,
+    now: Time,
+) {
+    if let Some(reset) = &report.clock_reset {
+        tracing::warn!("{reset}");
+    }
+    if !report.changed {
+        return;
+    }
+    let why = inner.core.explain(now);
+    match &report.transition {
+        Some(t) => tracing::info!("{} => {} ({}): {why}", t.from, t.to, t.reason),
+        None => tracing::info!("{before}: error code now {} ({why})", report.errors),
+    }
+}

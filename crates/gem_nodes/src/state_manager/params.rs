@@ -1,0 +1,155 @@
+//! The state manager's private parameters: one table, read once at start-up.
+
+use gem_core::state_manager::StateManagerConfig;
+use gem_ros::params::{ParamError, ParamSpec};
+use std::time::Duration;
+
+const RATE: ParamSpec = ParamSpec::float(
+    "rate",
+    20.0,
+    "Hz",
+    "heartbeat rate of `system_state` (changes are also published at once)",
+);
+const STATE_TIMEOUT_MS: ParamSpec = ParamSpec::int(
+    "state_timeout_ms",
+    1000,
+    "ms",
+    "an input (incl. `task_planner_status`) older than this raises STALE_DATA; 0 disables",
+);
+const BATTERY: ParamSpec = ParamSpec::float(
+    "battery_low_below_frac",
+    0.5,
+    "fraction",
+    "battery below this is low",
+);
+const TEMPERATURE: ParamSpec = ParamSpec::float(
+    "temperature_high_above_c",
+    55.0,
+    "°C",
+    "temperature above this is high",
+);
+const GPS_BAD: ParamSpec = ParamSpec::float(
+    "gps_bad_above_mm",
+    200.0,
+    "mm",
+    "GPS accuracy above this is a bad fix",
+);
+const GPS_LOST: ParamSpec = ParamSpec::float(
+    "gps_lost_after_s",
+    15.0,
+    "s",
+    "bad fixes for longer than this since the last good one raise GPS_LOST",
+);
+const SIGNAL_LOST: ParamSpec = ParamSpec::float(
+    "signal_lost_after_s",
+    10.0,
+    "s",
+    "NOT_CONNECTED for longer than this since the last CONNECTED raises SIGNAL_LOST",
+);
+const SIGNAL_LOW: ParamSpec = ParamSpec::float(
+    "signal_low_after_s",
+    20.0,
+    "s",
+    "LOW_SIGNAL for longer than this since the last CONNECTED raises SIGNAL_LOW",
+);
+const CLOCK_TOLERANCE: ParamSpec = ParamSpec::float(
+    "clock_tolerance_s",
+    0.5,
+    "s",
+    "stamps further ahead of now, or ROS time stepping back further, count as bad stamps / a clock reset",
+);
+
+/// Every parameter, in README order.
+pub const PARAMS: [ParamSpec; 9] = [
+    RATE,
+    STATE_TIMEOUT_MS,
+    BATTERY,
+    TEMPERATURE,
+    GPS_BAD,
+    GPS_LOST,
+    SIGNAL_LOST,
+    SIGNAL_LOW,
+    CLOCK_TOLERANCE,
+];
+
+/// Validated settings of the node.
+#[derive(Clone, Debug)]
+pub struct Params {
+    /// Heartbeat rate in Hz (finite, > 0).
+    pub rate_hz: f64,
+    /// The core's configuration (validated).
+    pub config: StateManagerConfig,
+}
+
+impl Params {
+    /// Reads and validates every parameter; the error names the offending one.
+    pub fn load() -> Result<Params, ParamError> {
+        let rate_hz = RATE.f64()?;
+        if !(rate_hz.is_finite() && rate_hz > 0.0) {
+            return Err(RATE.invalid(format!("{rate_hz} must be finite and > 0")));
+        }
+        let timeout_ms = STATE_TIMEOUT_MS.i64()?;
+        let stale_after = match timeout_ms {
+            0 => None,
+            ms if ms > 0 => Some(Duration::from_millis(ms as u64)),
+            ms => return Err(STATE_TIMEOUT_MS.invalid(format!("{ms} must be >= 0 (0 disables)"))),
+        };
+        let config = StateManagerConfig {
+            battery_low_below_frac: BATTERY.f64()? as f32,
+            temperature_high_above_c: TEMPERATURE.f64()? as f32,
+            gps_bad_above_mm: GPS_BAD.f64()? as f32,
+            gps_lost_after: seconds(&GPS_LOST)?,
+            signal_lost_after: seconds(&SIGNAL_LOST)?,
+            signal_low_after: seconds(&SIGNAL_LOW)?,
+            stale_after,
+            clock_tolerance: seconds(&CLOCK_TOLERANCE)?,
+        };
+        config.validate().map_err(|e| {
+            let spec = PARAMS
+                .iter()
+                .find(|p| p.name.starts_with(e.field))
+                .unwrap_or(&RATE);
+            spec.invalid(e.to_string())
+        })?;
+        Ok(Params { rate_hz, config })
+    }
+}
+
+fn seconds(spec: &ParamSpec) -> Result<Duration, ParamError> {
+    let s = spec.f64()?;
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| spec.invalid(format!("{s} is not a duration in seconds")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_core_defaults() {
+        let core = StateManagerConfig::default();
+        let f = |p: ParamSpec| match p.default {
+            gem_ros::params::Default::Float(v) => v,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(f(BATTERY) as f32, core.battery_low_below_frac);
+        assert_eq!(f(TEMPERATURE) as f32, core.temperature_high_above_c);
+        assert_eq!(f(GPS_BAD) as f32, core.gps_bad_above_mm);
+        assert_eq!(f(GPS_LOST), core.gps_lost_after.as_secs_f64());
+        assert_eq!(f(SIGNAL_LOST), core.signal_lost_after.as_secs_f64());
+        assert_eq!(f(SIGNAL_LOW), core.signal_low_after.as_secs_f64());
+        assert_eq!(f(CLOCK_TOLERANCE), core.clock_tolerance.as_secs_f64());
+    }
+
+    #[test]
+    fn readme_lists_exactly_this_table() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+                .unwrap();
+        let table = gem_ros::params::markdown_table(&PARAMS);
+        assert!(
+            readme.contains(&table),
+            "README.md's state_manager parameter table is out of date; it must read:\n{table}"
+        );
+    }
+}

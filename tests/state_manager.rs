@@ -1,0 +1,231 @@
+//! The `state_manager` node against a real master on sim time driven by the test: the
+//! original suite's scenarios plus staleness, planner status and bad input (scenario
+//! bodies in `tests/harness/sm_scenarios.rs`, shared with the rostest runner), and the
+//! behaviours only a process test can show: event-driven publishing, log lines, a clock
+//! reset, bad parameters.
+
+use gem_e2e::sm_scenarios::{self as sc, secs, Driver, Scenario};
+use gem_e2e::{ros, NodeProc, RosGuard};
+use gem_msgs::gem_state_msgs::SystemStateStamped as S;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Sim time at which every test starts (non-zero: zero means "no clock yet").
+const T0: u64 = 1_000_000_000_000;
+
+/// A fresh namespace per test so nothing leaks between them on the shared master.
+fn fresh_ns() -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("/sm{}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Starts a state manager on sim time in its own namespace and connects a driver to it.
+fn start(ros: &RosGuard, extra: &[(&str, &str)]) -> (NodeProc, Driver) {
+    start_with(ros, extra, sc::Inputs::nominal())
+}
+
+fn start_with(ros: &RosGuard, extra: &[(&str, &str)], inputs: sc::Inputs) -> (NodeProc, Driver) {
+    ros.set_sim_time(true);
+    let ns = fresh_ns();
+    let mut b = ros
+        .node("state_manager")
+        .arg(&format!("__ns:={ns}"))
+        .param("state_timeout_ms", 1000);
+    for (k, v) in extra {
+        b = b.param(k, v);
+    }
+    let node = b.spawn();
+    let driver =
+        Driver::connect_with(&ns, T0, inputs).unwrap_or_else(|e| panic!("{e}\n{}", node.output()));
+    (node, driver)
+}
+
+fn play((name, body): Scenario) {
+    let ros = ros();
+    let (node, mut d) = start(&ros, &[]);
+    let wall = Instant::now();
+    if let Err(e) = body(&mut d) {
+        panic!(
+            "scenario {name}: {e}\n--- node output ---\n{}",
+            node.output()
+        );
+    }
+    let sim = (d.now_ns() - T0) as f64 * 1e-9;
+    eprintln!(
+        "{name}: {sim:.1} s of sim time in {:.2} s wall",
+        wall.elapsed().as_secs_f64()
+    );
+}
+
+fn scenario(name: &str) -> Scenario {
+    *sc::ALL
+        .iter()
+        .find(|(n, _)| *n == name)
+        .expect("scenario exists")
+}
+
+#[test]
+fn battery_ramp() {
+    play(scenario("battery_ramp"));
+}
+
+#[test]
+fn temperature() {
+    play(scenario("temperature"));
+}
+
+#[test]
+fn gps_hold_off() {
+    play(scenario("gps_hold_off"));
+}
+
+#[test]
+fn network_low_connected_not_connected() {
+    play(scenario("network_low_connected_not_connected"));
+}
+
+#[test]
+fn estop() {
+    play(scenario("estop"));
+}
+
+#[test]
+fn staleness() {
+    play(scenario("staleness"));
+}
+
+#[test]
+fn planner_status() {
+    play(scenario("planner_status"));
+}
+
+#[test]
+fn bad_values() {
+    play(scenario("bad_values"));
+}
+
+#[test]
+fn zero_stamps_are_used_and_warned_once_per_input() {
+    let ros = ros();
+    let (node, mut d) = start(&ros, &[]);
+    sc::zero_stamps(&mut d).unwrap_or_else(|e| panic!("{e}\n{}", node.output()));
+    let out = node.output();
+    for topic in [
+        "battery_level",
+        "estop",
+        "gps_accuracy",
+        "signal_strength",
+        "temperature",
+        "task_planner_status",
+    ] {
+        let n = out
+            .lines()
+            .filter(|l| l.contains(&format!("{topic}: header.stamp is zero")))
+            .count();
+        assert_eq!(n, 1, "{topic}: zero-stamp warning printed {n} times\n{out}");
+    }
+}
+
+#[test]
+fn never_received_input_is_stale_and_named() {
+    let ros = ros();
+    let no_gps = sc::Inputs {
+        gps: None,
+        ..sc::Inputs::nominal()
+    };
+    let (node, mut d) = start_with(&ros, &[], no_gps);
+    expect(
+        &d.step_to(T0 + secs(1.0)),
+        0,
+        "GPS never sent, 1.0 s after start",
+        &node,
+    );
+    expect(
+        &d.step_to(T0 + secs(1.1)),
+        S::ERROR_STALE_DATA,
+        "GPS never sent, 1.1 s after start",
+        &node,
+    );
+    let out = node.output();
+    assert!(out.contains("gps_accuracy never received"), "{out}");
+}
+
+#[test]
+fn fault_is_published_at_once_without_waiting_for_a_tick() {
+    let ros = ros();
+    // A 0.2 Hz heartbeat: only the event path can deliver the e-stop within the test.
+    let (node, mut d) = start(&ros, &[("rate", "0.2")]);
+    d.inputs.estop = Some(false);
+    d.publish_now().unwrap();
+    let seen = d.received();
+    d.inputs.estop = Some(true);
+    d.publish_now().unwrap(); // the clock does not move
+    let m = d
+        .wait_state(seen, Duration::from_secs(10), |m| {
+            m.error_code & S::ERROR_ESTOP != 0
+        })
+        .unwrap_or_else(|| panic!("no immediate ESTOP publication\n{}", node.output()));
+    assert_eq!(
+        m.header.stamp.nanos() as u64,
+        d.now_ns(),
+        "published at the current ROS time"
+    );
+}
+
+#[test]
+fn clock_jumping_back_is_survived_and_restarts_windows() {
+    let ros = ros();
+    let (node, mut d) = start(&ros, &[]);
+    d.nominal().unwrap();
+    // The simulator restarts at 5 s; inputs stamped with the new clock keep coming.
+    let restart = secs(5.0);
+    let m = d
+        .jump_clock(restart)
+        .unwrap_or_else(|e| panic!("{e}\n{}", node.output()));
+    assert_eq!(m.header.stamp.nanos() as u64, restart);
+    for _ in 0..20 {
+        let m = d.step().unwrap();
+        assert_eq!(m.error_code, 0, "after the reset: {m:?}\n{}", node.output());
+    }
+    assert!(node.output().contains("jumped back"), "{}", node.output());
+}
+
+#[test]
+fn invalid_parameter_is_a_clear_startup_error() {
+    let ros = ros();
+    ros.set_sim_time(false);
+    let mut node = ros
+        .node("state_manager")
+        .arg(&format!("__ns:={}", fresh_ns()))
+        .param("battery_low_below_frac", 50)
+        .spawn();
+    let status = node_exit(&mut node);
+    assert!(!status.success());
+    let out = node.output();
+    assert!(
+        out.contains("~battery_low_below_frac") && out.contains("must be within 0..1"),
+        "{out}"
+    );
+}
+
+#[test]
+fn sigint_shuts_down_cleanly_even_with_the_clock_paused() {
+    let ros = ros();
+    let (mut node, _d) = start(&ros, &[]);
+    let status = node
+        .interrupt(Duration::from_secs(10))
+        .expect("node did not exit on SIGINT");
+    assert!(status.success(), "{status}\n{}", node.output());
+}
+
+fn node_exit(node: &mut NodeProc) -> std::process::ExitStatus {
+    node.wait(Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("node did not exit\n{}", node.output()))
+}
+
+fn expect(m: &Result<S, String>, bits: u8, what: &str, node: &NodeProc) {
+    let m = m
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{e}\n{}", node.output()));
+    sc::expect_bits(m, bits, what).unwrap_or_else(|e| panic!("{e}\n{}", node.output()));
+}
