@@ -29,6 +29,7 @@ fn start_with(ros: &RosGuard, extra: &[(&str, &str)], inputs: sc::Inputs) -> (No
     let ns = fresh_ns();
     let mut b = ros
         .node("state_manager")
+        .param("publish_processed", true)
         .arg(&format!("__ns:={ns}"))
         .param("state_timeout_ms", 1000);
     for (k, v) in extra {
@@ -153,8 +154,8 @@ fn never_received_input_is_stale_and_named() {
 #[test]
 fn fault_is_published_at_once_without_waiting_for_a_tick() {
     let ros = ros();
-    // A 0.2 Hz heartbeat: only the event path can deliver the e-stop within the test.
-    let (node, mut d) = start(&ros, &[("rate", "0.2")]);
+    // A 1 Hz heartbeat: only the event path can deliver the e-stop within the test.
+    let (node, mut d) = start(&ros, &[("rate", "1")]);
     d.inputs.estop = Some(false);
     d.publish_now().unwrap();
     let seen = d.received();

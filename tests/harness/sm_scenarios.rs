@@ -103,6 +103,9 @@ pub struct Driver {
     pubs: Pubs,
     states: Arc<(Mutex<Vec<S>>, Condvar)>,
     _sub: rosrust::Subscriber,
+    /// Number of `~processed` acknowledgements received.
+    acks: Arc<(Mutex<usize>, Condvar)>,
+    _acks_sub: rosrust::Subscriber,
     /// Current sim time, ns.
     now_ns: u64,
     /// What each step publishes.
@@ -157,10 +160,20 @@ impl Driver {
             sink.1.notify_all();
         })
         .map_err(map)?;
+        let acks: Arc<(Mutex<usize>, Condvar)> = Arc::default();
+        let sink = acks.clone();
+        let acks_sub =
+            rosrust::subscribe(&topic("state_manager/processed"), 1000, move |_: Header| {
+                *sink.0.lock().unwrap() += 1;
+                sink.1.notify_all();
+            })
+            .map_err(map)?;
         let mut d = Driver {
             pubs,
             states,
             _sub: sub,
+            acks,
+            _acks_sub: acks_sub,
             now_ns: t0_ns,
             inputs,
         };
@@ -189,29 +202,34 @@ impl Driver {
     }
 
     /// rosrust counts a publisher as connected before the TCP handshake ends, so the first
-    /// `system_state` messages can be lost: step until one arrives.
+    /// `system_state` and `~processed` messages can be lost: step until both arrive.
     fn sync(&mut self) -> Result<(), String> {
+        let mut heartbeat = false;
         for _ in 0..100 {
             self.now_ns += STEP_NS;
             let t = self.now_ns;
             let seen = self.received();
-            self.pubs
-                .clock
-                .send(Clock {
-                    clock: rosrust::Time::from_nanos(t as i64),
-                })
-                .map_err(|e| e.to_string())?;
             self.publish_inputs(t)?;
-            if self
-                .wait_state(seen, Duration::from_millis(200), |m| {
-                    m.header.stamp.nanos() as u64 >= t
-                })
-                .is_some()
+            self.publish_clock(t)?;
+            let state = self.wait_state(seen, Duration::from_millis(200), |m| stamp_ns(m) == t);
+            if state.is_some() {
+                heartbeat = true;
+                break;
+            }
+        }
+        if !heartbeat {
+            return Err("no system_state from the state manager after 100 steps".into());
+        }
+        // Acknowledgements need no clock: repeat the current inputs until one comes back.
+        for _ in 0..100 {
+            let before = *self.acks.0.lock().unwrap();
+            if self.publish_inputs(self.now_ns)? == 0
+                || self.wait_acks_for(before + 1, Duration::from_millis(100))
             {
                 return Ok(());
             }
         }
-        Err("no system_state from the state manager after 100 steps".into())
+        Err("no ~processed acknowledgement from the state manager".into())
     }
 
     /// Current sim time in ns.
@@ -219,27 +237,54 @@ impl Driver {
         self.now_ns
     }
 
-    /// Advances `/clock` by one step, publishes the inputs stamped with the new time, and
-    /// returns the node's first `system_state` stamped at (or after) that time.
+    /// One lockstep: publishes the inputs stamped `now + step`, waits until the node has
+    /// acknowledged every one of them, then advances `/clock` and returns the node's
+    /// heartbeat for the new time, which therefore reflects exactly these inputs.
     pub fn step(&mut self) -> Result<S, String> {
         self.now_ns += STEP_NS;
         let t = self.now_ns;
-        let seen = self.states.0.lock().unwrap().len();
-        let send_err = |e: rosrust::error::Error| e.to_string();
-        self.pubs
-            .clock
-            .send(Clock {
-                clock: rosrust::Time::from_nanos(t as i64),
-            })
-            .map_err(send_err)?;
-        self.publish_inputs(t)?;
-        self.wait_state(seen, STEP_TIMEOUT, |m| m.header.stamp.nanos() as u64 >= t)
+        let acked = *self.acks.0.lock().unwrap();
+        let sent = self.publish_inputs(t)?;
+        self.wait_acks(acked + sent)?;
+        let seen = self.received();
+        self.publish_clock(t)?;
+        self.wait_state(seen, STEP_TIMEOUT, |m| stamp_ns(m) == t)
             .ok_or_else(|| {
                 format!(
                     "no system_state stamped {} within {STEP_TIMEOUT:?}",
                     fmt_ns(t)
                 )
             })
+    }
+
+    fn publish_clock(&self, t: u64) -> Result<(), String> {
+        let clock = Clock {
+            clock: rosrust::Time::from_nanos(t as i64),
+        };
+        self.pubs.clock.send(clock).map_err(|e| e.to_string())
+    }
+
+    fn wait_acks(&self, total: usize) -> Result<(), String> {
+        if self.wait_acks_for(total, STEP_TIMEOUT) {
+            return Ok(());
+        }
+        let n = *self.acks.0.lock().unwrap();
+        Err(format!(
+            "the node acknowledged {n} of {total} inputs within {STEP_TIMEOUT:?}"
+        ))
+    }
+
+    fn wait_acks_for(&self, total: usize, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let (lock, cv) = &*self.acks;
+        let mut n = lock.lock().unwrap();
+        while *n < total {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            n = cv.wait_timeout(n, left).unwrap().0;
+        }
+        true
     }
 
     /// Waits (bounded, woken by each arrival) for a state received after the first `seen`
@@ -272,50 +317,53 @@ impl Driver {
 
     /// Publishes the inputs once at the current time without moving the clock.
     pub fn publish_now(&self) -> Result<(), String> {
-        self.publish_inputs(self.now_ns)
+        self.publish_inputs(self.now_ns).map(|_| ())
     }
 
-    fn publish_inputs(&self, t: u64) -> Result<(), String> {
+    /// Publishes every present input stamped `t` (or zero); returns how many.
+    fn publish_inputs(&self, t: u64) -> Result<usize, String> {
         let i = &self.inputs;
         let h = || header(if i.zero_stamps { 0 } else { t });
         let p = &self.pubs;
+        let mut sent = 0;
+        let mut count = |r: Result<(), String>| r.map(|()| sent += 1);
         if let Some(v) = i.battery {
-            p.battery.send(msg::BatteryLevelStamped {
+            count(p.battery.send(msg::BatteryLevelStamped {
                 header: h(),
                 battery_level: v,
-            })?;
+            }))?;
         }
         if let Some(v) = i.estop {
-            p.estop.send(msg::EstopStamped {
+            count(p.estop.send(msg::EstopStamped {
                 header: h(),
                 enabled: v,
-            })?;
+            }))?;
         }
         if let Some(v) = i.gps {
-            p.gps.send(msg::GpsAccuracyStamped {
+            count(p.gps.send(msg::GpsAccuracyStamped {
                 header: h(),
                 accuracy: v,
-            })?;
+            }))?;
         }
         if let Some(v) = i.signal {
-            p.signal.send(msg::SignalStrengthStamped {
+            count(p.signal.send(msg::SignalStrengthStamped {
                 header: h(),
                 strength: v,
-            })?;
+            }))?;
         }
         if let Some(v) = i.temperature {
-            p.temperature.send(msg::TemperatureStamped {
+            count(p.temperature.send(msg::TemperatureStamped {
                 header: h(),
                 temperature: v,
-            })?;
+            }))?;
         }
         if let Some(v) = i.planner {
-            p.planner.send(msg::TaskPlannerStatus {
+            count(p.planner.send(msg::TaskPlannerStatus {
                 header: h(),
                 status: v,
-            })?;
+            }))?;
         }
-        Ok(())
+        Ok(sent)
     }
 
     /// Steps until the returned state satisfies `pred`, at most `max_steps` times.
@@ -366,6 +414,11 @@ impl Driver {
     pub fn history(&self) -> Vec<S> {
         self.states.0.lock().unwrap().clone()
     }
+}
+
+/// A message's stamp in ns.
+pub fn stamp_ns(m: &S) -> u64 {
+    m.header.stamp.nanos() as u64
 }
 
 /// Formats ns as seconds.

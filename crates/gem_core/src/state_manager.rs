@@ -811,8 +811,10 @@ impl StateManager {
                     issues.push(InputIssue::FutureStamp { input, ahead });
                     now
                 }
-                // Slightly ahead (clock skew): never let an age go negative.
-                _ => stamp.min(now),
+                // Slightly ahead is normal skew (under sim time an input stamped with the
+                // new clock can arrive before the clock message itself): keep the stamp,
+                // so a window is never shortened; ages saturate at zero.
+                _ => stamp,
             }
         };
         let slot = &mut self.last_seen[input.index()];

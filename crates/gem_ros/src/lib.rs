@@ -10,4 +10,5 @@ pub mod convert;
 pub mod log;
 pub mod node;
 pub mod params;
+pub mod processed;
 pub mod time;

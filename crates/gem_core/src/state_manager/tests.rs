@@ -627,6 +627,17 @@ fn idle_stamp_slightly_ahead_is_accepted_silently() {
 }
 
 #[test]
+fn idle_good_fix_arriving_before_its_clock_keeps_its_own_stamp() {
+    // Under sim time the fix stamped 5.0 can be processed while ROS now is still 4.9:
+    // the window counts from 5.0, not from 4.9.
+    let mut sm = rules_only();
+    sm.update_gps(at(5.0), 100.0, at(4.9));
+    sm.update_gps(at(5.1), 300.0, at(5.1));
+    assert_eq!(errors_at(&mut sm, 20.0), ErrorBits::NONE);
+    assert_eq!(errors_at(&mut sm, 20.1), ErrorBits::GPS_LOST);
+}
+
+#[test]
 fn idle_gps_future_good_fix_cannot_extend_the_window() {
     let mut sm = rules_only();
     sm.update_gps(at(1000.0), 100.0, at(0.0)); // clamped to 0

@@ -26,7 +26,10 @@ fn run() -> anyhow::Result<()> {
     }
     // The ticker starts with the core, before any subscription can let the clock move on.
     let mut ticker = Ticker::from_rate(params.rate_hz);
-    let shared = Shared::new(StateManager::new(params.config.clone(), time::now()))?;
+    let shared = Shared::new(
+        StateManager::new(params.config.clone(), time::now()),
+        params.publish_processed,
+    )?;
     let _subscriptions = subscribe(&shared)?;
     tracing::info!(
         "state_manager up: {} Hz heartbeat, staleness {:?}, sim time {}",
@@ -54,43 +57,46 @@ fn subscribe(s: &Arc<Shared>) -> Result<Vec<rosrust::Subscriber>, gem_ros::node:
         s.clone(),
         s.clone(),
     );
+    use gem_core::state_manager::Input::*;
     Ok(vec![
-        rosrust::subscribe("battery_level", Q, move |m: msg::BatteryLevelStamped| {
+        rosrust::subscribe(Battery.topic(), Q, move |m: msg::BatteryLevelStamped| {
             let now = time::now();
-            a.ingest(now, |sm| {
+            a.ingest(now, Battery, m.header.stamp, |sm| {
                 sm.update_battery(stamp(&m.header), m.battery_level, now)
             })
         })?,
-        rosrust::subscribe("estop", Q, move |m: msg::EstopStamped| {
+        rosrust::subscribe(Estop.topic(), Q, move |m: msg::EstopStamped| {
             let now = time::now();
-            b.ingest(now, |sm| sm.update_estop(stamp(&m.header), m.enabled, now))
+            b.ingest(now, Estop, m.header.stamp, |sm| {
+                sm.update_estop(stamp(&m.header), m.enabled, now)
+            })
         })?,
-        rosrust::subscribe("gps_accuracy", Q, move |m: msg::GpsAccuracyStamped| {
+        rosrust::subscribe(Gps.topic(), Q, move |m: msg::GpsAccuracyStamped| {
             let now = time::now();
-            c.ingest(now, |sm| sm.update_gps(stamp(&m.header), m.accuracy, now))
+            c.ingest(now, Gps, m.header.stamp, |sm| {
+                sm.update_gps(stamp(&m.header), m.accuracy, now)
+            })
         })?,
-        rosrust::subscribe(
-            "signal_strength",
-            Q,
-            move |m: msg::SignalStrengthStamped| {
-                let now = time::now();
-                d.ingest(now, |sm| {
-                    sm.update_signal(stamp(&m.header), m.strength, now)
-                })
-            },
-        )?,
-        rosrust::subscribe("temperature", Q, move |m: msg::TemperatureStamped| {
+        rosrust::subscribe(Signal.topic(), Q, move |m: msg::SignalStrengthStamped| {
             let now = time::now();
-            e.ingest(now, |sm| {
+            d.ingest(now, Signal, m.header.stamp, |sm| {
+                sm.update_signal(stamp(&m.header), m.strength, now)
+            })
+        })?,
+        rosrust::subscribe(Temperature.topic(), Q, move |m: msg::TemperatureStamped| {
+            let now = time::now();
+            e.ingest(now, Temperature, m.header.stamp, |sm| {
                 sm.update_temperature(stamp(&m.header), m.temperature, now)
             })
         })?,
         rosrust::subscribe(
-            "task_planner_status",
+            PlannerStatus.topic(),
             Q,
             move |m: msg::TaskPlannerStatus| {
                 let now = time::now();
-                f.ingest(now, |sm| sm.update_planner(stamp(&m.header), m.status, now))
+                f.ingest(now, PlannerStatus, m.header.stamp, |sm| {
+                    sm.update_planner(stamp(&m.header), m.status, now)
+                })
             },
         )?,
     ])

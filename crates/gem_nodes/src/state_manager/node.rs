@@ -1,16 +1,18 @@
 //! The state manager's shared state: the core behind a mutex, the publisher, and the one
 //! function every subscription and the timer go through.
 
-use gem_core::state_manager::{InputIssue, IssueFilter, Report, StateManager};
+use gem_core::state_manager::{Input, InputIssue, IssueFilter, Report, StateManager};
 use gem_core::time::Time;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_ros::convert;
+use gem_ros::processed::Acks;
 use std::sync::{Arc, Mutex};
 
 /// Core + publisher; cheap to share between subscription threads.
 pub struct Shared {
     inner: Mutex<Inner>,
     publisher: rosrust::Publisher<SystemStateStamped>,
+    acks: Acks,
 }
 
 struct Inner {
@@ -19,29 +21,41 @@ struct Inner {
 }
 
 impl Shared {
-    /// Wraps a core started at `now` and advertises `system_state`.
-    pub fn new(core: StateManager) -> Result<Arc<Self>, gem_ros::node::RosError> {
+    /// Wraps a core and advertises `system_state` (and `~processed` when `acks`).
+    pub fn new(core: StateManager, acks: bool) -> Result<Arc<Self>, gem_ros::node::RosError> {
         let publisher = rosrust::publish("system_state", 10)?;
+        let inner = Mutex::new(Inner {
+            core,
+            issues: IssueFilter::default(),
+        });
         Ok(Arc::new(Shared {
-            inner: Mutex::new(Inner {
-                core,
-                issues: IssueFilter::default(),
-            }),
+            inner,
             publisher,
+            acks: Acks::new(acks)?,
         }))
     }
 
-    /// Applies one input through `update`, then evaluates and publishes at once if the
-    /// state or the error code changed. Publishing under the lock keeps messages in order.
-    pub fn ingest(&self, now: Time, update: impl FnOnce(&mut StateManager) -> Vec<InputIssue>) {
-        let mut inner = self.lock();
-        let issues = update(&mut inner.core);
-        for issue in issues {
-            if inner.issues.first_time(&issue) {
-                tracing::warn!("{issue}");
+    /// Applies one `input` message stamped `stamp` through `update`, then evaluates and
+    /// publishes at once if the state or the error code changed (under the lock, so
+    /// messages stay in order), then acknowledges the message if enabled.
+    pub fn ingest(
+        &self,
+        now: Time,
+        input: Input,
+        stamp: rosrust::Time,
+        update: impl FnOnce(&mut StateManager) -> Vec<InputIssue>,
+    ) {
+        {
+            let mut inner = self.lock();
+            let issues = update(&mut inner.core);
+            for issue in issues {
+                if inner.issues.first_time(&issue) {
+                    tracing::warn!("{issue}");
+                }
             }
+            self.evaluate(&mut inner, now, false);
         }
-        self.evaluate(&mut inner, now, false);
+        self.acks.ack(input.topic(), stamp);
     }
 
     /// Timer path: evaluates at `now`; publishes when `heartbeat` or on a change.

@@ -59,8 +59,14 @@ const CLOCK_TOLERANCE: ParamSpec = ParamSpec::float(
     "stamps further ahead of now, or ROS time stepping back further, count as bad stamps / a clock reset",
 );
 
+const PUBLISH_PROCESSED: ParamSpec = ParamSpec::bool(
+    "publish_processed",
+    false,
+    "after each input message is handled, publish its topic and stamp on `~processed` (std_msgs/Header) for lockstep drivers and replayers",
+);
+
 /// Every parameter, in README order.
-pub const PARAMS: [ParamSpec; 9] = [
+pub const PARAMS: [ParamSpec; 10] = [
     RATE,
     STATE_TIMEOUT_MS,
     BATTERY,
@@ -70,6 +76,7 @@ pub const PARAMS: [ParamSpec; 9] = [
     SIGNAL_LOST,
     SIGNAL_LOW,
     CLOCK_TOLERANCE,
+    PUBLISH_PROCESSED,
 ];
 
 /// Validated settings of the node.
@@ -79,6 +86,8 @@ pub struct Params {
     pub rate_hz: f64,
     /// The core's configuration (validated).
     pub config: StateManagerConfig,
+    /// Publish `~processed` acknowledgements.
+    pub publish_processed: bool,
 }
 
 impl Params {
@@ -111,7 +120,11 @@ impl Params {
                 .unwrap_or(&RATE);
             spec.invalid(e.to_string())
         })?;
-        Ok(Params { rate_hz, config })
+        Ok(Params {
+            rate_hz,
+            config,
+            publish_processed: PUBLISH_PROCESSED.bool_value()?,
+        })
     }
 }
 
