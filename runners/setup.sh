@@ -116,7 +116,8 @@ layout_nodes() {
 </package>
 XML
   find "$pkg/bin" -type l -delete
-  for src in "$ROOT"/crates/gem_nodes/src/bin/*.rs; do
+  # Node binaries, and the rostest runners that launch/test/*.test start.
+  for src in "$ROOT"/crates/gem_nodes/src/bin/*.rs "$ROOT"/tests/rostest/*.rs; do
     [ -e "$src" ] || continue
     name=$(basename "$src" .rs)
     ln -sf "$ROOT/target/release/$name" "$pkg/bin/$name"

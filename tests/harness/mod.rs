@@ -24,11 +24,16 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// Directory holding the build's binaries (`target/release` or `target/debug`), found
-/// from the running test executable (`target/<profile>/deps/<test>-<hash>`).
+/// from the running executable: a test (`target/<profile>/deps/<test>-<hash>`) or a
+/// binary such as the benchmark (`target/<profile>/gem_bench`).
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    let deps = exe.parent().expect("deps dir");
-    deps.parent().expect("profile dir").to_path_buf()
+    let dir = exe.parent().expect("executable directory");
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.parent().expect("profile dir").to_path_buf()
+    } else {
+        dir.to_path_buf()
+    }
 }
 
 /// Path of one of our node binaries; panics with a hint when it has not been built.
