@@ -33,15 +33,29 @@ fn with_staleness() -> StateManager {
     )
 }
 
+/// One nominal message of `input` at `s`; returns its issues.
+fn feed(sm: &mut StateManager, input: Input, s: f64) -> Vec<InputIssue> {
+    let t = at(s);
+    match input {
+        Input::Battery => sm.update_battery(t, 0.8, t),
+        Input::Estop => sm.update_estop(t, false, t),
+        Input::Gps => sm.update_gps(t, 50.0, t),
+        Input::Signal => sm.update_signal(t, 1, t),
+        Input::Temperature => sm.update_temperature(t, 30.0, t),
+        Input::PlannerStatus => sm.update_planner(t, 0, t),
+    }
+}
+
+/// Every input but `skip`, nominal, at `s`.
+fn feed_nominal_except(sm: &mut StateManager, skip: Option<Input>, s: f64) {
+    for input in Input::ALL.into_iter().filter(|&i| Some(i) != skip) {
+        assert!(feed(sm, input, s).is_empty());
+    }
+}
+
 /// Every input fresh and nominal at `s`.
 fn feed_nominal(sm: &mut StateManager, s: f64) {
-    let t = at(s);
-    assert!(sm.update_battery(t, 0.8, t).is_empty());
-    assert!(sm.update_estop(t, false, t).is_empty());
-    assert!(sm.update_gps(t, 50.0, t).is_empty());
-    assert!(sm.update_signal(t, 1, t).is_empty());
-    assert!(sm.update_temperature(t, 30.0, t).is_empty());
-    assert!(sm.update_planner(t, 0, t).is_empty());
+    feed_nominal_except(sm, None, s);
 }
 
 fn errors_at(sm: &mut StateManager, s: f64) -> ErrorBits {
@@ -363,16 +377,7 @@ fn idle_each_input_goes_stale_after_the_timeout() {
         for step in 1..=12 {
             let s = step as f64 * 0.1;
             let t = at(s);
-            for other in Input::ALL.into_iter().filter(|&i| i != input) {
-                match other {
-                    Input::Battery => sm.update_battery(t, 0.8, t),
-                    Input::Estop => sm.update_estop(t, false, t),
-                    Input::Gps => sm.update_gps(t, 50.0, t),
-                    Input::Signal => sm.update_signal(t, 1, t),
-                    Input::Temperature => sm.update_temperature(t, 30.0, t),
-                    Input::PlannerStatus => sm.update_planner(t, 0, t),
-                };
-            }
+            feed_nominal_except(&mut sm, Some(input), s);
             let expect_stale = s > 1.0 + 1e-9;
             assert_eq!(
                 sm.evaluate(t).errors,
@@ -408,12 +413,7 @@ fn idle_input_at_exactly_the_timeout_is_fresh() {
 fn idle_never_received_is_reported_distinctly() {
     let mut sm = with_staleness();
     // Everything but the GPS arrives.
-    let t = at(0.9);
-    sm.update_battery(t, 0.8, t);
-    sm.update_estop(t, false, t);
-    sm.update_signal(t, 1, t);
-    sm.update_temperature(t, 30.0, t);
-    sm.update_planner(t, 0, t);
+    feed_nominal_except(&mut sm, Some(Input::Gps), 0.9);
     assert_eq!(sm.freshness(Input::Gps, at(0.9)), Freshness::Awaiting);
     assert_eq!(errors_at(&mut sm, 0.9), ErrorBits::NONE);
     assert_eq!(errors_at(&mut sm, 1.1), ErrorBits::STALE_DATA);
@@ -434,12 +434,7 @@ fn running_planner_status_stale_is_an_error() {
     assert_eq!(sm.evaluate(t).state, SystemState::Running);
     // The planner dies; the other inputs keep coming.
     for step in 2..=12 {
-        let t = at(step as f64 * 0.1);
-        sm.update_battery(t, 0.8, t);
-        sm.update_estop(t, false, t);
-        sm.update_gps(t, 50.0, t);
-        sm.update_signal(t, 1, t);
-        sm.update_temperature(t, 30.0, t);
+        feed_nominal_except(&mut sm, Some(Input::PlannerStatus), step as f64 * 0.1);
     }
     let r = sm.evaluate(at(1.2));
     assert_eq!(
@@ -582,24 +577,9 @@ fn idle_zero_stamp_uses_receive_time() {
         }]
     );
     // Fresh until 0.8 + 1.0 s, not stale "since 1970".
-    feed_nominal_except(&mut sm, Input::Temperature, 1.5);
+    feed_nominal_except(&mut sm, Some(Input::Temperature), 1.5);
     assert_eq!(errors_at(&mut sm, 1.5), ErrorBits::NONE);
     assert_eq!(errors_at(&mut sm, 1.81), ErrorBits::STALE_DATA);
-}
-
-/// Every input but `skip`, nominal, at `s`.
-fn feed_nominal_except(sm: &mut StateManager, skip: Input, s: f64) {
-    let t = at(s);
-    for input in Input::ALL.into_iter().filter(|&i| i != skip) {
-        match input {
-            Input::Battery => sm.update_battery(t, 0.8, t),
-            Input::Estop => sm.update_estop(t, false, t),
-            Input::Gps => sm.update_gps(t, 50.0, t),
-            Input::Signal => sm.update_signal(t, 1, t),
-            Input::Temperature => sm.update_temperature(t, 30.0, t),
-            Input::PlannerStatus => sm.update_planner(t, 0, t),
-        };
-    }
 }
 
 #[test]
@@ -614,7 +594,7 @@ fn idle_future_stamp_is_clamped_and_cannot_keep_an_input_fresh() {
             ..
         }]
     ));
-    feed_nominal_except(&mut sm, Input::Temperature, 1.4);
+    feed_nominal_except(&mut sm, Some(Input::Temperature), 1.4);
     assert_eq!(errors_at(&mut sm, 1.4), ErrorBits::NONE);
     assert_eq!(errors_at(&mut sm, 1.6), ErrorBits::STALE_DATA);
 }

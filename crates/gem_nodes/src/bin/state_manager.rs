@@ -5,7 +5,6 @@ use anyhow::Context;
 use gem_core::state_manager::StateManager;
 use gem_msgs::gem_state_msgs as msg;
 use gem_nodes::state_manager::{node::Shared, params::Params};
-use gem_ros::convert::stamp;
 use gem_ros::time::{self, Ticker, Wake};
 use std::sync::Arc;
 
@@ -48,56 +47,37 @@ fn run() -> anyhow::Result<()> {
 }
 
 fn subscribe(s: &Arc<Shared>) -> Result<Vec<rosrust::Subscriber>, gem_ros::node::RosError> {
-    const Q: usize = 50;
-    let (a, b, c, d, e, f) = (
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-    );
     use gem_core::state_manager::Input::*;
     Ok(vec![
-        rosrust::subscribe(Battery.topic(), Q, move |m: msg::BatteryLevelStamped| {
-            let now = time::now();
-            a.ingest(now, Battery, m.header.stamp, |sm| {
-                sm.update_battery(stamp(&m.header), m.battery_level, now)
-            })
-        })?,
-        rosrust::subscribe(Estop.topic(), Q, move |m: msg::EstopStamped| {
-            let now = time::now();
-            b.ingest(now, Estop, m.header.stamp, |sm| {
-                sm.update_estop(stamp(&m.header), m.enabled, now)
-            })
-        })?,
-        rosrust::subscribe(Gps.topic(), Q, move |m: msg::GpsAccuracyStamped| {
-            let now = time::now();
-            c.ingest(now, Gps, m.header.stamp, |sm| {
-                sm.update_gps(stamp(&m.header), m.accuracy, now)
-            })
-        })?,
-        rosrust::subscribe(Signal.topic(), Q, move |m: msg::SignalStrengthStamped| {
-            let now = time::now();
-            d.ingest(now, Signal, m.header.stamp, |sm| {
-                sm.update_signal(stamp(&m.header), m.strength, now)
-            })
-        })?,
-        rosrust::subscribe(Temperature.topic(), Q, move |m: msg::TemperatureStamped| {
-            let now = time::now();
-            e.ingest(now, Temperature, m.header.stamp, |sm| {
-                sm.update_temperature(stamp(&m.header), m.temperature, now)
-            })
-        })?,
-        rosrust::subscribe(
-            PlannerStatus.topic(),
-            Q,
-            move |m: msg::TaskPlannerStatus| {
-                let now = time::now();
-                f.ingest(now, PlannerStatus, m.header.stamp, |sm| {
-                    sm.update_planner(stamp(&m.header), m.status, now)
-                })
-            },
+        s.subscribe(
+            Battery,
+            |m: &msg::BatteryLevelStamped| &m.header,
+            |sm, t, m, now| sm.update_battery(t, m.battery_level, now),
+        )?,
+        s.subscribe(
+            Estop,
+            |m: &msg::EstopStamped| &m.header,
+            |sm, t, m, now| sm.update_estop(t, m.enabled, now),
+        )?,
+        s.subscribe(
+            Gps,
+            |m: &msg::GpsAccuracyStamped| &m.header,
+            |sm, t, m, now| sm.update_gps(t, m.accuracy, now),
+        )?,
+        s.subscribe(
+            Signal,
+            |m: &msg::SignalStrengthStamped| &m.header,
+            |sm, t, m, now| sm.update_signal(t, m.strength, now),
+        )?,
+        s.subscribe(
+            Temperature,
+            |m: &msg::TemperatureStamped| &m.header,
+            |sm, t, m, now| sm.update_temperature(t, m.temperature, now),
+        )?,
+        s.subscribe(
+            PlannerStatus,
+            |m: &msg::TaskPlannerStatus| &m.header,
+            |sm, t, m, now| sm.update_planner(t, m.status, now),
         )?,
     ])
 }

@@ -4,6 +4,7 @@
 use gem_core::state_manager::{Input, InputIssue, IssueFilter, Report, StateManager};
 use gem_core::time::Time;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
+use gem_msgs::std_msgs::Header;
 use gem_ros::convert;
 use gem_ros::processed::Acks;
 use std::sync::{Arc, Mutex};
@@ -56,6 +57,25 @@ impl Shared {
             self.evaluate(&mut inner, now, false);
         }
         self.acks.ack(input.topic(), stamp);
+    }
+
+    /// Subscribes to `input`'s topic: each message goes through `update` (given the
+    /// header stamp, the message and ROS now) and then [`Shared::ingest`].
+    pub fn subscribe<T: rosrust::Message>(
+        self: &Arc<Self>,
+        input: Input,
+        header: fn(&T) -> &Header,
+        update: fn(&mut StateManager, Time, &T, Time) -> Vec<InputIssue>,
+    ) -> Result<rosrust::Subscriber, gem_ros::node::RosError> {
+        let shared = self.clone();
+        let sub = rosrust::subscribe(input.topic(), 50, move |m: T| {
+            let now = gem_ros::time::now();
+            let h = header(&m);
+            shared.ingest(now, input, h.stamp, |sm| {
+                update(sm, convert::stamp(h), &m, now)
+            });
+        })?;
+        Ok(sub)
     }
 
     /// Timer path: evaluates at `now`; publishes when `heartbeat` or on a change.
