@@ -8,6 +8,9 @@
 //! and bag replay.
 #![warn(missing_docs)]
 
+pub mod control;
 pub mod fsm;
+pub mod geometry;
 pub mod state_manager;
 pub mod time;
+pub mod vehicle;

@@ -1,0 +1,8 @@
+//! Path tracking: the path and progress along it, two control laws, the speed profile,
+//! and the tracker that puts them together for a goal.
+
+pub mod path;
+pub mod pure_pursuit;
+pub mod speed;
+pub mod stanley;
+pub mod tracker;

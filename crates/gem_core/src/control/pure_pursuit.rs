@@ -1,0 +1,124 @@
+//! Pure pursuit (Coulter, "Implementation of the Pure Pursuit Path Tracking Algorithm",
+//! CMU-RI-TR-92-01, 1992).
+//!
+//! The rear axle drives on the circular arc that is tangent to the vehicle heading and
+//! passes through a lookahead point on the path:
+//!
+//! `α = atan2(p_y − y, p_x − x) − ψ`, `κ = 2·sin α / d`, `δ = atan(L·κ)`, clamped to ±δ_max,
+//!
+//! with `d` the distance to the lookahead point, `L` the wheelbase and the lookahead
+//! *arc length* `L_d = clamp(k·v + L₀, L_min, L_max)` (m) measured along the path from the
+//! vehicle's projection. Unlike the original suite's controller (path heading minus vehicle
+//! heading), steering on the bearing to a point *on* the path removes a lateral offset.
+//!
+//! Not handled here: path progress (see [`super::path`]), speed (see [`super::speed`]),
+//! reversing. A target behind the axle (|α| > 90°) steers at full lock towards it. Near the goal the lookahead point slides onto the path's virtual extension,
+//! so the arc stays well defined and the car neither oscillates nor stops short.
+
+use crate::geometry::{wrap_angle, Point, Pose};
+use std::f64::consts::FRAC_PI_2;
+
+/// Lookahead settings. `Default` suits the GEM e2 at 2–6 m/s.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PurePursuitConfig {
+    /// Lookahead growth with speed, s (m per m/s).
+    pub lookahead_gain_s: f64,
+    /// Lookahead at zero speed before clamping, m.
+    pub lookahead_offset_m: f64,
+    /// Smallest lookahead, m.
+    pub lookahead_min_m: f64,
+    /// Largest lookahead, m.
+    pub lookahead_max_m: f64,
+}
+
+impl Default for PurePursuitConfig {
+    fn default() -> Self {
+        PurePursuitConfig {
+            lookahead_gain_s: 0.6,
+            lookahead_offset_m: 1.0,
+            lookahead_min_m: 2.0,
+            lookahead_max_m: 10.0,
+        }
+    }
+}
+
+/// Lookahead arc length for speed `v_mps`, m.
+pub fn lookahead_distance(v_mps: f64, cfg: &PurePursuitConfig) -> f64 {
+    (cfg.lookahead_gain_s * v_mps.abs() + cfg.lookahead_offset_m)
+        .clamp(cfg.lookahead_min_m, cfg.lookahead_max_m)
+}
+
+/// Steering angle (rad) that puts the rear axle of `pose` on the arc through `target`,
+/// for wheelbase `wheelbase_m`, clamped to ±`max_steer_rad`.
+pub fn steering(pose: Pose, target: Point, wheelbase_m: f64, max_steer_rad: f64) -> f64 {
+    let d = pose.point().distance(target);
+    if d < 1e-6 {
+        return 0.0;
+    }
+    let alpha = wrap_angle((target.y - pose.y).atan2(target.x - pose.x) - pose.yaw);
+    if alpha.abs() > FRAC_PI_2 {
+        // Target behind the axle: the arc formula would barely steer; turn at full lock
+        // towards it instead.
+        return max_steer_rad.copysign(alpha);
+    }
+    let curvature = 2.0 * alpha.sin() / d;
+    (wheelbase_m * curvature)
+        .atan()
+        .clamp(-max_steer_rad, max_steer_rad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookahead_scales_with_speed_and_clamps() {
+        let c = PurePursuitConfig::default();
+        assert_eq!(lookahead_distance(0.0, &c), 2.0);
+        assert!((lookahead_distance(2.8, &c) - 2.68).abs() < 1e-9);
+        assert_eq!(lookahead_distance(50.0, &c), 10.0);
+    }
+
+    #[test]
+    fn target_straight_ahead_needs_no_steering() {
+        assert_eq!(
+            steering(Pose::new(0.0, 0.0, 0.0), Point::new(5.0, 0.0), 1.75, 0.61),
+            0.0
+        );
+    }
+
+    #[test]
+    fn target_on_a_circle_gives_its_curvature() {
+        // Vehicle at the bottom of a 10 m circle heading +x; target a quarter turn later.
+        let r = 10.0;
+        let a: f64 = 0.4;
+        let target = Point::new(r * a.sin(), r * (1.0 - a.cos()));
+        let delta = steering(Pose::new(0.0, 0.0, 0.0), target, 1.75, 0.61);
+        assert!((delta - (1.75f64 / r).atan()).abs() < 1e-9, "{delta}");
+    }
+
+    #[test]
+    fn offset_to_the_right_steers_left() {
+        let delta = steering(Pose::new(0.0, -1.0, 0.0), Point::new(3.0, 0.0), 1.75, 0.61);
+        assert!(delta > 0.0);
+    }
+
+    #[test]
+    fn target_behind_saturates_not_blows_up() {
+        let delta = steering(
+            Pose::new(0.0, 0.0, FRAC_PI_2 * 2.0),
+            Point::new(3.0, 0.1),
+            1.75,
+            0.61,
+        );
+        assert_eq!(delta.abs(), 0.61);
+    }
+
+    #[test]
+    fn target_on_the_vehicle_is_zero() {
+        assert_eq!(
+            steering(Pose::new(1.0, 1.0, 0.3), Point::new(1.0, 1.0), 1.75, 0.61),
+            0.0
+        );
+    }
+}

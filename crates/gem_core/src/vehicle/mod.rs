@@ -1,0 +1,3 @@
+//! The GEM e2 as a kinematic bicycle, for the simulator node and the benchmarks.
+
+pub mod kinematic;
