@@ -2,10 +2,13 @@
 //!
 //! ```text
 //! cargo run --release -p gem_bench -- state-manager [--updates N] [--samples N]
+//! cargo run --release -p gem_bench -- track [--out DIR]
 //! ```
 
+mod baseline;
 mod state_manager;
 mod stats;
+mod track;
 
 use clap::{Parser, Subcommand};
 
@@ -27,10 +30,20 @@ enum Bench {
         #[arg(long, default_value_t = 2000)]
         samples: usize,
     },
+    /// Every controller closed-loop on the vehicle model: table + one SVG per run.
+    Track {
+        /// Where the plots go.
+        #[arg(long, default_value = "target/bench/track")]
+        out: std::path::PathBuf,
+        /// The GEM track waypoint file.
+        #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../launch/waypoints/gem_track.csv"))]
+        track: std::path::PathBuf,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::StateManager { updates, samples } => state_manager::run(updates, samples),
+        Bench::Track { out, track } => track::run_all(&track, &out).map(|_| ()),
     }
 }

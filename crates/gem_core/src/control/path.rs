@@ -219,6 +219,18 @@ impl Path {
         dy.atan2(dx)
     }
 
+    /// Signed curvature at arc length `s`, interpolated between vertices (1/m, + left).
+    pub fn curvature_at(&self, s: f64) -> f64 {
+        let seg = self.segment_at(s);
+        let len = self.s[seg + 1] - self.s[seg];
+        let f = if len > 0.0 {
+            ((s - self.s[seg]) / len).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self.curvature[seg] * (1.0 - f) + self.curvature[seg + 1] * f
+    }
+
     /// Largest |curvature| (1/m) of the vertices within `[from, to]` of arc length.
     pub fn max_abs_curvature(&self, from: f64, to: f64) -> f64 {
         let first = self.s.partition_point(|&si| si < from);

@@ -239,7 +239,8 @@ impl Tracker {
                     .project(front, from, self.s + l + self.cfg.search_ahead_m);
                 let input = StanleyInput {
                     heading_error_rad: self.path.heading_error(proj.s, pose.yaw),
-                    cross_track_m: proj.cross_track_m,
+                    cross_track_m: proj.cross_track_m
+                        - front_axle_offset(self.path.curvature_at(proj.s), l),
                     speed_mps,
                 };
                 (stanley::steering(input, st, max), proj.point)
@@ -275,6 +276,18 @@ impl Tracker {
             done: true,
         }
     }
+}
+
+/// Where the front axle sits, left of the path, when the rear axle is on a path of
+/// curvature `kappa`: outside the bend, on the circle of radius `sqrt(R² + L²)`. Stanley
+/// steers the front axle there, so the rear axle (the reference point) stays on the path
+/// instead of cutting the bend by `L²/2R`.
+fn front_axle_offset(kappa: f64, wheelbase_m: f64) -> f64 {
+    if kappa.abs() < 1e-6 {
+        return 0.0;
+    }
+    let r = 1.0 / kappa.abs();
+    -(r.hypot(wheelbase_m) - r).copysign(kappa)
 }
 
 #[cfg(test)]
