@@ -2,4 +2,6 @@
 //! small amount of state that ties its subscriptions to the core. Rules live in `gem_core`.
 #![warn(missing_docs)]
 
+pub mod controller;
+pub mod sim;
 pub mod state_manager;

@@ -6,9 +6,11 @@
 //! conversions plus a sim-time-aware ticker ([`time`]).
 #![warn(missing_docs)]
 
+pub mod actionlib;
 pub mod convert;
 pub mod log;
 pub mod node;
 pub mod params;
 pub mod processed;
+pub mod service;
 pub mod time;

@@ -70,6 +70,139 @@ impl Default for TrackerConfig {
     }
 }
 
+/// A tracker setting outside its valid range: the field, the value, the limit.
+#[derive(Debug, Error, PartialEq)]
+#[error("{field} = {value} is invalid: {limit}")]
+pub struct TrackerConfigError {
+    /// Field (and parameter) name.
+    pub field: &'static str,
+    /// The value.
+    pub value: f64,
+    /// The limit it breaks.
+    pub limit: &'static str,
+}
+
+impl TrackerConfig {
+    /// Checks every numeric setting.
+    pub fn validate(&self) -> Result<(), TrackerConfigError> {
+        let mut checks: Vec<(&'static str, f64, bool, &'static str)> = vec![
+            (
+                "wheelbase_m",
+                self.wheelbase_m,
+                self.wheelbase_m > 0.0,
+                "must be > 0",
+            ),
+            (
+                "max_steer_rad",
+                self.max_steer_rad,
+                self.max_steer_rad > 0.0 && self.max_steer_rad < 1.5,
+                "must be within (0, 1.5)",
+            ),
+            (
+                "min_spacing_m",
+                self.min_spacing_m,
+                self.min_spacing_m >= 0.0,
+                "must be >= 0",
+            ),
+            (
+                "goal_tolerance_m",
+                self.goal_tolerance_m,
+                self.goal_tolerance_m > 0.0,
+                "must be > 0",
+            ),
+            (
+                "search_ahead_m",
+                self.search_ahead_m,
+                self.search_ahead_m > 0.0,
+                "must be > 0",
+            ),
+            (
+                "search_behind_m",
+                self.search_behind_m,
+                self.search_behind_m >= 0.0,
+                "must be >= 0",
+            ),
+            (
+                "latency_s",
+                self.latency_s,
+                (0.0..=1.0).contains(&self.latency_s),
+                "must be within 0..1",
+            ),
+            (
+                "nominal_speed_mps",
+                self.speed.nominal_mps,
+                self.speed.nominal_mps > 0.0,
+                "must be > 0",
+            ),
+            (
+                "max_lateral_accel_mps2",
+                self.speed.max_lateral_accel_mps2,
+                self.speed.max_lateral_accel_mps2 > 0.0,
+                "must be > 0",
+            ),
+            (
+                "brake_decel_mps2",
+                self.speed.brake_decel_mps2,
+                self.speed.brake_decel_mps2 > 0.0,
+                "must be > 0",
+            ),
+            (
+                "creep_speed_mps",
+                self.speed.creep_mps,
+                self.speed.creep_mps > 0.0,
+                "must be > 0",
+            ),
+        ];
+        match &self.law {
+            Law::PurePursuit(pp) => checks.extend([
+                (
+                    "lookahead_gain_s",
+                    pp.lookahead_gain_s,
+                    pp.lookahead_gain_s >= 0.0,
+                    "must be >= 0",
+                ),
+                (
+                    "lookahead_min_m",
+                    pp.lookahead_min_m,
+                    pp.lookahead_min_m > 0.0,
+                    "must be > 0",
+                ),
+                (
+                    "lookahead_max_m",
+                    pp.lookahead_max_m,
+                    pp.lookahead_max_m >= pp.lookahead_min_m,
+                    "must be >= lookahead_min_m",
+                ),
+            ]),
+            Law::Stanley(st) => checks.extend([
+                (
+                    "stanley_gain_per_s",
+                    st.gain_per_s,
+                    st.gain_per_s > 0.0,
+                    "must be > 0",
+                ),
+                (
+                    "stanley_softening_mps",
+                    st.softening_mps,
+                    st.softening_mps > 0.0,
+                    "must be > 0 (no blow-up at standstill)",
+                ),
+            ]),
+        }
+        match checks
+            .into_iter()
+            .find(|(_, v, ok, _)| !(v.is_finite() && *ok))
+        {
+            Some((field, value, _, limit)) => Err(TrackerConfigError {
+                field,
+                value,
+                limit,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Why a goal cannot be tracked.
 #[derive(Debug, Error, PartialEq)]
 pub enum GoalError {

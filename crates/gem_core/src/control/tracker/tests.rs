@@ -202,3 +202,28 @@ fn progress_is_a_fraction_of_waypoints_passed() {
     let c = tr.update(Pose::new(4.5, 0.0, 0.0), 1.0, t(0.0)).unwrap();
     assert!((c.progress - 5.0 / 11.0).abs() < 1e-9, "{c:?}");
 }
+
+#[test]
+fn default_configs_are_valid() {
+    assert_eq!(TrackerConfig::default().validate(), Ok(()));
+    assert_eq!(stanley().validate(), Ok(()));
+}
+
+#[test]
+fn zero_softening_is_rejected_by_name() {
+    let cfg = TrackerConfig {
+        law: Law::Stanley(StanleyConfig {
+            gain_per_s: 1.0,
+            softening_mps: 0.0,
+        }),
+        ..Default::default()
+    };
+    assert_eq!(cfg.validate().unwrap_err().field, "stanley_softening_mps");
+}
+
+#[test]
+fn nan_speed_is_rejected_by_name() {
+    let mut cfg = TrackerConfig::default();
+    cfg.speed.nominal_mps = f64::NAN;
+    assert_eq!(cfg.validate().unwrap_err().field, "nominal_speed_mps");
+}

@@ -1,0 +1,5 @@
+//! `gem_sim`: headless GEM e2 simulator node (see `gem_nodes::sim`).
+
+fn main() -> anyhow::Result<()> {
+    gem_nodes::sim::main()
+}

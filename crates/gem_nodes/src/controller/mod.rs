@@ -1,0 +1,47 @@
+//! The path-tracking controllers (`pure_pursuit`, `stanley`): actionlib servers on
+//! `navigate_waypoints` (SPEC §4). The binaries differ only in their default `~algorithm`.
+//!
+//! | direction | name (relative, remappable) | type |
+//! |---|---|---|
+//! | action server | `navigate_waypoints` | `gem_controller_action/NavigateWaypoints` |
+//! | service client | `gazebo/get_model_state` | `gazebo_msgs/GetModelState` |
+//! | in | `system_state` | `gem_state_msgs/SystemStateStamped` (safety gate) |
+//! | out | `gem/ackermann_cmd` | `ackermann_msgs/AckermannDrive` |
+//! | out | `~debug/path` (latched) | `nav_msgs/Path`: the goal's waypoints |
+//! | out | `~debug/target` | `visualization_msgs/Marker`: lookahead point (pure pursuit) or front-axle projection (Stanley) |
+//! | out | `~debug/cross_track` | `std_msgs/Float64`: rear-axle cross-track error, m (+ left) |
+
+pub mod node;
+pub mod params;
+
+use gem_ros::time::{self, Ticker};
+
+/// A controller binary's `main`: `default_algorithm` is `pure_pursuit` or `stanley`.
+pub fn main(name: &str, default_algorithm: &str) -> anyhow::Result<()> {
+    gem_ros::node::start(name);
+    let result = run(default_algorithm);
+    if let Err(e) = &result {
+        tracing::error!("{e:#}");
+    }
+    gem_ros::node::shutdown();
+    result
+}
+
+fn run(default_algorithm: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let params = params::Params::load(default_algorithm).context("invalid parameters")?;
+    if !time::wait_for_valid_time() {
+        return Ok(());
+    }
+    let mut ticker = Ticker::from_rate(params.rate_hz);
+    tracing::info!(
+        "{:?} controller up at {} Hz",
+        params.tracker.law,
+        params.rate_hz
+    );
+    let mut controller = node::Controller::new(params)?;
+    while let Some(now) = ticker.wait() {
+        controller.tick(now);
+    }
+    Ok(())
+}

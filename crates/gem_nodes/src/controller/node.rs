@@ -1,0 +1,320 @@
+//! The controller node's loop: goals from the action server, the pose from
+//! `gazebo/get_model_state`, a [`Tracker`] per goal, commands on `gem/ackermann_cmd`.
+//!
+//! Every way a goal ends publishes a zero command first: success, preemption, a bad goal,
+//! a pose that stays unavailable for `~pose_timeout_s`, a non-finite pose. The safety gate
+//! zeroes the speed from the `system_state` callback itself, without waiting for a tick.
+
+use super::params::Params;
+use gem_core::control::tracker::{Command, Tracker};
+use gem_core::geometry::{yaw_from_quaternion, Point, Pose};
+use gem_core::time::Time;
+use gem_msgs::ackermann_msgs::AckermannDrive;
+use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateReq};
+use gem_msgs::gem_controller_action::{
+    NavigateWaypointsFeedback, NavigateWaypointsGoal, NavigateWaypointsResult,
+};
+use gem_msgs::gem_state_msgs::SystemStateStamped;
+use gem_msgs::geometry_msgs::PoseStamped;
+use gem_msgs::nav_msgs::Path as PathMsg;
+use gem_msgs::std_msgs::{Float64, Header};
+use gem_msgs::visualization_msgs::Marker;
+use gem_ros::actionlib::{ActionServer, GoalHandle, NavigateWaypoints};
+use gem_ros::node::RosError;
+use gem_ros::service::TimedClient;
+use gem_ros::time::to_ros;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Publishers shared with the safety-gate callback.
+struct Outputs {
+    command: rosrust::Publisher<AckermannDrive>,
+    /// Last steering sent (the gate keeps it while zeroing the speed).
+    last_steering: Mutex<f32>,
+    /// A goal is being driven (the gate only acts then).
+    driving: AtomicBool,
+    /// `system_state` is ERROR and the gate is on.
+    gated: AtomicBool,
+}
+
+impl Outputs {
+    fn send(&self, steering: f32, speed: f32) {
+        *self.last_steering.lock().unwrap_or_else(|e| e.into_inner()) = steering;
+        let cmd = AckermannDrive {
+            steering_angle: steering,
+            speed,
+            ..Default::default()
+        };
+        if let Err(e) = self.command.send(cmd) {
+            tracing::error!("cannot publish gem/ackermann_cmd: {e}");
+        }
+    }
+
+    fn stop(&self) {
+        let steering = *self.last_steering.lock().unwrap_or_else(|e| e.into_inner());
+        self.send(steering, 0.0);
+    }
+}
+
+/// Debug topics for RViz.
+struct Debug {
+    path: rosrust::Publisher<PathMsg>,
+    target: rosrust::Publisher<Marker>,
+    cross_track: rosrust::Publisher<Float64>,
+}
+
+/// The goal being driven.
+struct Active {
+    handle: GoalHandle,
+    tracker: Tracker,
+    /// ROS time of the last good pose (or of acceptance).
+    last_pose: Time,
+}
+
+/// A controller node: action server, pose client, outputs, current goal.
+pub struct Controller {
+    params: Params,
+    server: ActionServer<NavigateWaypoints>,
+    pose: TimedClient<GetModelState>,
+    out: Arc<Outputs>,
+    debug: Debug,
+    active: Option<Active>,
+    _gate: Option<rosrust::Subscriber>,
+}
+
+impl Controller {
+    /// Advertises, subscribes and connects everything.
+    pub fn new(params: Params) -> Result<Self, RosError> {
+        let out = Arc::new(Outputs {
+            command: rosrust::publish("gem/ackermann_cmd", 10)?,
+            last_steering: Mutex::new(0.0),
+            driving: AtomicBool::new(false),
+            gated: AtomicBool::new(false),
+        });
+        let mut path = rosrust::publish("~debug/path", 1)?;
+        path.set_latching(true);
+        let debug = Debug {
+            path,
+            target: rosrust::publish("~debug/target", 5)?,
+            cross_track: rosrust::publish("~debug/cross_track", 5)?,
+        };
+        let gate = if params.safety_gate {
+            Some(safety_gate(out.clone())?)
+        } else {
+            None
+        };
+        Ok(Controller {
+            server: ActionServer::new("navigate_waypoints")?,
+            pose: TimedClient::new("gazebo/get_model_state")?,
+            params,
+            out,
+            debug,
+            active: None,
+            _gate: gate,
+        })
+    }
+
+    /// One loop iteration at ROS time `now`.
+    pub fn tick(&mut self, now: Time) {
+        if let Some((handle, goal)) = self.server.accept_new_goal() {
+            self.start(handle, goal, now);
+        }
+        let Some(active) = &self.active else { return };
+        if self.server.is_preempt_requested(&active.handle) {
+            self.end(|s, h| s.preempt(h, NavigateWaypointsResult { success: false }, "cancelled"));
+            return;
+        }
+        match self.read_pose() {
+            Ok((pose, speed)) => self.drive(pose, speed, now),
+            Err(reason) => self.pose_missing(now, &reason),
+        }
+    }
+
+    fn start(&mut self, handle: GoalHandle, goal: NavigateWaypointsGoal, now: Time) {
+        if self.active.is_some() {
+            tracing::info!(
+                "goal {} preempted by goal {}",
+                self.active.as_ref().map_or("", |a| a.handle.id.id.as_str()),
+                handle.id.id
+            );
+        }
+        self.active = None;
+        let points: Vec<Point> = goal
+            .waypoints
+            .iter()
+            .map(|w| Point::new(w.x, w.y))
+            .collect();
+        let start = usize::try_from(goal.start_index).unwrap_or(usize::MAX);
+        match Tracker::new(&points, start, self.params.tracker.clone()) {
+            Ok(tracker) => {
+                tracing::info!(
+                    "goal {}: {} waypoints from index {start}",
+                    handle.id.id,
+                    points.len()
+                );
+                self.publish_path(&goal, now);
+                self.out.driving.store(true, Ordering::Relaxed);
+                self.active = Some(Active {
+                    handle,
+                    tracker,
+                    last_pose: now,
+                });
+            }
+            Err(e) => {
+                tracing::warn!("goal {} rejected: {e}", handle.id.id);
+                self.out.stop();
+                self.server.abort(
+                    &handle,
+                    NavigateWaypointsResult { success: false },
+                    &e.to_string(),
+                );
+            }
+        }
+    }
+
+    fn drive(&mut self, pose: Pose, speed: f64, now: Time) {
+        let Some(active) = &mut self.active else {
+            return;
+        };
+        active.last_pose = now;
+        match active.tracker.update(pose, speed, now) {
+            Err(e) => {
+                let reason = e.to_string();
+                self.end(|s, h| s.abort(h, NavigateWaypointsResult { success: false }, &reason));
+            }
+            Ok(cmd) if cmd.done => {
+                tracing::info!("goal {} reached", active.handle.id.id);
+                self.end(|s, h| {
+                    s.succeed(
+                        h,
+                        NavigateWaypointsResult { success: true },
+                        "last waypoint reached",
+                    )
+                });
+            }
+            Ok(cmd) => {
+                let speed = if self.out.gated.load(Ordering::Relaxed) {
+                    0.0
+                } else {
+                    cmd.speed_mps as f32
+                };
+                self.out.send(cmd.steering_rad as f32, speed);
+                let feedback = NavigateWaypointsFeedback {
+                    target_index: cmd.target_index as u64,
+                    progress: cmd.progress as f32,
+                };
+                self.server.publish_feedback(&active.handle, feedback);
+                self.publish_debug(&cmd, now);
+            }
+        }
+    }
+
+    fn pose_missing(&mut self, now: Time, reason: &str) {
+        let Some(active) = &self.active else { return };
+        let missing = now.saturating_since(active.last_pose);
+        if missing > self.params.pose_timeout {
+            let text = format!("no pose for {:.2} s: {reason}", missing.as_secs_f64());
+            tracing::error!("goal {} aborted: {text}", active.handle.id.id);
+            self.end(|s, h| s.abort(h, NavigateWaypointsResult { success: false }, &text));
+        }
+    }
+
+    /// Zero command, then `finish` the active goal on the server.
+    fn end(&mut self, finish: impl FnOnce(&ActionServer<NavigateWaypoints>, &GoalHandle)) {
+        self.out.driving.store(false, Ordering::Relaxed);
+        self.out.stop();
+        if let Some(active) = self.active.take() {
+            finish(&self.server, &active.handle);
+        }
+    }
+
+    /// The rear-axle pose and signed forward speed of the model, world frame.
+    fn read_pose(&self) -> Result<(Pose, f64), String> {
+        let req = GetModelStateReq {
+            model_name: self.params.model_name.clone(),
+            relative_entity_name: String::new(),
+        };
+        let resp = self
+            .pose
+            .call(req, self.params.pose_call_timeout)
+            .map_err(|e| e.to_string())?;
+        if !resp.success {
+            return Err(format!("get_model_state failed: {}", resp.status_message));
+        }
+        let (p, q, v) = (
+            &resp.pose.position,
+            &resp.pose.orientation,
+            &resp.twist.linear,
+        );
+        let yaw = yaw_from_quaternion(q.x, q.y, q.z, q.w);
+        Ok((Pose::new(p.x, p.y, yaw), v.x * yaw.cos() + v.y * yaw.sin()))
+    }
+
+    fn publish_path(&self, goal: &NavigateWaypointsGoal, now: Time) {
+        let header = Header {
+            seq: 0,
+            stamp: to_ros(now),
+            frame_id: "world".into(),
+        };
+        let poses = goal
+            .waypoints
+            .iter()
+            .map(|w| {
+                let mut p = PoseStamped {
+                    header: header.clone(),
+                    ..Default::default()
+                };
+                p.pose.position.x = w.x;
+                p.pose.position.y = w.y;
+                p.pose.orientation.z = (w.theta / 2.0).sin();
+                p.pose.orientation.w = (w.theta / 2.0).cos();
+                p
+            })
+            .collect();
+        let _ = self.debug.path.send(PathMsg { header, poses });
+    }
+
+    fn publish_debug(&self, cmd: &Command, now: Time) {
+        let mut m = Marker {
+            header: Header {
+                seq: 0,
+                stamp: to_ros(now),
+                frame_id: "world".into(),
+            },
+            ns: "target".into(),
+            type_: Marker::SPHERE as i32,
+            action: Marker::ADD as i32,
+            ..Default::default()
+        };
+        m.pose.position.x = cmd.target_point.x;
+        m.pose.position.y = cmd.target_point.y;
+        m.pose.orientation.w = 1.0;
+        (m.scale.x, m.scale.y, m.scale.z) = (0.4, 0.4, 0.4);
+        (m.color.r, m.color.g, m.color.a) = (1.0, 0.3, 1.0);
+        let _ = self.debug.target.send(m);
+        let _ = self.debug.cross_track.send(Float64 {
+            data: cmd.cross_track_m,
+        });
+    }
+}
+
+/// Zeroes the speed the moment `system_state` reports ERROR while a goal is driven.
+fn safety_gate(out: Arc<Outputs>) -> Result<rosrust::Subscriber, RosError> {
+    Ok(rosrust::subscribe(
+        "system_state",
+        10,
+        move |m: SystemStateStamped| {
+            let error = m.state == SystemStateStamped::STATE_ERROR;
+            let was = out.gated.swap(error, Ordering::Relaxed);
+            if error && out.driving.load(Ordering::Relaxed) {
+                if !was {
+                    tracing::warn!(
+                        "system_state ERROR (error_code {}): speed zeroed",
+                        m.error_code
+                    );
+                }
+                out.stop();
+            }
+        },
+    )?)
+}

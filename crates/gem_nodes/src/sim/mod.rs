@@ -1,0 +1,266 @@
+//! `gem_sim`: a headless stand-in for Gazebo and the GEM e2 Ackermann plugin, built on
+//! `gem_core::vehicle::kinematic` (SPEC §4–5).
+//!
+//! | direction | name (relative, remappable) | type |
+//! |---|---|---|
+//! | in | `gem/ackermann_cmd` | `ackermann_msgs/AckermannDrive` |
+//! | service | `gazebo/get_model_state` | `gazebo_msgs/GetModelState` (unknown model: `success: false` and a message) |
+//! | service | `gazebo/set_model_state` | `gazebo_msgs/SetModelState` (teleport; the car stops) |
+//! | out | `gazebo/model_states` | `gazebo_msgs/ModelStates` |
+//! | out | `gem/base_footprint/odom` | `nav_msgs/Odometry` (frame `world`, child `base_footprint`) |
+//! | out | `/clock` (with `~publish_clock`) | `rosgraph_msgs/Clock` |
+//!
+//! With `~publish_clock` the simulator owns time: it steps the model at `~rate`, publishes
+//! `/clock` after each step, and paces itself at `~speedup` × real time, so a 300 s lap
+//! takes 30 s at 10×. Without it, it steps on ROS time like any node.
+
+pub mod params;
+
+use gem_core::geometry::Pose;
+use gem_core::time::Time;
+use gem_core::vehicle::kinematic::{DriveCommand, KinematicModel, VehicleState};
+use gem_msgs::ackermann_msgs::AckermannDrive;
+use gem_msgs::gazebo_msgs::{
+    GetModelState, GetModelStateRes, ModelStates, SetModelState, SetModelStateRes,
+};
+use gem_msgs::geometry_msgs::{Pose as PoseMsg, Twist};
+use gem_msgs::nav_msgs::Odometry;
+use gem_msgs::rosgraph_msgs::Clock;
+use gem_msgs::std_msgs::Header;
+use gem_ros::node::RosError;
+use gem_ros::time::{self, to_ros, Ticker};
+use params::Params;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The model shared by the command subscriber, the services and the stepping loop.
+struct World {
+    model: Mutex<KinematicModel>,
+    name: String,
+}
+
+impl World {
+    fn lock(&self) -> MutexGuard<'_, KinematicModel> {
+        self.model.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `gem_sim`'s `main`.
+pub fn main() -> anyhow::Result<()> {
+    gem_ros::node::start("gem_sim");
+    let result = run();
+    if let Err(e) = &result {
+        tracing::error!("{e:#}");
+    }
+    gem_ros::node::shutdown();
+    result
+}
+
+fn run() -> anyhow::Result<()> {
+    use anyhow::Context;
+    let p = Params::load().context("invalid parameters")?;
+    let start = if p.publish_clock {
+        Time::from_sec_nsec(1, 0)
+    } else {
+        wait_ros_time()?
+    };
+    let world = Arc::new(World {
+        model: Mutex::new(KinematicModel::new(p.vehicle.clone(), p.spawn, start)),
+        name: p.model_name.clone(),
+    });
+    let _io = advertise(&world)?;
+    let states = StatePublishers::new()?;
+    tracing::info!(
+        "gem_sim up: spawn {:?}, {} Hz, clock {}",
+        p.spawn,
+        p.rate_hz,
+        if p.publish_clock {
+            format!("owned at {}×", p.speedup)
+        } else {
+            "ROS time".into()
+        }
+    );
+    if p.publish_clock {
+        run_own_clock(&p, &world, &states)
+    } else {
+        run_on_ros_time(&p, &world, &states)
+    }
+}
+
+fn wait_ros_time() -> anyhow::Result<Time> {
+    anyhow::ensure!(
+        time::wait_for_valid_time(),
+        "shut down before ROS time started"
+    );
+    Ok(time::now())
+}
+
+/// Owns `/clock`: step, publish the clock, sleep until the wall time this sim time is due.
+fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow::Result<()> {
+    let mut clock: rosrust::Publisher<Clock> =
+        rosrust::publish("/clock", 10).map_err(RosError::from)?;
+    clock.set_latching(true);
+    let dt = Duration::from_secs_f64(1.0 / p.rate_hz);
+    let every = ((p.rate_hz / p.state_rate_hz).round() as u64).max(1);
+    let (wall0, mut steps) = (Instant::now(), 0u64);
+    while rosrust::is_ok() {
+        let (now, state) = {
+            let mut m = world.lock();
+            m.step(dt);
+            (m.now(), m.state())
+        };
+        let _ = clock.send(Clock { clock: to_ros(now) });
+        steps += 1;
+        if steps % every == 0 {
+            states.publish(&world.name, now, &state);
+        }
+        let due = wall0 + dt.mul_f64(steps as f64 / p.speedup);
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+    }
+    Ok(())
+}
+
+/// Steps on ROS time (wall, or someone else's `/clock`).
+fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyhow::Result<()> {
+    let mut ticker = Ticker::from_rate(p.rate_hz);
+    let mut last_state = Time::ZERO;
+    let state_period = Duration::from_secs_f64(1.0 / p.state_rate_hz);
+    while let Some(now) = ticker.wait() {
+        let state = {
+            let mut m = world.lock();
+            let dt = now.saturating_since(m.now());
+            m.step(dt);
+            m.state()
+        };
+        if now.saturating_since(last_state) >= state_period {
+            last_state = now;
+            states.publish(&world.name, now, &state);
+        }
+    }
+    Ok(())
+}
+
+/// The command subscriber and the two services.
+fn advertise(
+    world: &Arc<World>,
+) -> Result<(rosrust::Subscriber, rosrust::Service, rosrust::Service), RosError> {
+    let w = world.clone();
+    let cmd = rosrust::subscribe("gem/ackermann_cmd", 10, move |m: AckermannDrive| {
+        w.lock().command(DriveCommand {
+            steering_rad: m.steering_angle.into(),
+            speed_mps: m.speed.into(),
+        });
+    })?;
+    let w = world.clone();
+    let get = rosrust::service::<GetModelState, _>("gazebo/get_model_state", move |req| {
+        let m = w.lock();
+        if req.model_name != w.name {
+            let status_message =
+                format!("GetModelState: model [{}] does not exist", req.model_name);
+            return Ok(GetModelStateRes {
+                success: false,
+                status_message,
+                ..Default::default()
+            });
+        }
+        let s = m.state();
+        Ok(GetModelStateRes {
+            header: Header {
+                seq: 0,
+                stamp: to_ros(m.now()),
+                frame_id: req.relative_entity_name,
+            },
+            pose: pose_msg(s.pose),
+            twist: twist_msg(&s),
+            success: true,
+            status_message: "GetModelState: got properties".into(),
+        })
+    })?;
+    let w = world.clone();
+    let set = rosrust::service::<SetModelState, _>("gazebo/set_model_state", move |req| {
+        let ms = req.model_state;
+        if ms.model_name != w.name {
+            let status_message = format!("SetModelState: model [{}] does not exist", ms.model_name);
+            return Ok(SetModelStateRes {
+                success: false,
+                status_message,
+            });
+        }
+        let (p, q) = (&ms.pose.position, &ms.pose.orientation);
+        let pose = Pose::new(
+            p.x,
+            p.y,
+            gem_core::geometry::yaw_from_quaternion(q.x, q.y, q.z, q.w),
+        );
+        if !pose.is_finite() {
+            return Ok(SetModelStateRes {
+                success: false,
+                status_message: "SetModelState: pose is not finite".into(),
+            });
+        }
+        w.lock().reset(pose);
+        tracing::info!("teleported to {pose:?}");
+        Ok(SetModelStateRes {
+            success: true,
+            status_message: "SetModelState: set model state done".into(),
+        })
+    })?;
+    Ok((cmd, get, set))
+}
+
+struct StatePublishers {
+    model_states: rosrust::Publisher<ModelStates>,
+    odom: rosrust::Publisher<Odometry>,
+}
+
+impl StatePublishers {
+    fn new() -> Result<Self, RosError> {
+        Ok(StatePublishers {
+            model_states: rosrust::publish("gazebo/model_states", 10)?,
+            odom: rosrust::publish("gem/base_footprint/odom", 10)?,
+        })
+    }
+
+    fn publish(&self, name: &str, now: Time, s: &VehicleState) {
+        let (pose, twist) = (pose_msg(s.pose), twist_msg(s));
+        let _ = self.model_states.send(ModelStates {
+            name: vec![name.to_owned()],
+            pose: vec![pose.clone()],
+            twist: vec![twist.clone()],
+        });
+        let mut odom = Odometry {
+            header: Header {
+                seq: 0,
+                stamp: to_ros(now),
+                frame_id: "world".into(),
+            },
+            child_frame_id: "base_footprint".into(),
+            ..Default::default()
+        };
+        odom.pose.pose = pose;
+        // Odometry twist is in the child (body) frame.
+        odom.twist.twist.linear.x = s.speed_mps;
+        odom.twist.twist.angular.z = s.yaw_rate_rad_s;
+        let _ = self.odom.send(odom);
+    }
+}
+
+fn pose_msg(p: Pose) -> PoseMsg {
+    let mut m = PoseMsg::default();
+    m.position.x = p.x;
+    m.position.y = p.y;
+    m.orientation.z = (p.yaw / 2.0).sin();
+    m.orientation.w = (p.yaw / 2.0).cos();
+    m
+}
+
+/// World-frame twist, as Gazebo reports it.
+fn twist_msg(s: &VehicleState) -> Twist {
+    let mut t = Twist::default();
+    t.linear.x = s.speed_mps * s.pose.yaw.cos();
+    t.linear.y = s.speed_mps * s.pose.yaw.sin();
+    t.angular.z = s.yaw_rate_rad_s;
+    t
+}

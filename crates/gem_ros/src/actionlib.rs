@@ -1,0 +1,688 @@
+//! The actionlib wire protocol (ROS 1), generic over the action type: a server with
+//! SimpleActionServer semantics and a client, interoperable with Python and C++ actionlib.
+//!
+//! An action `ns` uses five topics: `ns/goal` and `ns/cancel` (client → server),
+//! `ns/status`, `ns/feedback` and `ns/result` (server → client). Every goal has a
+//! `GoalID` (a unique string and a stamp) and a status from `actionlib_msgs/GoalStatus`.
+//!
+//! Server semantics (those of `actionlib::SimpleActionServer`):
+//! - at most one *active* goal and one *pending* goal; a goal arriving while another is
+//!   pending recalls the pending one (RECALLED);
+//! - the executor accepts the pending goal with [`ActionServer::accept_new_goal`]; an active
+//!   goal is then preempted by the new one (PREEMPTED, "preempted by a new goal");
+//! - a cancel request matches by id, "everything" (empty id, zero stamp) or "everything
+//!   stamped at or before" (empty id, non-zero stamp): a pending goal is RECALLED at once, the
+//!   active goal becomes PREEMPTING and the executor sees
+//!   [`ActionServer::is_preempt_requested`];
+//! - `status` is published on every change and as a 5 Hz heartbeat on the wall clock (it
+//!   tells clients the server is alive, and must keep coming when sim time is paused);
+//!   finished goals stay in it for 5 s, as actionlib does.
+//!
+//! Not implemented: rejecting goals older than the current one by stamp (actionlib's
+//! SimpleActionServer does), and the client-side LOST state.
+
+use crate::node::RosError;
+use gem_msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
+use gem_msgs::std_msgs::Header;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// An action type: its goal, result and feedback, and the three wire wrappers.
+pub trait Action: Send + Sync + 'static {
+    /// The goal.
+    type Goal: rosrust::Message;
+    /// The result.
+    type Result: rosrust::Message;
+    /// The feedback.
+    type Feedback: rosrust::Message;
+    /// `…ActionGoal` (header, goal_id, goal).
+    type ActionGoal: rosrust::Message;
+    /// `…ActionResult` (header, status, result).
+    type ActionResult: rosrust::Message;
+    /// `…ActionFeedback` (header, status, feedback).
+    type ActionFeedback: rosrust::Message;
+
+    /// Wraps a goal.
+    fn wrap_goal(header: Header, goal_id: GoalID, goal: Self::Goal) -> Self::ActionGoal;
+    /// Unwraps a goal.
+    fn unwrap_goal(g: Self::ActionGoal) -> (Header, GoalID, Self::Goal);
+    /// Wraps a result.
+    fn wrap_result(header: Header, status: GoalStatus, result: Self::Result) -> Self::ActionResult;
+    /// Unwraps a result.
+    fn unwrap_result(r: Self::ActionResult) -> (Header, GoalStatus, Self::Result);
+    /// Wraps feedback.
+    fn wrap_feedback(
+        header: Header,
+        status: GoalStatus,
+        feedback: Self::Feedback,
+    ) -> Self::ActionFeedback;
+    /// Unwraps feedback.
+    fn unwrap_feedback(f: Self::ActionFeedback) -> (Header, GoalStatus, Self::Feedback);
+}
+
+/// Implements [`Action`] for generated action messages: `impl_action!(Name, module, Prefix)`
+/// where the module holds `PrefixActionGoal`, `PrefixGoal`, etc.
+#[macro_export]
+macro_rules! impl_action {
+    ($name:ident, $($m:ident)::+, $goal:ident, $result:ident, $feedback:ident, $agoal:ident, $aresult:ident, $afeedback:ident) => {
+        /// Marker type for the action.
+        pub struct $name;
+        impl $crate::actionlib::Action for $name {
+            type Goal = $($m)::+::$goal;
+            type Result = $($m)::+::$result;
+            type Feedback = $($m)::+::$feedback;
+            type ActionGoal = $($m)::+::$agoal;
+            type ActionResult = $($m)::+::$aresult;
+            type ActionFeedback = $($m)::+::$afeedback;
+            fn wrap_goal(header: gem_msgs::std_msgs::Header, goal_id: gem_msgs::actionlib_msgs::GoalID, goal: Self::Goal) -> Self::ActionGoal {
+                Self::ActionGoal { header, goal_id, goal }
+            }
+            fn unwrap_goal(g: Self::ActionGoal) -> (gem_msgs::std_msgs::Header, gem_msgs::actionlib_msgs::GoalID, Self::Goal) {
+                (g.header, g.goal_id, g.goal)
+            }
+            fn wrap_result(header: gem_msgs::std_msgs::Header, status: gem_msgs::actionlib_msgs::GoalStatus, result: Self::Result) -> Self::ActionResult {
+                Self::ActionResult { header, status, result }
+            }
+            fn unwrap_result(r: Self::ActionResult) -> (gem_msgs::std_msgs::Header, gem_msgs::actionlib_msgs::GoalStatus, Self::Result) {
+                (r.header, r.status, r.result)
+            }
+            fn wrap_feedback(header: gem_msgs::std_msgs::Header, status: gem_msgs::actionlib_msgs::GoalStatus, feedback: Self::Feedback) -> Self::ActionFeedback {
+                Self::ActionFeedback { header, status, feedback }
+            }
+            fn unwrap_feedback(f: Self::ActionFeedback) -> (gem_msgs::std_msgs::Header, gem_msgs::actionlib_msgs::GoalStatus, Self::Feedback) {
+                (f.header, f.status, f.feedback)
+            }
+        }
+    };
+}
+
+impl_action!(
+    NavigateWaypoints,
+    gem_msgs::gem_controller_action,
+    NavigateWaypointsGoal,
+    NavigateWaypointsResult,
+    NavigateWaypointsFeedback,
+    NavigateWaypointsActionGoal,
+    NavigateWaypointsActionResult,
+    NavigateWaypointsActionFeedback
+);
+
+/// `actionlib_msgs/GoalStatus` values, by name.
+pub mod status {
+    /// Not yet processed.
+    pub const PENDING: u8 = 0;
+    /// Being processed.
+    pub const ACTIVE: u8 = 1;
+    /// Cancelled after it started.
+    pub const PREEMPTED: u8 = 2;
+    /// Achieved.
+    pub const SUCCEEDED: u8 = 3;
+    /// Failed while being processed.
+    pub const ABORTED: u8 = 4;
+    /// Refused without processing.
+    pub const REJECTED: u8 = 5;
+    /// Cancel requested while active.
+    pub const PREEMPTING: u8 = 6;
+    /// Cancel requested while pending.
+    pub const RECALLING: u8 = 7;
+    /// Cancelled before it started.
+    pub const RECALLED: u8 = 8;
+    /// The client lost track of it.
+    pub const LOST: u8 = 9;
+
+    /// True for a status a goal never leaves.
+    pub fn is_terminal(s: u8) -> bool {
+        matches!(
+            s,
+            PREEMPTED | SUCCEEDED | ABORTED | REJECTED | RECALLED | LOST
+        )
+    }
+
+    /// The status name.
+    pub fn name(s: u8) -> &'static str {
+        match s {
+            PENDING => "PENDING",
+            ACTIVE => "ACTIVE",
+            PREEMPTED => "PREEMPTED",
+            SUCCEEDED => "SUCCEEDED",
+            ABORTED => "ABORTED",
+            REJECTED => "REJECTED",
+            PREEMPTING => "PREEMPTING",
+            RECALLING => "RECALLING",
+            RECALLED => "RECALLED",
+            LOST => "LOST",
+            _ => "UNKNOWN",
+        }
+    }
+}
+
+/// How long finished goals stay in the status list.
+const KEEP_FINISHED: Duration = Duration::from_secs(5);
+/// Status heartbeat period (wall clock).
+const STATUS_PERIOD: Duration = Duration::from_millis(200);
+
+fn header_now() -> Header {
+    Header {
+        seq: 0,
+        stamp: crate::time::to_ros(crate::time::now()),
+        frame_id: String::new(),
+    }
+}
+
+/// Does a cancel request `c` cover goal `g`?
+fn cancel_matches(c: &GoalID, g: &GoalID) -> bool {
+    let c_zero = c.stamp.sec == 0 && c.stamp.nsec == 0;
+    (c.id.is_empty() && c_zero)
+        || (!c.id.is_empty() && c.id == g.id)
+        || (!c_zero && g.stamp.nanos() <= c.stamp.nanos())
+}
+
+/// A goal the server knows about.
+struct Tracked<G> {
+    status: GoalStatus,
+    /// The goal, until the executor takes it.
+    goal: Option<G>,
+    finished_at: Option<Instant>,
+}
+
+struct ServerState<A: Action> {
+    goals: Vec<Tracked<A::Goal>>,
+    pending: Option<String>,
+    active: Option<String>,
+}
+
+impl<A: Action> ServerState<A> {
+    fn find(&mut self, id: &str) -> Option<&mut Tracked<A::Goal>> {
+        self.goals.iter_mut().find(|g| g.status.goal_id.id == id)
+    }
+
+    fn status_array(&mut self) -> GoalStatusArray {
+        self.goals
+            .retain(|g| g.finished_at.is_none_or(|t| t.elapsed() < KEEP_FINISHED));
+        GoalStatusArray {
+            header: header_now(),
+            status_list: self.goals.iter().map(|g| g.status.clone()).collect(),
+        }
+    }
+}
+
+/// The executor's reference to an accepted goal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GoalHandle {
+    /// The goal's id.
+    pub id: GoalID,
+}
+
+struct ServerShared<A: Action> {
+    state: Mutex<ServerState<A>>,
+    status_pub: rosrust::Publisher<GoalStatusArray>,
+    result_pub: rosrust::Publisher<A::ActionResult>,
+    feedback_pub: rosrust::Publisher<A::ActionFeedback>,
+    running: AtomicBool,
+    ids: AtomicU64,
+}
+
+/// An action server with SimpleActionServer semantics, driven by the caller's loop.
+pub struct ActionServer<A: Action> {
+    shared: Arc<ServerShared<A>>,
+    _subs: Vec<rosrust::Subscriber>,
+}
+
+impl<A: Action> ActionServer<A> {
+    /// Advertises and subscribes the five topics under `ns` and starts the status heartbeat.
+    pub fn new(ns: &str) -> Result<Self, RosError> {
+        let shared = Arc::new(ServerShared::<A> {
+            state: Mutex::new(ServerState {
+                goals: Vec::new(),
+                pending: None,
+                active: None,
+            }),
+            status_pub: rosrust::publish(&format!("{ns}/status"), 50)?,
+            result_pub: rosrust::publish(&format!("{ns}/result"), 50)?,
+            feedback_pub: rosrust::publish(&format!("{ns}/feedback"), 50)?,
+            running: AtomicBool::new(true),
+            ids: AtomicU64::new(0),
+        });
+        let on_goal = shared.clone();
+        let goal_sub = rosrust::subscribe(&format!("{ns}/goal"), 50, move |g: A::ActionGoal| {
+            on_goal.receive_goal(g)
+        })?;
+        let on_cancel = shared.clone();
+        let cancel_sub = rosrust::subscribe(&format!("{ns}/cancel"), 50, move |c: GoalID| {
+            on_cancel.receive_cancel(&c)
+        })?;
+        let beat = Arc::downgrade(&shared);
+        std::thread::spawn(move || {
+            while let Some(s) = beat.upgrade() {
+                if !s.running.load(Ordering::Relaxed) || !rosrust::is_ok() {
+                    break;
+                }
+                s.publish_status(&mut s.lock());
+                drop(s);
+                std::thread::sleep(STATUS_PERIOD);
+            }
+        });
+        Ok(ActionServer {
+            shared,
+            _subs: vec![goal_sub, cancel_sub],
+        })
+    }
+
+    /// True when a goal is waiting to be accepted.
+    pub fn has_pending_goal(&self) -> bool {
+        self.shared.lock().pending.is_some()
+    }
+
+    /// Accepts the pending goal, preempting the active one if any.
+    pub fn accept_new_goal(&self) -> Option<(GoalHandle, A::Goal)> {
+        let s = &self.shared;
+        let mut st = s.lock();
+        let id = st.pending.take()?;
+        if let Some(old) = st.active.take() {
+            s.finish(
+                &mut st,
+                &old,
+                status::PREEMPTED,
+                "preempted by a new goal",
+                A::Result::default(),
+            );
+        }
+        let g = st.find(&id)?;
+        g.status.status = status::ACTIVE;
+        let goal = g.goal.take()?;
+        let handle = GoalHandle {
+            id: g.status.goal_id.clone(),
+        };
+        st.active = Some(id);
+        s.publish_status(&mut st);
+        Some((handle, goal))
+    }
+
+    /// True when a cancel request covers the active goal `h`.
+    pub fn is_preempt_requested(&self, h: &GoalHandle) -> bool {
+        let mut st = self.shared.lock();
+        st.find(&h.id.id)
+            .is_some_and(|g| g.status.status == status::PREEMPTING)
+    }
+
+    /// True while `h` is the active goal.
+    pub fn is_active(&self, h: &GoalHandle) -> bool {
+        self.shared.lock().active.as_deref() == Some(h.id.id.as_str())
+    }
+
+    /// Publishes feedback for `h`.
+    pub fn publish_feedback(&self, h: &GoalHandle, feedback: A::Feedback) {
+        let mut st = self.shared.lock();
+        let Some(g) = st.find(&h.id.id) else { return };
+        let msg = A::wrap_feedback(header_now(), g.status.clone(), feedback);
+        if let Err(e) = self.shared.feedback_pub.send(msg) {
+            tracing::warn!("cannot publish feedback: {e}");
+        }
+    }
+
+    /// Ends `h` as SUCCEEDED.
+    pub fn succeed(&self, h: &GoalHandle, result: A::Result, text: &str) {
+        self.end(h, status::SUCCEEDED, text, result);
+    }
+
+    /// Ends `h` as ABORTED with a reason.
+    pub fn abort(&self, h: &GoalHandle, result: A::Result, text: &str) {
+        self.end(h, status::ABORTED, text, result);
+    }
+
+    /// Ends `h` as PREEMPTED (after a cancel request).
+    pub fn preempt(&self, h: &GoalHandle, result: A::Result, text: &str) {
+        self.end(h, status::PREEMPTED, text, result);
+    }
+
+    fn end(&self, h: &GoalHandle, to: u8, text: &str, result: A::Result) {
+        let s = &self.shared;
+        let mut st = s.lock();
+        if st.active.as_deref() == Some(h.id.id.as_str()) {
+            st.active = None;
+        }
+        s.finish(&mut st, &h.id.id, to, text, result);
+    }
+}
+
+impl<A: Action> Drop for ActionServer<A> {
+    fn drop(&mut self) {
+        self.shared.running.store(false, Ordering::Relaxed);
+    }
+}
+
+impl<A: Action> ServerShared<A> {
+    fn lock(&self) -> MutexGuard<'_, ServerState<A>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn receive_goal(&self, g: A::ActionGoal) {
+        let (_, mut id, goal) = A::unwrap_goal(g);
+        if id.id.is_empty() {
+            id.id = format!(
+                "{}-{}",
+                rosrust::name(),
+                self.ids.fetch_add(1, Ordering::Relaxed)
+            );
+        }
+        if id.stamp.sec == 0 && id.stamp.nsec == 0 {
+            id.stamp = crate::time::to_ros(crate::time::now());
+        }
+        let mut st = self.lock();
+        if st.find(&id.id).is_some() {
+            tracing::warn!("goal {} received twice; ignoring the repeat", id.id);
+            return;
+        }
+        if let Some(old) = st.pending.take() {
+            self.finish(
+                &mut st,
+                &old,
+                status::RECALLED,
+                "replaced by a newer goal",
+                A::Result::default(),
+            );
+        }
+        let key = id.id.clone();
+        let status = GoalStatus {
+            goal_id: id,
+            status: status::PENDING,
+            text: String::new(),
+        };
+        st.goals.push(Tracked {
+            status,
+            goal: Some(goal),
+            finished_at: None,
+        });
+        st.pending = Some(key);
+        self.publish_status(&mut st);
+    }
+
+    fn receive_cancel(&self, c: &GoalID) {
+        let mut st = self.lock();
+        let mut recalled = Vec::new();
+        for g in st
+            .goals
+            .iter_mut()
+            .filter(|g| cancel_matches(c, &g.status.goal_id))
+        {
+            match g.status.status {
+                status::PENDING => recalled.push(g.status.goal_id.id.clone()),
+                status::ACTIVE => g.status.status = status::PREEMPTING,
+                _ => {}
+            }
+        }
+        for id in recalled {
+            if st.pending.as_deref() == Some(id.as_str()) {
+                st.pending = None;
+            }
+            self.finish(
+                &mut st,
+                &id,
+                status::RECALLED,
+                "cancelled before it started",
+                A::Result::default(),
+            );
+        }
+        self.publish_status(&mut st);
+    }
+
+    /// Moves goal `id` to terminal status `to` and publishes its result and the status.
+    fn finish(&self, st: &mut ServerState<A>, id: &str, to: u8, text: &str, result: A::Result) {
+        let Some(g) = st.find(id) else { return };
+        if status::is_terminal(g.status.status) {
+            return;
+        }
+        g.status.status = to;
+        g.status.text = text.to_owned();
+        g.goal = None;
+        g.finished_at = Some(Instant::now());
+        let msg = A::wrap_result(header_now(), g.status.clone(), result);
+        if let Err(e) = self.result_pub.send(msg) {
+            tracing::warn!("cannot publish result: {e}");
+        }
+        self.publish_status(st);
+    }
+
+    fn publish_status(&self, st: &mut ServerState<A>) {
+        if let Err(e) = self.status_pub.send(st.status_array()) {
+            tracing::warn!("cannot publish status: {e}");
+        }
+    }
+}
+
+/// What a client hears about its goals.
+#[derive(Debug)]
+pub enum ClientEvent<A: Action> {
+    /// Feedback for goal `id`.
+    Feedback {
+        /// Goal id.
+        id: String,
+        /// The feedback.
+        feedback: A::Feedback,
+    },
+    /// Goal `id` ended with `status`.
+    Done {
+        /// Goal id.
+        id: String,
+        /// Terminal status (see [`status`]).
+        status: u8,
+        /// The server's text.
+        text: String,
+        /// The result.
+        result: A::Result,
+    },
+}
+
+struct ClientShared {
+    /// Ids of the goals this client sent.
+    mine: Mutex<HashSet<String>>,
+    /// Latest status of each of our goals.
+    statuses: Mutex<Vec<GoalStatus>>,
+    status_seen: AtomicBool,
+}
+
+/// An action client.
+pub struct ActionClient<A: Action> {
+    goal_pub: rosrust::Publisher<A::ActionGoal>,
+    cancel_pub: rosrust::Publisher<GoalID>,
+    shared: Arc<ClientShared>,
+    events: Mutex<mpsc::Receiver<ClientEvent<A>>>,
+    _subs: Vec<rosrust::Subscriber>,
+    counter: AtomicU64,
+}
+
+impl<A: Action> ActionClient<A> {
+    /// Connects to the action at `ns`.
+    pub fn new(ns: &str) -> Result<Self, RosError> {
+        let shared = Arc::new(ClientShared {
+            mine: Mutex::default(),
+            statuses: Mutex::default(),
+            status_seen: AtomicBool::new(false),
+        });
+        let (tx, rx) = mpsc::channel();
+        let (s1, s2, s3) = (shared.clone(), shared.clone(), shared.clone());
+        let tx2 = tx.clone();
+        let status_sub =
+            rosrust::subscribe(&format!("{ns}/status"), 50, move |m: GoalStatusArray| {
+                s1.status_seen.store(true, Ordering::Relaxed);
+                let mine = s1.mine.lock().unwrap_or_else(|e| e.into_inner());
+                let ours = m
+                    .status_list
+                    .into_iter()
+                    .filter(|g| mine.contains(&g.goal_id.id))
+                    .collect();
+                *s1.statuses.lock().unwrap_or_else(|e| e.into_inner()) = ours;
+            })?;
+        let feedback_sub = rosrust::subscribe(
+            &format!("{ns}/feedback"),
+            50,
+            move |m: A::ActionFeedback| {
+                let (_, st, feedback) = A::unwrap_feedback(m);
+                if s2
+                    .mine
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&st.goal_id.id)
+                {
+                    let _ = tx.send(ClientEvent::Feedback {
+                        id: st.goal_id.id,
+                        feedback,
+                    });
+                }
+            },
+        )?;
+        let result_sub =
+            rosrust::subscribe(&format!("{ns}/result"), 50, move |m: A::ActionResult| {
+                let (_, st, result) = A::unwrap_result(m);
+                if s3
+                    .mine
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&st.goal_id.id)
+                {
+                    let _ = tx2.send(ClientEvent::Done {
+                        id: st.goal_id.id,
+                        status: st.status,
+                        text: st.text,
+                        result,
+                    });
+                }
+            })?;
+        Ok(ActionClient {
+            goal_pub: rosrust::publish(&format!("{ns}/goal"), 50)?,
+            cancel_pub: rosrust::publish(&format!("{ns}/cancel"), 50)?,
+            shared,
+            events: Mutex::new(rx),
+            _subs: vec![status_sub, feedback_sub, result_sub],
+            counter: AtomicU64::new(0),
+        })
+    }
+
+    /// Waits (bounded) until a server subscribes to our goal and cancel topics and its
+    /// status heartbeat reaches us.
+    pub fn wait_for_server(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.is_server_connected() {
+                return true;
+            }
+            if Instant::now() >= deadline || !rosrust::is_ok() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// True when a server is connected (see [`ActionClient::wait_for_server`]).
+    pub fn is_server_connected(&self) -> bool {
+        self.goal_pub.subscriber_count() > 0
+            && self.cancel_pub.subscriber_count() > 0
+            && self.shared.status_seen.load(Ordering::Relaxed)
+    }
+
+    /// Sends a goal; returns its id.
+    pub fn send_goal(&self, goal: A::Goal) -> Result<String, RosError> {
+        let now = crate::time::to_ros(crate::time::now());
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{}-{n}-{}.{:09}", rosrust::name(), now.sec, now.nsec);
+        self.shared
+            .mine
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone());
+        let goal_id = GoalID {
+            stamp: now,
+            id: id.clone(),
+        };
+        self.goal_pub
+            .send(A::wrap_goal(header_now(), goal_id, goal))?;
+        Ok(id)
+    }
+
+    /// Requests cancellation of goal `id`.
+    pub fn cancel(&self, id: &str) -> Result<(), RosError> {
+        Ok(self.cancel_pub.send(GoalID {
+            stamp: rosrust::Time::default(),
+            id: id.to_owned(),
+        })?)
+    }
+
+    /// Requests cancellation of every goal on the server.
+    pub fn cancel_all(&self) -> Result<(), RosError> {
+        Ok(self.cancel_pub.send(GoalID::default())?)
+    }
+
+    /// The latest status the server reported for goal `id`.
+    pub fn status_of(&self, id: &str) -> Option<u8> {
+        let st = self
+            .shared
+            .statuses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        st.iter().find(|g| g.goal_id.id == id).map(|g| g.status)
+    }
+
+    /// The next event, waiting at most `timeout`.
+    pub fn next_event(&self, timeout: Duration) -> Option<ClientEvent<A>> {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .recv_timeout(timeout)
+            .ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(id: &str, sec: u32) -> GoalID {
+        GoalID {
+            stamp: rosrust::Time { sec, nsec: 0 },
+            id: id.into(),
+        }
+    }
+
+    #[test]
+    fn cancel_all_matches_everything() {
+        assert!(cancel_matches(&GoalID::default(), &id("a", 5)));
+    }
+
+    #[test]
+    fn cancel_by_id_matches_only_that_goal() {
+        assert!(cancel_matches(&id("a", 0), &id("a", 5)));
+        assert!(!cancel_matches(&id("a", 0), &id("b", 5)));
+    }
+
+    #[test]
+    fn cancel_by_stamp_matches_goals_at_or_before_it() {
+        assert!(cancel_matches(&id("", 5), &id("a", 5)));
+        assert!(cancel_matches(&id("", 5), &id("a", 4)));
+        assert!(!cancel_matches(&id("", 5), &id("a", 6)));
+    }
+
+    #[test]
+    fn terminal_statuses() {
+        for s in [
+            status::PREEMPTED,
+            status::SUCCEEDED,
+            status::ABORTED,
+            status::REJECTED,
+            status::RECALLED,
+            status::LOST,
+        ] {
+            assert!(status::is_terminal(s), "{}", status::name(s));
+        }
+        for s in [
+            status::PENDING,
+            status::ACTIVE,
+            status::PREEMPTING,
+            status::RECALLING,
+        ] {
+            assert!(!status::is_terminal(s), "{}", status::name(s));
+        }
+    }
+}
