@@ -8,7 +8,10 @@
 //!   raw speed (infinite at standstill) and no clamp; "done" when the nearest waypoint is
 //!   the last one.
 
+use gem_core::control::closed_loop::{Steerer, Step};
 use gem_core::geometry::{wrap_angle, Pose};
+use gem_core::time::Time;
+use gem_core::vehicle::kinematic::VehicleState;
 
 /// Output of a baseline law: steering (unclamped), speed, nearest index, done.
 pub struct BaselineCommand {
@@ -93,6 +96,18 @@ impl BaselineController {
             speed_mps: if done { 0.0 } else { self.speed },
             index,
             done,
+        }
+    }
+}
+
+impl Steerer for BaselineController {
+    fn step(&mut self, state: &VehicleState, _now: Time) -> Step {
+        let c = self.update(state.pose, state.speed_mps);
+        Step {
+            steering_rad: c.steering_rad,
+            speed_mps: c.speed_mps,
+            done: c.done,
+            index: c.index,
         }
     }
 }

@@ -3,14 +3,14 @@
 //! a 0.2 s steering lag. Prints one table and writes one SVG per run.
 
 use crate::baseline::{Baseline, BaselineController};
+use gem_core::control::closed_loop::{self, LoopSettings, Steerer, TrackingStats};
 use gem_core::control::path::Path;
 use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
-use gem_core::time::Time;
-use gem_core::vehicle::kinematic::{DriveCommand, KinematicModel, VehicleParams};
+use gem_core::vehicle::kinematic::VehicleParams;
 use std::f64::consts::TAU;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -118,11 +118,7 @@ pub struct RunResult {
     pub controller: &'static str,
     pub speed_mps: f64,
     pub actuators: &'static str,
-    pub converge_m: Option<f64>,
-    pub rms_after: f64,
-    pub max_after: f64,
-    pub rms_all: f64,
-    pub max_all: f64,
+    pub stats: TrackingStats,
     pub time_s: f64,
     pub done_index: Option<usize>,
     pub last_index: usize,
@@ -133,21 +129,6 @@ pub struct RunResult {
     pub trajectory: Vec<Point>,
 }
 
-/// Measures cross-track error of the true pose against the path, with its own progress
-/// (windowed, like the trackers) so every controller is measured the same way.
-struct Meter {
-    path: Path,
-    s: f64,
-}
-
-impl Meter {
-    fn cross_track(&mut self, p: Point) -> f64 {
-        let proj = self.path.project(p, self.s - 1.0, self.s + 5.0);
-        self.s = self.s.max(proj.s);
-        proj.cross_track_m
-    }
-}
-
 /// Drives one run to completion or timeout.
 pub fn run(
     sc: &Scenario,
@@ -156,110 +137,46 @@ pub fn run(
     actuators: Actuators,
 ) -> RunResult {
     let points: Vec<Point> = sc.waypoints.iter().map(|w| w.point()).collect();
-    let t0 = Time::from_secs_f64(1.0);
-    let mut model = KinematicModel::new(actuators.params(), sc.start, t0);
-    let mut ours = match controller {
-        Controller::Original(_) => None,
-        _ => Some(
+    let path = Path::new(&points, 0.05).expect("valid path");
+    let settings = LoopSettings {
+        physics_dt: PHYSICS_DT,
+        control_every: CONTROL_EVERY,
+        time_limit_s: 3.0 * path.length() / speed_mps + 60.0,
+    };
+    let mut steerer: Box<dyn Steerer> = match controller {
+        Controller::Original(b) => {
+            Box::new(BaselineController::new(b, sc.waypoints.clone(), speed_mps))
+        }
+        _ => Box::new(
             Tracker::new(&points, 0, tracker_config(controller, speed_mps, actuators))
                 .expect("valid path"),
         ),
     };
-    let mut orig = match controller {
-        Controller::Original(b) => {
-            Some(BaselineController::new(b, sc.waypoints.clone(), speed_mps))
-        }
-        _ => None,
-    };
-    let path = Path::new(&points, 0.05).expect("valid path");
-    let limit_s = 3.0 * path.length() / speed_mps + 60.0;
-    let mut meter = Meter { path, s: 0.0 };
-    let (mut driven, mut max_steer) = (0.0, 0.0f64);
-    let mut done_index = None;
-    let mut cte = Vec::new();
-    let mut trajectory = Vec::new();
-    let mut step = 0usize;
-    while model.now().saturating_since(t0).as_secs_f64() < limit_s {
-        let state = model.state();
-        if step.is_multiple_of(CONTROL_EVERY) {
-            let (steer, speed, done, index) = match (&mut ours, &mut orig) {
-                (Some(tr), _) => {
-                    let c = tr
-                        .update(state.pose, state.speed_mps, model.now())
-                        .expect("finite pose");
-                    (c.steering_rad, c.speed_mps, c.done, c.target_index)
-                }
-                (None, Some(b)) => {
-                    let c = b.update(state.pose, state.speed_mps);
-
-                    (c.steering_rad, c.speed_mps, c.done, c.index)
-                }
-                (None, None) => unreachable!("one controller is set"),
-            };
-            if steer.is_finite() {
-                max_steer = max_steer.max(steer.abs());
-            } else {
-                max_steer = f64::INFINITY;
-            }
-            cte.push((driven, meter.cross_track(state.pose.point())));
-            trajectory.push(state.pose.point());
-            if done {
-                done_index = Some(index);
-                break;
-            }
-            model.command(DriveCommand {
-                steering_rad: steer,
-                speed_mps: speed,
-            });
-        }
-        model.step(PHYSICS_DT);
-        driven += model.state().speed_mps * PHYSICS_DT.as_secs_f64();
-        step += 1;
-    }
-    let converge_m = cte
+    let trace = closed_loop::run(
+        path,
+        sc.start,
+        actuators.params(),
+        steerer.as_mut(),
+        &settings,
+    );
+    let cte: Vec<(f64, f64)> = trace
+        .samples
         .iter()
-        .find(|(_, e)| e.abs() <= CONVERGED_M)
-        .map(|(d, _)| *d);
-    let after: Vec<f64> = match converge_m {
-        Some(d0) => cte
-            .iter()
-            .filter(|(d, _)| *d >= d0)
-            .map(|(_, e)| *e)
-            .collect(),
-        None => Vec::new(),
-    };
-    let all: Vec<f64> = cte.iter().map(|(_, e)| *e).collect();
+        .map(|s| (s.driven_m, s.cross_track_m))
+        .collect();
     RunResult {
         scenario: sc.name,
         controller: controller.label(),
         speed_mps,
         actuators: actuators.label(),
-        converge_m,
-        rms_after: rms(&after),
-        max_after: max_abs(&after),
-        rms_all: rms(&all),
-        max_all: max_abs(&all),
-        time_s: model.now().saturating_since(t0).as_secs_f64(),
-        done_index,
+        stats: closed_loop::stats(&cte, CONVERGED_M),
+        time_s: trace.time_s,
+        done_index: trace.done_index,
         last_index: sc.waypoints.len() - 1,
-        max_steer,
+        max_steer: trace.max_steer_rad,
+        trajectory: trace.samples.iter().map(|s| s.position).collect(),
         cte,
-        trajectory,
     }
-}
-
-fn rms(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    (v.iter().map(|e| e * e).sum::<f64>() / v.len() as f64).sqrt()
-}
-
-fn max_abs(v: &[f64]) -> f64 {
-    v.iter().fold(
-        f64::NAN,
-        |m, e| if m.is_nan() { e.abs() } else { m.max(e.abs()) },
-    )
 }
 
 /// Waypoints with headings from consecutive points (the last repeats the previous).
@@ -483,11 +400,13 @@ fn print_row(r: &RunResult) {
         r.controller,
         r.speed_mps,
         r.actuators,
-        r.converge_m.map_or("never".into(), |d| format!("{d:.1}")),
-        f(r.rms_after),
-        f(r.max_after),
-        f(r.rms_all),
-        f(r.max_all),
+        r.stats
+            .converge_m
+            .map_or("never".into(), |d| format!("{d:.1}")),
+        f(r.stats.rms_after_m),
+        f(r.stats.max_after_m),
+        f(r.stats.rms_all_m),
+        f(r.stats.max_all_m),
         r.time_s,
         done,
         steer

@@ -580,6 +580,7 @@ impl<A: Action> ActionClient<A> {
     pub fn is_server_connected(&self) -> bool {
         self.goal_pub.subscriber_count() > 0
             && self.cancel_pub.subscriber_count() > 0
+            && self._subs.iter().all(|s| s.publisher_count() > 0)
             && self.shared.status_seen.load(Ordering::Relaxed)
     }
 

@@ -1,6 +1,7 @@
 //! Path tracking: the path and progress along it, two control laws, the speed profile,
 //! and the tracker that puts them together for a goal.
 
+pub mod closed_loop;
 pub mod path;
 pub mod pure_pursuit;
 pub mod speed;

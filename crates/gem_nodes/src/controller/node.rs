@@ -184,6 +184,11 @@ impl Controller {
             }
             Ok(cmd) if cmd.done => {
                 tracing::info!("goal {} reached", active.handle.id.id);
+                let feedback = NavigateWaypointsFeedback {
+                    target_index: cmd.target_index as u64,
+                    progress: 1.0,
+                };
+                self.server.publish_feedback(&active.handle, feedback);
                 self.end(|s, h| {
                     s.succeed(
                         h,

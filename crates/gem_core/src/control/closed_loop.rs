@@ -1,0 +1,239 @@
+//! Closed-loop runs of a controller on the vehicle model, and tracking statistics.
+//!
+//! Shared by the `track` benchmark and the end-to-end lap test, so the figure a ROS run is
+//! compared with comes from exactly the same measurement: cross-track error of the true
+//! rear axle, projected with its own windowed progress ([`CrossTrackMeter`]) so every
+//! controller, including ones that track a different point, is measured alike.
+
+use super::path::Path;
+use super::tracker::Tracker;
+use crate::geometry::{Point, Pose};
+use crate::time::Time;
+use crate::vehicle::kinematic::{DriveCommand, KinematicModel, VehicleParams, VehicleState};
+use std::time::Duration;
+
+/// What a controller answers at one control step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step {
+    /// Steering, rad (may be unclamped or non-finite for a baseline).
+    pub steering_rad: f64,
+    /// Speed, m/s.
+    pub speed_mps: f64,
+    /// The controller considers the goal reached.
+    pub done: bool,
+    /// The waypoint index it reports.
+    pub index: usize,
+}
+
+/// Anything that can drive the model.
+pub trait Steerer {
+    /// The command for `state` at `now`.
+    fn step(&mut self, state: &VehicleState, now: Time) -> Step;
+}
+
+impl Steerer for Tracker {
+    fn step(&mut self, state: &VehicleState, now: Time) -> Step {
+        match self.update(state.pose, state.speed_mps, now) {
+            Ok(c) => Step {
+                steering_rad: c.steering_rad,
+                speed_mps: c.speed_mps,
+                done: c.done,
+                index: c.target_index,
+            },
+            Err(_) => Step {
+                steering_rad: 0.0,
+                speed_mps: 0.0,
+                done: true,
+                index: 0,
+            },
+        }
+    }
+}
+
+/// Cross-track error of a point against a path, following the point's progress.
+pub struct CrossTrackMeter {
+    path: Path,
+    s: f64,
+}
+
+impl CrossTrackMeter {
+    /// A meter on `path`, starting at its beginning.
+    pub fn new(path: Path) -> Self {
+        CrossTrackMeter { path, s: 0.0 }
+    }
+
+    /// Signed cross-track error of `p` (+ left), m.
+    pub fn measure(&mut self, p: Point) -> f64 {
+        let proj = self.path.project(p, self.s - 1.0, self.s + 5.0);
+        self.s = self.s.max(proj.s);
+        proj.cross_track_m
+    }
+}
+
+/// One recorded control step.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample {
+    /// Distance driven so far, m.
+    pub driven_m: f64,
+    /// Rear-axle position.
+    pub position: Point,
+    /// Cross-track error, m.
+    pub cross_track_m: f64,
+}
+
+/// A whole run.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    /// One sample per control step.
+    pub samples: Vec<Sample>,
+    /// The index reported with `done`, if the controller finished.
+    pub done_index: Option<usize>,
+    /// Largest |steering| commanded (infinite if a command was not finite).
+    pub max_steer_rad: f64,
+    /// Simulated duration, s.
+    pub time_s: f64,
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct LoopSettings {
+    /// Physics step.
+    pub physics_dt: Duration,
+    /// Physics steps per control step.
+    pub control_every: usize,
+    /// Give up after this much simulated time, s.
+    pub time_limit_s: f64,
+}
+
+/// Drives `steerer` on a model with `params` from `start` until done or the time limit.
+pub fn run(
+    path: Path,
+    start: Pose,
+    params: VehicleParams,
+    steerer: &mut dyn Steerer,
+    cfg: &LoopSettings,
+) -> Trace {
+    let t0 = Time::from_secs_f64(1.0);
+    let mut model = KinematicModel::new(params, start, t0);
+    let mut meter = CrossTrackMeter::new(path);
+    let mut trace = Trace {
+        samples: Vec::new(),
+        done_index: None,
+        max_steer_rad: 0.0,
+        time_s: 0.0,
+    };
+    let (mut driven, mut step) = (0.0, 0usize);
+    while model.now().saturating_since(t0).as_secs_f64() < cfg.time_limit_s {
+        let state = model.state();
+        if step.is_multiple_of(cfg.control_every) {
+            let c = steerer.step(&state, model.now());
+            let steer = if c.steering_rad.is_finite() {
+                c.steering_rad.abs()
+            } else {
+                f64::INFINITY
+            };
+            trace.max_steer_rad = trace.max_steer_rad.max(steer);
+            let position = state.pose.point();
+            trace.samples.push(Sample {
+                driven_m: driven,
+                position,
+                cross_track_m: meter.measure(position),
+            });
+            if c.done {
+                trace.done_index = Some(c.index);
+                break;
+            }
+            model.command(DriveCommand {
+                steering_rad: c.steering_rad,
+                speed_mps: c.speed_mps,
+            });
+        }
+        model.step(cfg.physics_dt);
+        driven += model.state().speed_mps * cfg.physics_dt.as_secs_f64();
+        step += 1;
+    }
+    trace.time_s = model.now().saturating_since(t0).as_secs_f64();
+    trace
+}
+
+/// Tracking figures of a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrackingStats {
+    /// Distance driven until |error| first dropped to `converged_m`, if it did.
+    pub converge_m: Option<f64>,
+    /// RMS error from convergence on (NaN if never converged), m.
+    pub rms_after_m: f64,
+    /// Max |error| from convergence on, m.
+    pub max_after_m: f64,
+    /// RMS error over the whole run, m.
+    pub rms_all_m: f64,
+    /// Max |error| over the whole run, m.
+    pub max_all_m: f64,
+}
+
+/// Statistics of `(driven, error)` samples; converged once |error| ≤ `converged_m`.
+pub fn stats(samples: &[(f64, f64)], converged_m: f64) -> TrackingStats {
+    let converge_m = samples
+        .iter()
+        .find(|(_, e)| e.abs() <= converged_m)
+        .map(|(d, _)| *d);
+    let after: Vec<f64> = match converge_m {
+        Some(d0) => samples
+            .iter()
+            .filter(|(d, _)| *d >= d0)
+            .map(|(_, e)| *e)
+            .collect(),
+        None => Vec::new(),
+    };
+    let all: Vec<f64> = samples.iter().map(|(_, e)| *e).collect();
+    TrackingStats {
+        converge_m,
+        rms_after_m: rms(&after),
+        max_after_m: max_abs(&after),
+        rms_all_m: rms(&all),
+        max_all_m: max_abs(&all),
+    }
+}
+
+fn rms(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    (v.iter().map(|e| e * e).sum::<f64>() / v.len() as f64).sqrt()
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().map(|e| e.abs()).fold(f64::NAN, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_count_from_the_first_converged_sample() {
+        let s = stats(
+            &[(0.0, 2.0), (1.0, 0.5), (2.0, 0.05), (3.0, -0.1), (4.0, 0.0)],
+            0.1,
+        );
+        assert_eq!(s.converge_m, Some(2.0));
+        assert!((s.max_after_m - 0.1).abs() < 1e-12);
+        assert!((s.rms_after_m - ((0.0025 + 0.01) / 3.0f64).sqrt()).abs() < 1e-12);
+        assert_eq!(s.max_all_m, 2.0);
+    }
+
+    #[test]
+    fn never_converged_has_no_after_figures() {
+        let s = stats(&[(0.0, 2.0), (1.0, 1.5)], 0.1);
+        assert_eq!(s.converge_m, None);
+        assert!(s.rms_after_m.is_nan() && s.max_after_m.is_nan());
+    }
+
+    #[test]
+    fn meter_follows_progress_on_a_line() {
+        let pts: Vec<Point> = (0..20).map(|i| Point::new(i as f64, 0.0)).collect();
+        let mut m = CrossTrackMeter::new(Path::new(&pts, 0.05).unwrap());
+        assert!((m.measure(Point::new(0.5, 0.3)) - 0.3).abs() < 1e-12);
+        assert!((m.measure(Point::new(3.0, -0.2)) + 0.2).abs() < 1e-12);
+    }
+}

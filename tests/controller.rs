@@ -1,0 +1,495 @@
+//! The controller nodes and `gem_sim` against a real master: Debian's Python actionlib on
+//! both sides of our actionlib code, preemption and resume, bad goals, a dying simulator,
+//! the safety gate, and a full lap of the GEM track driven through ROS.
+
+use gem_core::control::closed_loop::{self, CrossTrackMeter, LoopSettings};
+use gem_core::control::path::Path;
+use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
+use gem_core::geometry::{Point, Pose};
+use gem_core::vehicle::kinematic::VehicleParams;
+use gem_e2e::{cli, cli_background, repo_root, ros, wait_until, Collector, NodeProc, RosGuard};
+use gem_msgs::ackermann_msgs::AckermannDrive;
+use gem_msgs::gazebo_msgs::ModelStates;
+use gem_msgs::gem_controller_action::{NavigateWaypointsFeedback, NavigateWaypointsGoal};
+use gem_msgs::gem_state_msgs::SystemStateStamped;
+use gem_msgs::geometry_msgs::Pose2D;
+use gem_ros::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+const T: Duration = Duration::from_secs(30);
+
+fn fresh_ns() -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("/ctl{}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// gem_sim (owning /clock at `speedup`, or on wall time when `speedup` is None) and a
+/// controller, in a fresh namespace.
+struct Stack {
+    ns: String,
+    sim: NodeProc,
+    controller: NodeProc,
+}
+
+impl Stack {
+    fn start(
+        ros: &RosGuard,
+        controller: &str,
+        speedup: Option<f64>,
+        extra: &[(&str, &str)],
+    ) -> Stack {
+        let ns = fresh_ns();
+        ros.set_sim_time(speedup.is_some());
+        let mut sim = ros.node("gem_sim").arg(&format!("__ns:={ns}"));
+        if let Some(x) = speedup {
+            sim = sim.param("publish_clock", true).param("speedup", x);
+        }
+        let sim = sim.spawn();
+        let mut c = ros.node(controller).arg(&format!("__ns:={ns}"));
+        for (k, v) in extra {
+            c = c.param(k, v);
+        }
+        Stack {
+            ns,
+            sim,
+            controller: c.spawn(),
+        }
+    }
+
+    fn topic(&self, name: &str) -> String {
+        format!("{}/{name}", self.ns)
+    }
+
+    fn client(&self) -> ActionClient<NavigateWaypoints> {
+        let client =
+            ActionClient::<NavigateWaypoints>::new(&self.topic("navigate_waypoints")).unwrap();
+        assert!(
+            client.wait_for_server(T),
+            "no action server\n{}",
+            self.output()
+        );
+        client
+    }
+
+    fn output(&self) -> String {
+        format!(
+            "--- sim ---\n{}\n--- controller ---\n{}",
+            self.sim.output(),
+            self.controller.output()
+        )
+    }
+}
+
+fn line(n: usize, spacing: f64) -> Vec<Pose2D> {
+    (0..n)
+        .map(|i| Pose2D {
+            x: i as f64 * spacing,
+            y: 0.0,
+            theta: 0.0,
+        })
+        .collect()
+}
+
+fn goal(waypoints: Vec<Pose2D>, start_index: u64) -> NavigateWaypointsGoal {
+    NavigateWaypointsGoal {
+        waypoints,
+        start_index,
+    }
+}
+
+/// Waits for goal `id` to end; returns (status, text, feedback seen).
+fn wait_done(
+    client: &ActionClient<NavigateWaypoints>,
+    id: &str,
+    timeout: Duration,
+) -> (u8, String, Vec<NavigateWaypointsFeedback>) {
+    let deadline = Instant::now() + timeout;
+    let mut feedback = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match client.next_event(left) {
+            Some(ClientEvent::Feedback {
+                id: fid,
+                feedback: f,
+            }) if fid == id => feedback.push(f),
+            Some(ClientEvent::Done {
+                id: did,
+                status,
+                text,
+                ..
+            }) if did == id => return (status, text, feedback),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    panic!("goal {id} did not end within {timeout:?}");
+}
+
+#[test]
+fn python_simple_action_client_reaches_a_short_path() {
+    let ros = ros();
+    let stack = Stack::start(&ros, "pure_pursuit", Some(10.0), &[]);
+    let ns = stack.topic("navigate_waypoints");
+    let script = repo_root().join("tests/py/nav_client.py");
+    let out = cli(
+        "/usr/bin/python3",
+        &[
+            script.to_str().unwrap(),
+            &ns,
+            "0,0",
+            "5,0",
+            "10,1",
+            "15,3",
+            "20,6",
+            "--timeout",
+            "40",
+        ],
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("state SUCCEEDED") && stdout.contains("result True"),
+        "{stdout}\n{}",
+        stack.output()
+    );
+    let feedback: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("feedback "))
+        .collect();
+    assert!(feedback.len() > 5, "{stdout}");
+    let indices: Vec<u64> = feedback
+        .iter()
+        .map(|l| l.split(' ').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        indices.windows(2).all(|w| w[0] <= w[1]),
+        "target_index never goes back: {indices:?}"
+    );
+}
+
+#[test]
+fn preempted_goal_stops_the_car_and_resumes_forward_from_the_feedback_index() {
+    let ros = ros();
+    let stack = Stack::start(&ros, "stanley", Some(10.0), &[]);
+    let cmds = Collector::<AckermannDrive>::new(&stack.topic("gem/ackermann_cmd"));
+    let states = Collector::<ModelStates>::new(&stack.topic("gazebo/model_states"));
+    let client = stack.client();
+    let path = line(61, 1.0);
+    let id = client.send_goal(goal(path.clone(), 0)).unwrap();
+    let mut last_target = 0;
+    while last_target < 20 {
+        match client.next_event(T) {
+            Some(ClientEvent::Feedback { feedback, .. }) => last_target = feedback.target_index,
+            Some(ClientEvent::Done {
+                status: s, text, ..
+            }) => panic!("ended {} ({text})\n{}", status::name(s), stack.output()),
+            None => panic!("no feedback\n{}", stack.output()),
+        }
+    }
+    client.cancel(&id).unwrap();
+    let (st, _, fb) = wait_done(&client, &id, T);
+    assert_eq!(status::name(st), "PREEMPTED");
+    if let Some(f) = fb.last() {
+        last_target = f.target_index;
+    }
+    assert!(
+        cmds.wait_latest(T, |c| c.speed == 0.0).is_some(),
+        "no zero command after the preemption"
+    );
+    let x_at_stop = states.last().unwrap().pose[0].position.x;
+    let id2 = client.send_goal(goal(path, last_target)).unwrap();
+    let (st2, text2, fb2) = wait_done(&client, &id2, Duration::from_secs(60));
+    assert_eq!(
+        status::name(st2),
+        "SUCCEEDED",
+        "{text2}\n{}",
+        stack.output()
+    );
+    assert!(
+        fb2[0].target_index >= last_target,
+        "resumed at {} < {last_target}",
+        fb2[0].target_index
+    );
+    let min_x = states
+        .all()
+        .iter()
+        .filter_map(|m| m.pose.first().map(|p| p.position.x))
+        .skip_while(|x| *x < x_at_stop - 0.01)
+        .fold(f64::MAX, f64::min);
+    assert!(
+        min_x >= x_at_stop - 0.5,
+        "the car drove back from {x_at_stop} to {min_x}"
+    );
+    assert_eq!(cmds.last().unwrap().speed, 0.0, "zero command at the end");
+}
+
+#[test]
+fn bad_goals_are_aborted_with_a_reason_and_a_zero_command() {
+    let ros = ros();
+    let stack = Stack::start(&ros, "pure_pursuit", Some(10.0), &[]);
+    let client = stack.client();
+    let nan = vec![
+        Pose2D {
+            x: 0.0,
+            y: 0.0,
+            theta: 0.0,
+        },
+        Pose2D {
+            x: f64::NAN,
+            y: 1.0,
+            theta: 0.0,
+        },
+    ];
+    let same = vec![
+        Pose2D {
+            x: 2.0,
+            y: 2.0,
+            theta: 0.0
+        };
+        3
+    ];
+    let cases = [
+        ("empty", goal(vec![], 0), "no waypoints"),
+        ("single point", goal(line(1, 1.0), 0), "nothing to follow"),
+        ("identical points", goal(same, 0), "nothing to follow"),
+        (
+            "start_index past the end",
+            goal(line(5, 1.0), 5),
+            "start_index 5 is out of range",
+        ),
+        ("NaN waypoint", goal(nan, 0), "waypoint 1 is not finite"),
+    ];
+    for (what, g, reason) in cases {
+        let id = client.send_goal(g).unwrap();
+        let (st, text, _) = wait_done(&client, &id, T);
+        assert_eq!(status::name(st), "ABORTED", "{what}");
+        assert!(text.contains(reason), "{what}: {text}");
+    }
+    // The node survived all of them and still drives a good goal.
+    let id = client.send_goal(goal(line(11, 1.0), 0)).unwrap();
+    let (st, text, _) = wait_done(&client, &id, T);
+    assert_eq!(status::name(st), "SUCCEEDED", "{text}\n{}", stack.output());
+}
+
+#[test]
+fn simulator_killed_mid_goal_aborts_with_a_zero_command_within_the_pose_timeout() {
+    let ros = ros();
+    let mut stack = Stack::start(&ros, "pure_pursuit", None, &[("pose_timeout_s", "0.5")]);
+    let cmds = Collector::<AckermannDrive>::new(&stack.topic("gem/ackermann_cmd"));
+    let client = stack.client();
+    let id = client.send_goal(goal(line(200, 1.0), 0)).unwrap();
+    assert!(
+        cmds.wait_for(T, |c| c.speed > 0.5).is_some(),
+        "the car never moved\n{}",
+        stack.output()
+    );
+    stack.sim.kill();
+    let killed = Instant::now();
+    let (st, text, _) = wait_done(&client, &id, T);
+    let took = killed.elapsed();
+    assert_eq!(status::name(st), "ABORTED", "{text}");
+    assert!(text.contains("no pose"), "{text}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "aborted {took:?} after the simulator died (timeout 0.5 s + one call)"
+    );
+    assert!(
+        cmds.wait_latest(T, |c| c.speed == 0.0).is_some(),
+        "no zero command"
+    );
+}
+
+#[test]
+fn system_state_error_zeroes_the_speed_at_once() {
+    let ros = ros();
+    let stack = Stack::start(&ros, "pure_pursuit", Some(5.0), &[]);
+    let cmds = Collector::<AckermannDrive>::new(&stack.topic("gem/ackermann_cmd"));
+    let state = rosrust::publish::<SystemStateStamped>(&stack.topic("system_state"), 10).unwrap();
+    assert!(wait_until(T, || state.subscriber_count() > 0));
+    let client = stack.client();
+    client.send_goal(goal(line(300, 1.0), 0)).unwrap();
+    assert!(
+        cmds.wait_for(T, |c| c.speed > 1.0).is_some(),
+        "the car never got going\n{}",
+        stack.output()
+    );
+    let before = cmds.len();
+    let error = SystemStateStamped {
+        error_code: SystemStateStamped::ERROR_ESTOP,
+        state: SystemStateStamped::STATE_ERROR,
+        ..Default::default()
+    };
+    state.send(error.clone()).unwrap();
+    assert!(
+        wait_until(T, || cmds.len() > before + 1),
+        "no commands after the error"
+    );
+    let after: Vec<f32> = cmds.all()[before..].iter().map(|c| c.speed).collect();
+    // The gate's zero is the first command after the error, or the second if a tick's
+    // command was already on the wire; from then on every command is zero while ERROR.
+    let first_zero = after
+        .iter()
+        .position(|s| *s == 0.0)
+        .expect("a zero command");
+    assert!(first_zero <= 1, "speeds after ERROR: {after:?}");
+    state.send(error).unwrap();
+    let n = cmds.len();
+    assert!(wait_until(T, || cmds.len() > n + 5));
+    assert!(
+        cmds.all()[before + first_zero..]
+            .iter()
+            .all(|c| c.speed == 0.0),
+        "a non-zero speed while ERROR"
+    );
+}
+
+#[test]
+fn rust_client_drives_a_python_simple_action_server() {
+    let _ros = ros();
+    let ns = format!("{}/py_nav", fresh_ns());
+    let script = repo_root().join("tests/py/nav_server.py");
+    let _server = cli_background("/usr/bin/python3", &[script.to_str().unwrap(), &ns]);
+    let client = ActionClient::<NavigateWaypoints>::new(&ns).unwrap();
+    assert!(client.wait_for_server(T), "Python server not found");
+    let id = client.send_goal(goal(line(4, 1.0), 7)).unwrap();
+    let (st, text, fb) = wait_done(&client, &id, T);
+    assert_eq!((status::name(st), text.as_str()), ("SUCCEEDED", "done"));
+    let targets: Vec<u64> = fb.iter().map(|f| f.target_index).collect();
+    // The first feedback can race the feedback connection (as for Python's own client).
+    assert!(
+        targets.ends_with(&[9, 10]) && targets.iter().all(|t| (7..=10).contains(t)),
+        "{targets:?}"
+    );
+    // A goal the Python server holds until cancelled.
+    let id = client
+        .send_goal(goal(
+            vec![Pose2D {
+                x: -1.0,
+                y: 0.0,
+                theta: 0.0,
+            }],
+            0,
+        ))
+        .unwrap();
+    assert!(
+        wait_until(T, || client.status_of(&id) == Some(status::ACTIVE)),
+        "never ACTIVE"
+    );
+    client.cancel(&id).unwrap();
+    let (st, _, _) = wait_done(&client, &id, T);
+    assert_eq!(status::name(st), "PREEMPTED");
+}
+
+/// The GEM track's waypoints (x, y) from the project's copy.
+fn gem_track() -> Vec<Pose2D> {
+    let text = std::fs::read_to_string(repo_root().join("launch/waypoints/gem_track.csv")).unwrap();
+    text.lines()
+        .map(|l| {
+            let f: Vec<f64> = l
+                .split(',')
+                .take(3)
+                .map(|v| v.trim().parse().unwrap())
+                .collect();
+            Pose2D {
+                x: f[0],
+                y: f[1],
+                theta: f[2],
+            }
+        })
+        .collect()
+}
+
+/// The core closed loop with the nodes' defaults on gem_sim's default vehicle: the
+/// figure the ROS lap is compared with.
+fn core_reference(law: Law, points: &[Point]) -> f64 {
+    let cfg = TrackerConfig {
+        law,
+        latency_s: 0.15,
+        ..Default::default()
+    };
+    let mut tracker = Tracker::new(points, 0, cfg).unwrap();
+    let settings = LoopSettings {
+        physics_dt: Duration::from_millis(10),
+        control_every: 5,
+        time_limit_s: 900.0,
+    };
+    let path = Path::new(points, 0.05).unwrap();
+    let trace = closed_loop::run(
+        path,
+        Pose::new(0.0, 0.0, 0.0),
+        VehicleParams::default(),
+        &mut tracker,
+        &settings,
+    );
+    let cte: Vec<(f64, f64)> = trace
+        .samples
+        .iter()
+        .map(|s| (s.driven_m, s.cross_track_m))
+        .collect();
+    closed_loop::stats(&cte, 0.1).rms_after_m
+}
+
+fn full_lap(controller: &str, law: Law) {
+    let ros = ros();
+    let track = gem_track();
+    let points: Vec<Point> = track.iter().map(|w| Point::new(w.x, w.y)).collect();
+    let stack = Stack::start(&ros, controller, Some(10.0), &[]);
+    let states = Collector::<ModelStates>::new(&stack.topic("gazebo/model_states"));
+    let client = stack.client();
+    let wall = Instant::now();
+    let id = client.send_goal(goal(track.clone(), 0)).unwrap();
+    let (st, text, fb) = wait_done(&client, &id, Duration::from_secs(120));
+    let wall_s = wall.elapsed().as_secs_f64();
+    assert_eq!(status::name(st), "SUCCEEDED", "{text}\n{}", stack.output());
+    // The final feedback (last index, progress 1) is published just before the result,
+    // on another connection: it may arrive after it.
+    let mut last_fb = fb.last().cloned().expect("feedback");
+    while last_fb.progress < 1.0 {
+        match client.next_event(T) {
+            Some(ClientEvent::Feedback { feedback, .. }) => last_fb = feedback,
+            _ => panic!("no final feedback after the result"),
+        }
+    }
+    assert_eq!(
+        last_fb.target_index,
+        track.len() as u64 - 1,
+        "completed at the last waypoint"
+    );
+    let end = states.last().expect("model states").pose[0]
+        .position
+        .clone();
+    let goal_point = points[points.len() - 1];
+    assert!(
+        Point::new(end.x, end.y).distance(goal_point) < 1.0,
+        "stopped at ({}, {}), goal {goal_point:?}",
+        end.x,
+        end.y
+    );
+    let mut meter = CrossTrackMeter::new(Path::new(&points, 0.05).unwrap());
+    let (mut driven, mut last) = (0.0, None::<Point>);
+    let mut cte = Vec::new();
+    for m in states.all() {
+        let Some(p) = m.pose.first() else { continue };
+        let here = Point::new(p.position.x, p.position.y);
+        driven += last.map_or(0.0, |l| l.distance(here));
+        last = Some(here);
+        cte.push((driven, meter.measure(here)));
+    }
+    let ros_rms = closed_loop::stats(&cte, 0.1).rms_after_m;
+    let core_rms = core_reference(law, &points);
+    eprintln!("{controller}: full GEM lap through ROS in {wall_s:.1} s wall (10× sim), {driven:.0} m, RMS {ros_rms:.4} m vs core {core_rms:.4} m");
+    assert!(
+        ros_rms <= core_rms * 1.2,
+        "{controller}: RMS through ROS {ros_rms:.4} m > 120% of the core figure {core_rms:.4} m"
+    );
+}
+
+#[test]
+fn full_lap_pure_pursuit_through_ros() {
+    full_lap("pure_pursuit", Law::PurePursuit(Default::default()));
+}
+
+#[test]
+fn full_lap_stanley_through_ros() {
+    full_lap("stanley", Law::Stanley(Default::default()));
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/python3
+"""A Python actionlib.SimpleActionServer for NavigateWaypoints, for interop tests.
+
+Usage: nav_server.py NS
+Each goal: publishes one feedback per waypoint (target_index = start_index + i) 20 ms apart,
+then succeeds with success = True; a goal whose first waypoint has x < 0 instead waits
+(up to 30 s) until it is preempted.
+"""
+import sys
+
+import actionlib
+import rospy
+from gem_controller_action.msg import (NavigateWaypointsAction, NavigateWaypointsFeedback,
+                                       NavigateWaypointsResult)
+
+
+def main():
+    ns = rospy.myargv()[1]
+    rospy.init_node("py_nav_server", disable_signals=True)
+    server = [None]
+
+    def execute(goal):
+        s = server[0]
+        if goal.waypoints and goal.waypoints[0].x < 0:
+            for _ in range(3000):
+                if s.is_preempt_requested():
+                    s.set_preempted(NavigateWaypointsResult(success=False), "preempted")
+                    return
+                rospy.sleep(0.01)
+            s.set_aborted(NavigateWaypointsResult(success=False), "never preempted")
+            return
+        for i, _ in enumerate(goal.waypoints):
+            s.publish_feedback(NavigateWaypointsFeedback(target_index=goal.start_index + i,
+                                                         progress=(i + 1.0) / len(goal.waypoints)))
+            rospy.sleep(0.02)
+        s.set_succeeded(NavigateWaypointsResult(success=True), "done")
+
+    server[0] = actionlib.SimpleActionServer(ns, NavigateWaypointsAction, execute, auto_start=False)
+    server[0].start()
+    rospy.spin()
+
+
+if __name__ == "__main__":
+    main()
