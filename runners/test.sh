@@ -17,6 +17,6 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "[test] shellcheck"
 shellcheck runners/*.sh .ci/run
 echo "[test] cargo test --release --workspace"
-cargo test --release --workspace
+cargo test --release --workspace -- --nocapture
 
 echo "[test] all checks passed in $(( $(date +%s) - start )) s"

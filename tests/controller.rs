@@ -220,7 +220,11 @@ fn preempted_goal_stops_the_car_and_resumes_forward_from_the_feedback_index() {
         min_x >= x_at_stop - 0.5,
         "the car drove back from {x_at_stop} to {min_x}"
     );
-    assert_eq!(cmds.last().unwrap().speed, 0.0, "zero command at the end");
+    // The zero command precedes the result, but on another connection.
+    assert!(
+        cmds.wait_latest(T, |c| c.speed == 0.0).is_some(),
+        "no zero command at the end"
+    );
 }
 
 #[test]
