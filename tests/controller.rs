@@ -293,9 +293,10 @@ fn simulator_killed_mid_goal_aborts_with_a_zero_command_within_the_pose_timeout(
     let took = killed.elapsed();
     assert_eq!(status::name(st), "ABORTED", "{text}");
     assert!(text.contains("no pose"), "{text}");
+    // 0.5 s pose timeout + one 0.2 s call + a tick, plus scheduling slack on a loaded CI.
     assert!(
-        took < Duration::from_millis(1500),
-        "aborted {took:?} after the simulator died (timeout 0.5 s + one call)"
+        took < Duration::from_secs(2),
+        "aborted {took:?} after the simulator died"
     );
     assert!(
         cmds.wait_latest(T, |c| c.speed == 0.0).is_some(),
