@@ -8,6 +8,7 @@
 //! and bag replay.
 #![warn(missing_docs)]
 
+pub mod config;
 pub mod control;
 pub mod fsm;
 pub mod geometry;

@@ -25,6 +25,7 @@
 //! - Invalid values are faults, never undefined behaviour: each rule is written so that NaN
 //!   and out-of-range readings fall on the unsafe side.
 
+pub use crate::config::ConfigError;
 use crate::fsm::{Fsm, Machine, Transition};
 use crate::time::Time;
 use std::fmt;
@@ -66,18 +67,6 @@ impl Default for StateManagerConfig {
             clock_tolerance: Duration::from_millis(500),
         }
     }
-}
-
-/// A configuration value outside its valid range.
-#[derive(Debug, Error, PartialEq)]
-#[error("{field} = {value} is invalid: {limit}")]
-pub struct ConfigError {
-    /// The field (and ROS parameter) name.
-    pub field: &'static str,
-    /// The offending value, printed.
-    pub value: String,
-    /// The limit it breaks.
-    pub limit: &'static str,
 }
 
 impl StateManagerConfig {

@@ -5,3 +5,15 @@
 pub mod controller;
 pub mod sim;
 pub mod state_manager;
+
+/// A node binary's `main`: start-up (waiting for the master), `run`, its error logged to
+/// `/rosout`, shutdown. `run` returns when the node is asked to stop.
+pub fn run_node(name: &str, run: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
+    gem_ros::node::start(name);
+    let result = run();
+    if let Err(e) = &result {
+        tracing::error!("{e:#}");
+    }
+    gem_ros::node::shutdown();
+    result
+}

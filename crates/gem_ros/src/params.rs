@@ -243,6 +243,19 @@ pub fn markdown_table(params: &[ParamSpec]) -> String {
     out
 }
 
+/// Checks that `readme` contains `params`' table verbatim; the error shows the table it
+/// must contain (for a test that keeps README and code from drifting apart).
+pub fn check_readme(params: &[ParamSpec], readme: &str) -> Result<(), String> {
+    let table = markdown_table(params);
+    if readme.contains(&table) {
+        Ok(())
+    } else {
+        Err(format!(
+            "README.md's parameter table is out of date; it must contain:\n{table}"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

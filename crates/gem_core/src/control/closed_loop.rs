@@ -94,6 +94,16 @@ pub struct Trace {
     pub time_s: f64,
 }
 
+impl Trace {
+    /// `(distance driven, cross-track error)` of every sample, for [`stats`].
+    pub fn cross_track(&self) -> Vec<(f64, f64)> {
+        self.samples
+            .iter()
+            .map(|s| (s.driven_m, s.cross_track_m))
+            .collect()
+    }
+}
+
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct LoopSettings {

@@ -17,6 +17,7 @@ use super::path::{Path, PathError};
 use super::pure_pursuit::{self, PurePursuitConfig};
 use super::speed::{target_speed, SpeedConfig};
 use super::stanley::{self, StanleyConfig, StanleyInput};
+pub use crate::config::ConfigError;
 use crate::geometry::{Point, Pose};
 use crate::time::Time;
 use thiserror::Error;
@@ -70,21 +71,9 @@ impl Default for TrackerConfig {
     }
 }
 
-/// A tracker setting outside its valid range: the field, the value, the limit.
-#[derive(Debug, Error, PartialEq)]
-#[error("{field} = {value} is invalid: {limit}")]
-pub struct TrackerConfigError {
-    /// Field (and parameter) name.
-    pub field: &'static str,
-    /// The value.
-    pub value: f64,
-    /// The limit it breaks.
-    pub limit: &'static str,
-}
-
 impl TrackerConfig {
     /// Checks every numeric setting.
-    pub fn validate(&self) -> Result<(), TrackerConfigError> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let mut checks: Vec<(&'static str, f64, bool, &'static str)> = vec![
             (
                 "wheelbase_m",
@@ -193,11 +182,7 @@ impl TrackerConfig {
             .into_iter()
             .find(|(_, v, ok, _)| !(v.is_finite() && *ok))
         {
-            Some((field, value, _, limit)) => Err(TrackerConfigError {
-                field,
-                value,
-                limit,
-            }),
+            Some((field, value, _, limit)) => Err(ConfigError::new(field, value, limit)),
             None => Ok(()),
         }
     }

@@ -9,13 +9,7 @@ use gem_ros::time::{self, Ticker, Wake};
 use std::sync::Arc;
 
 fn main() -> anyhow::Result<()> {
-    gem_ros::node::start("state_manager");
-    let result = run();
-    if let Err(e) = &result {
-        tracing::error!("{e:#}");
-    }
-    gem_ros::node::shutdown();
-    result
+    gem_nodes::run_node("state_manager", run)
 }
 
 fn run() -> anyhow::Result<()> {

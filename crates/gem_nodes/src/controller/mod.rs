@@ -18,13 +18,7 @@ use gem_ros::time::{self, Ticker};
 
 /// A controller binary's `main`: `default_algorithm` is `pure_pursuit` or `stanley`.
 pub fn main(name: &str, default_algorithm: &str) -> anyhow::Result<()> {
-    gem_ros::node::start(name);
-    let result = run(default_algorithm);
-    if let Err(e) = &result {
-        tracing::error!("{e:#}");
-    }
-    gem_ros::node::shutdown();
-    result
+    crate::run_node(name, || run(default_algorithm))
 }
 
 fn run(default_algorithm: &str) -> anyhow::Result<()> {

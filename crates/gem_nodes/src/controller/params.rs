@@ -229,13 +229,7 @@ mod tests {
 
     #[test]
     fn readme_lists_exactly_this_table() {
-        let readme =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-                .unwrap();
-        let table = gem_ros::params::markdown_table(&PARAMS);
-        assert!(
-            readme.contains(&table),
-            "README.md's controller parameter table is out of date; it must read:\n{table}"
-        );
+        let readme = include_str!("../../../../README.md");
+        gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
     }
 }

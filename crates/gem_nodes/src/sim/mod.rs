@@ -47,13 +47,7 @@ impl World {
 
 /// `gem_sim`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    gem_ros::node::start("gem_sim");
-    let result = run();
-    if let Err(e) = &result {
-        tracing::error!("{e:#}");
-    }
-    gem_ros::node::shutdown();
-    result
+    crate::run_node("gem_sim", run)
 }
 
 fn run() -> anyhow::Result<()> {
