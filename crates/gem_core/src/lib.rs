@@ -12,6 +12,8 @@ pub mod config;
 pub mod control;
 pub mod fsm;
 pub mod geometry;
+pub mod planner;
 pub mod state_manager;
 pub mod time;
 pub mod vehicle;
+pub mod waypoints;
