@@ -3,12 +3,14 @@
 //! ```text
 //! cargo run --release -p gem_bench -- state-manager [--updates N] [--samples N]
 //! cargo run --release -p gem_bench -- track [--out DIR]
+//! cargo run --release -p gem_bench -- waypoints [--rows N]
 //! ```
 
 mod baseline;
 mod state_manager;
 mod stats;
 mod track;
+mod waypoints;
 
 use clap::{Parser, Subcommand};
 
@@ -39,11 +41,18 @@ enum Bench {
         #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../launch/waypoints/gem_track.csv"))]
         track: std::path::PathBuf,
     },
+    /// Load time of a large waypoint file.
+    Waypoints {
+        /// Rows in the generated file.
+        #[arg(long, default_value_t = 1_000_000)]
+        rows: usize,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::StateManager { updates, samples } => state_manager::run(updates, samples),
         Bench::Track { out, track } => track::run_all(&track, &out).map(|_| ()),
+        Bench::Waypoints { rows } => waypoints::run(rows),
     }
 }
