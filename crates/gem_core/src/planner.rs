@@ -213,7 +213,8 @@ impl Planner {
             (Paused { .. }, Cancel) => (NoTask, vec![]),
 
             // ----- system state: only a change of ERROR matters
-            (t, SystemError(e)) if e == !self.allow_run => (t, vec![]),
+            // Already in that state (error == !allow_run).
+            (t, SystemError(e)) if e != self.allow_run => (t, vec![]),
             (NoTask, SystemError(e)) => {
                 self.allow_run = !e;
                 (NoTask, vec![])
