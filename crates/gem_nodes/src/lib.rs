@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod planner;
 pub mod sim;
 pub mod state_manager;
 

@@ -1,0 +1,254 @@
+//! The task planner node's shared state: the core planner behind a mutex, the action
+//! client, and the mapping between the planner's goal numbers and actionlib goal ids.
+//!
+//! Every input (service call, `system_state`, client event, timer) becomes a planner
+//! [`Event`]; the planner's lock is held only while it decides, never across file I/O
+//! (waypoint files are loaded before the lock is taken) or the action client.
+
+use super::params::Params;
+use gem_core::geometry::Pose;
+use gem_core::planner::{Effect, Event, GoalOutcome, GoalSeq, Planner, Status};
+use gem_core::time::Time;
+use gem_msgs::gem_controller_action::NavigateWaypointsGoal;
+use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
+use gem_msgs::geometry_msgs::Pose2D;
+use gem_msgs::std_msgs::Header;
+use gem_ros::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints};
+use gem_ros::node::RosError;
+use gem_ros::time::{self, to_ros};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Everything the callbacks and the timer share.
+pub struct PlannerNode {
+    params: Params,
+    planner: Mutex<Planner>,
+    client: ActionClient<NavigateWaypoints>,
+    ids: Mutex<Ids>,
+    status_pub: rosrust::Publisher<TaskPlannerStatus>,
+    last_status: Mutex<Option<Status>>,
+    /// ROS time of the last `system_state` (start-up time until the first).
+    last_state: Mutex<Time>,
+}
+
+/// actionlib ids of our goals, and goals waiting for the server.
+#[derive(Default)]
+struct Ids {
+    by_id: HashMap<String, GoalSeq>,
+    by_seq: HashMap<GoalSeq, String>,
+    unsent: VecDeque<(GoalSeq, Arc<[Pose]>, usize)>,
+    waiting_since: Option<Instant>,
+    complained: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl PlannerNode {
+    /// Connects the action client and advertises the status.
+    pub fn new(params: Params) -> Result<Arc<Self>, RosError> {
+        Ok(Arc::new(PlannerNode {
+            client: ActionClient::new("navigate_waypoints")?,
+            status_pub: rosrust::publish("task_planner_status", 10)?,
+            planner: Mutex::new(Planner::default()),
+            ids: Mutex::default(),
+            last_status: Mutex::new(None),
+            last_state: Mutex::new(time::now()),
+            params,
+        }))
+    }
+
+    /// Loads `file` and serves it; `Err` carries the reason (the current task is untouched).
+    pub fn serve(&self, file: &str) -> Result<usize, String> {
+        let path = self.params.resolve(file);
+        let waypoints = gem_core::waypoints::load(&path).map_err(|e| e.to_string())?;
+        let n = waypoints.len();
+        tracing::info!("serving {} ({n} waypoints)", path.display());
+        self.handle(Event::Serve(waypoints.into()));
+        Ok(n)
+    }
+
+    /// `/cancel_tasks`.
+    pub fn cancel(&self) {
+        tracing::info!("cancel_tasks: dropping the task");
+        self.handle(Event::Cancel);
+    }
+
+    /// A `system_state` message.
+    pub fn system_state(&self, m: &SystemStateStamped) {
+        *lock(&self.last_state) = time::now();
+        self.handle(Event::SystemError(
+            m.state == SystemStateStamped::STATE_ERROR,
+        ));
+    }
+
+    /// Blocks on the action client's events and feeds them to the planner (own thread).
+    pub fn pump_client_events(&self) {
+        while rosrust::is_ok() {
+            let Some(ev) = self.client.next_event(Duration::from_millis(100)) else {
+                continue;
+            };
+            let id = match &ev {
+                ClientEvent::Feedback { id, .. } | ClientEvent::Done { id, .. } => id.clone(),
+            };
+            let Some(goal) = lock(&self.ids).by_id.get(&id).copied() else {
+                continue;
+            };
+            let event = match ev {
+                ClientEvent::Feedback { feedback, .. } => Some(Event::Feedback {
+                    goal,
+                    target_index: feedback.target_index as usize,
+                }),
+                ClientEvent::Done {
+                    status: s, text, ..
+                } => {
+                    tracing::info!("goal {id} ended {} ({text})", status::name(s));
+                    outcome(s).map(|outcome| Event::Done { goal, outcome })
+                }
+            };
+            if let Some(event) = event {
+                self.handle(event);
+            }
+        }
+    }
+
+    /// Timer: missing `system_state`, goals waiting for the server, status heartbeat.
+    pub fn tick(&self, now: Time) {
+        let silent = now.saturating_since(*lock(&self.last_state));
+        if silent > self.params.state_timeout {
+            let was = lock(&self.planner).allow_run();
+            if was {
+                tracing::warn!(
+                    "no system_state for {:.1} s: treating the system as in ERROR",
+                    silent.as_secs_f64()
+                );
+            }
+            self.handle(Event::SystemError(true));
+        }
+        self.flush_unsent();
+        self.publish_status(now, true);
+    }
+
+    fn handle(&self, event: Event) {
+        let effects = lock(&self.planner).step(event);
+        for effect in effects {
+            match effect {
+                Effect::SendGoal {
+                    goal,
+                    waypoints,
+                    start_index,
+                } => {
+                    lock(&self.ids)
+                        .unsent
+                        .push_back((goal, waypoints, start_index));
+                }
+                Effect::CancelGoal { goal } => self.cancel_goal(goal),
+            }
+        }
+        self.flush_unsent();
+        self.publish_status(time::now(), false);
+    }
+
+    fn cancel_goal(&self, goal: GoalSeq) {
+        let mut ids = lock(&self.ids);
+        ids.unsent.retain(|(g, _, _)| *g != goal);
+        if let Some(id) = ids.by_seq.get(&goal).cloned() {
+            drop(ids);
+            tracing::info!("cancelling goal {id}");
+            if let Err(e) = self.client.cancel(&id) {
+                tracing::error!("cannot cancel goal {id}: {e}");
+            }
+        }
+    }
+
+    /// Sends queued goals once the server is there; complains (once) after the timeout.
+    fn flush_unsent(&self) {
+        let mut ids = lock(&self.ids);
+        if ids.unsent.is_empty() {
+            ids.waiting_since = None;
+            return;
+        }
+        if !self.client.is_server_connected() {
+            let since = *ids.waiting_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > self.params.server_timeout
+                && !std::mem::replace(&mut ids.complained, true)
+            {
+                tracing::error!(
+                    "no action server on navigate_waypoints after {:.0} s; the task waits for it",
+                    since.elapsed().as_secs_f64()
+                );
+            }
+            return;
+        }
+        ids.waiting_since = None;
+        ids.complained = false;
+        // Only the newest goal matters: older queued ones were superseded.
+        let Some((seq, waypoints, start_index)) = ids.unsent.pop_back() else {
+            return;
+        };
+        ids.unsent.clear();
+        let goal = NavigateWaypointsGoal {
+            waypoints: waypoints
+                .iter()
+                .map(|p| Pose2D {
+                    x: p.x,
+                    y: p.y,
+                    theta: p.yaw,
+                })
+                .collect(),
+            start_index: start_index as u64,
+        };
+        match self.client.send_goal(goal) {
+            Ok(id) => {
+                tracing::info!(
+                    "goal {id}: {} waypoints from index {start_index}",
+                    waypoints.len()
+                );
+                ids.by_id.insert(id.clone(), seq);
+                ids.by_seq.insert(seq, id);
+            }
+            Err(e) => tracing::error!("cannot send the goal: {e}"),
+        }
+    }
+
+    fn publish_status(&self, now: Time, heartbeat: bool) {
+        let status = lock(&self.planner).status();
+        let mut last = lock(&self.last_status);
+        let changed = *last != Some(status);
+        if changed {
+            tracing::info!(
+                "{} => {status}",
+                last.map_or("start".to_string(), |s| s.to_string())
+            );
+            *last = Some(status);
+        }
+        if changed || heartbeat {
+            let msg = TaskPlannerStatus {
+                header: Header {
+                    seq: 0,
+                    stamp: to_ros(now),
+                    frame_id: String::new(),
+                },
+                status: status.as_u8(),
+            };
+            if let Err(e) = self.status_pub.send(msg) {
+                tracing::error!("cannot publish task_planner_status: {e}");
+            }
+        }
+    }
+}
+
+/// The planner's view of an actionlib terminal status (`None` for non-terminal ones).
+fn outcome(s: u8) -> Option<GoalOutcome> {
+    match s {
+        status::SUCCEEDED => Some(GoalOutcome::Succeeded),
+        status::ABORTED => Some(GoalOutcome::Aborted),
+        status::REJECTED => Some(GoalOutcome::Rejected),
+        status::PREEMPTED => Some(GoalOutcome::Preempted),
+        status::RECALLED => Some(GoalOutcome::Recalled),
+        status::LOST => Some(GoalOutcome::Lost),
+        _ => None,
+    }
+}

@@ -1,0 +1,104 @@
+//! The task planner's private parameters: one table, read once at start-up.
+
+use gem_ros::params::{ParamError, ParamSpec};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const RATE: ParamSpec = ParamSpec::float(
+    "rate",
+    20.0,
+    "Hz",
+    "heartbeat rate of `task_planner_status` (changes are also published at once)",
+);
+const WAYPOINT_FILE: ParamSpec = ParamSpec::str(
+    "waypoint_file",
+    "",
+    "a waypoint file to serve at start-up (empty: none)",
+);
+const WAYPOINT_DIR: ParamSpec = ParamSpec::str(
+    "waypoint_dir",
+    "",
+    "relative waypoint paths resolve against this directory (empty: the node's working directory)",
+);
+const SERVER_TIMEOUT: ParamSpec = ParamSpec::float(
+    "server_timeout_s",
+    5.0,
+    "s",
+    "wall time to wait for the action server before logging an error (waiting continues)",
+);
+const STATE_TIMEOUT: ParamSpec = ParamSpec::float(
+    "system_state_timeout_s",
+    1.0,
+    "s",
+    "no `system_state` for this long (ROS time) is treated as ERROR",
+);
+
+/// Every parameter, in README order.
+pub const PARAMS: [ParamSpec; 5] = [
+    RATE,
+    WAYPOINT_FILE,
+    WAYPOINT_DIR,
+    SERVER_TIMEOUT,
+    STATE_TIMEOUT,
+];
+
+/// Validated settings of the planner.
+#[derive(Clone, Debug)]
+pub struct Params {
+    /// Status heartbeat rate, Hz.
+    pub rate_hz: f64,
+    /// File to serve at start-up.
+    pub waypoint_file: Option<String>,
+    /// Base of relative paths.
+    pub waypoint_dir: PathBuf,
+    /// How long to wait for the server before complaining.
+    pub server_timeout: Duration,
+    /// Missing `system_state` limit.
+    pub state_timeout: Duration,
+}
+
+impl Params {
+    /// Reads and validates every parameter.
+    pub fn load() -> Result<Params, ParamError> {
+        let positive = |spec: &ParamSpec| -> Result<f64, ParamError> {
+            let v = spec.f64()?;
+            (v.is_finite() && v > 0.0)
+                .then_some(v)
+                .ok_or_else(|| spec.invalid(format!("{v} must be finite and > 0")))
+        };
+        let file = WAYPOINT_FILE.string()?;
+        let dir = WAYPOINT_DIR.string()?;
+        Ok(Params {
+            rate_hz: positive(&RATE)?,
+            waypoint_file: (!file.is_empty()).then_some(file),
+            waypoint_dir: if dir.is_empty() {
+                std::env::current_dir().unwrap_or_default()
+            } else {
+                PathBuf::from(dir)
+            },
+            server_timeout: Duration::from_secs_f64(positive(&SERVER_TIMEOUT)?),
+            state_timeout: Duration::from_secs_f64(positive(&STATE_TIMEOUT)?),
+        })
+    }
+
+    /// `file` as given if absolute, else under `~waypoint_dir`.
+    pub fn resolve(&self, file: &str) -> PathBuf {
+        let p = PathBuf::from(file);
+        if p.is_absolute() {
+            p
+        } else {
+            self.waypoint_dir.join(p)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readme_lists_exactly_this_table() {
+        let readme = include_str!("../../../../README.md");
+        gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
