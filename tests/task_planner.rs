@@ -64,6 +64,8 @@ struct Stack {
     ns: String,
     nodes: Vec<NodeProc>,
     error: Arc<AtomicBool>,
+    /// Stop publishing `system_state` (a dead state manager).
+    silent: Arc<AtomicBool>,
     statuses: Collector<TaskPlannerStatus>,
     cmds: Collector<AckermannDrive>,
     states: Collector<ModelStates>,
@@ -101,6 +103,7 @@ impl Stack {
             goals: Collector::new(&topic("navigate_waypoints/goal")),
             feedback: Collector::new(&topic("navigate_waypoints/feedback")),
             error: Arc::new(AtomicBool::new(false)),
+            silent: Arc::new(AtomicBool::new(false)),
             nodes: vec![sim, controller, planner],
             ns,
         };
@@ -121,9 +124,13 @@ impl Stack {
         let publisher =
             rosrust::publish::<SystemStateStamped>(&format!("{}/system_state", self.ns), 10)
                 .unwrap();
-        let error = self.error.clone();
+        let (error, silent) = (self.error.clone(), self.silent.clone());
         std::thread::spawn(move || {
             while Arc::strong_count(&error) > 1 {
+                if silent.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
                 let e = error.load(Ordering::Relaxed);
                 let msg = SystemStateStamped {
                     error_code: if e {
@@ -333,4 +340,25 @@ fn bad_files_are_refused_and_the_running_task_is_untouched() {
             "the log does not say \"{reason}\":\n{out}"
         );
     }
+}
+
+#[test]
+fn missing_system_state_counts_as_error() {
+    let ros = ros();
+    let dir = files();
+    let stack = Stack::start(&ros, &dir);
+    assert!(stack.serve("line200.csv"));
+    stack.wait_status(RUNNING, "serve");
+    stack.silent.store(true, Ordering::Relaxed);
+    stack.wait_status(
+        PAUSED,
+        "system_state silent for longer than ~system_state_timeout_s",
+    );
+    assert!(
+        stack.nodes[2].output().contains("no system_state"),
+        "{}",
+        stack.output()
+    );
+    stack.silent.store(false, Ordering::Relaxed);
+    stack.wait_status(RUNNING, "system_state back");
 }
