@@ -38,9 +38,8 @@ rosrun gem_nodes gem_sim _publish_clock:=true _speedup:=10 >"$log_dir/gem_sim.lo
 pids+=($!)
 rosrun gem_nodes pure_pursuit >"$log_dir/pure_pursuit.log" 2>&1 &
 pids+=($!)
-mapfile -t waypoints < <(awk -F, '{ printf "%s,%s\n", $1, $2 }' launch/waypoints/gem_track.csv)
 start=$(date +%s)
-/usr/bin/python3 tests/py/nav_client.py /navigate_waypoints "${waypoints[@]}" --timeout 120 \
+/usr/bin/python3 tests/py/nav_client.py /navigate_waypoints --file launch/waypoints/gem_track.csv --timeout 120 \
   | awk '/^feedback/ { n++; if (n % 100 == 0) printf "[demo] waypoint %5d of 3821, %5.1f %%\n", $2, 100 * $3; next } { print "[demo] " $0 }' \
   | tee "$log_dir/lap.log"
 grep -q "state SUCCEEDED" "$log_dir/lap.log" || { echo "[demo] the lap did not succeed; logs in $log_dir" >&2; exit 1; }

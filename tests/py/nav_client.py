@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Send one NavigateWaypoints goal with Debian's actionlib.SimpleActionClient.
 
-Usage: nav_client.py NS X0,Y0 X1,Y1 ... [--start-index N] [--timeout S] [--cancel-after-feedback K]
+Usage: nav_client.py NS [X0,Y0 X1,Y1 ...] [--file CSV] [--start-index N] [--timeout S]
+                      [--cancel-after-feedback K]
+(--file reads x,y from the first two columns of a waypoint CSV.)
 Prints lines the Rust tests parse:
   feedback <target_index> <progress>
   state <NAME>
@@ -24,6 +26,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("ns")
     ap.add_argument("points", nargs="*")
+    ap.add_argument("--file")
     ap.add_argument("--start-index", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--cancel-after-feedback", type=int, default=0)
@@ -34,7 +37,11 @@ def main():
         print("state NO_SERVER", flush=True)
         return 2
     goal = NavigateWaypointsGoal(start_index=args.start_index)
-    for p in args.points:
+    points = list(args.points)
+    if args.file:
+        with open(args.file) as f:
+            points += [",".join(line.split(",")[:2]) for line in f if line.strip()]
+    for p in points:
         x, y = (float(v) for v in p.split(","))
         goal.waypoints.append(Pose2D(x=x, y=y, theta=0.0))
     count = [0]
