@@ -122,6 +122,8 @@ pub struct RunResult {
     pub time_s: f64,
     pub done_index: Option<usize>,
     pub last_index: usize,
+    /// Path length, m (a "done" after driving much less is a false completion).
+    pub path_m: f64,
     pub max_steer: f64,
     /// (distance driven, cross-track) samples.
     pub cte: Vec<(f64, f64)>,
@@ -152,6 +154,7 @@ pub fn run(
                 .expect("valid path"),
         ),
     };
+    let path_m = path.length();
     let trace = closed_loop::run(
         path,
         sc.start,
@@ -173,6 +176,7 @@ pub fn run(
         time_s: trace.time_s,
         done_index: trace.done_index,
         last_index: sc.waypoints.len() - 1,
+        path_m,
         max_steer: trace.max_steer_rad,
         trajectory: trace.samples.iter().map(|s| s.position).collect(),
         cte,
@@ -384,7 +388,9 @@ fn print_row(r: &RunResult) {
             format!("{v:.3}")
         }
     };
+    let driven = r.cte.last().map_or(0.0, |c| c.0);
     let done = match r.done_index {
+        Some(i) if driven < 0.9 * r.path_m => format!("FALSE@{i} {driven:.0}m"),
         Some(i) if i == r.last_index => format!("yes@{i}"),
         Some(i) => format!("FALSE@{i}/{}", r.last_index),
         None => "no (timeout)".to_string(),
