@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod mock_signals;
 pub mod planner;
 pub mod sim;
 pub mod state_manager;

@@ -8,6 +8,7 @@
 
 pub mod actionlib;
 pub mod convert;
+pub mod dynamic_reconfigure;
 pub mod log;
 pub mod node;
 pub mod params;

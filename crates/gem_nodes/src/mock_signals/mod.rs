@@ -1,0 +1,160 @@
+//! `mock_signals` (SPEC §6): publishes the state manager's five inputs at `~rate`, stamped
+//! with ROS now, with values reconfigurable through dynamic_reconfigure
+//! (`rosrun dynamic_reconfigure dynparam set /mock_signals battery_level 30`, rqt_reconfigure).
+//!
+//! | direction | topic (relative, remappable) | type |
+//! |---|---|---|
+//! | out | `battery_level` | `gem_state_msgs/BatteryLevelStamped` (`battery_level` / 100) |
+//! | out | `estop` | `gem_state_msgs/EstopStamped` |
+//! | out | `gps_accuracy` | `gem_state_msgs/GpsAccuracyStamped` |
+//! | out | `signal_strength` | `gem_state_msgs/SignalStrengthStamped` |
+//! | out | `temperature` | `gem_state_msgs/TemperatureStamped` |
+
+use gem_msgs::gem_state_msgs as msg;
+use gem_msgs::std_msgs::Header;
+use gem_ros::dynamic_reconfigure::{DynParam, Kind, Server, Values};
+use gem_ros::node::RosError;
+use gem_ros::params::ParamSpec;
+use gem_ros::time::{self, to_ros, Ticker};
+
+const RATE: ParamSpec = ParamSpec::float("rate", 20.0, "Hz", "publication rate of the five inputs");
+
+/// The node's static parameters.
+pub const PARAMS: [ParamSpec; 1] = [RATE];
+
+/// The reconfigurable values and their defaults (those of the original suite).
+pub const DYN_PARAMS: &[DynParam] = &[
+    DynParam {
+        name: "estop_enabled",
+        kind: Kind::Bool { default: false },
+        description: "e-stop pressed",
+    },
+    DynParam {
+        name: "battery_level",
+        kind: Kind::Int {
+            default: 80,
+            min: 0,
+            max: 100,
+            choices: &[],
+        },
+        description: "battery charge in percent (published as a 0..1 fraction)",
+    },
+    DynParam {
+        name: "gps_accuracy",
+        kind: Kind::Double {
+            default: 100.0,
+            min: 0.0,
+            max: 300.0,
+        },
+        description: "GPS horizontal accuracy in mm",
+    },
+    DynParam {
+        name: "signal_strength",
+        kind: Kind::Int {
+            default: 1,
+            min: 0,
+            max: 2,
+            choices: &[
+                ("NOT_CONNECTED", 0, "no link"),
+                ("CONNECTED", 1, "good link"),
+                ("LOW_SIGNAL", 2, "weak link"),
+            ],
+        },
+        description: "radio link quality",
+    },
+    DynParam {
+        name: "temperature",
+        kind: Kind::Double {
+            default: 30.0,
+            min: 0.0,
+            max: 100.0,
+        },
+        description: "drive-train temperature in degrees Celsius",
+    },
+];
+
+struct Publishers {
+    battery: rosrust::Publisher<msg::BatteryLevelStamped>,
+    estop: rosrust::Publisher<msg::EstopStamped>,
+    gps: rosrust::Publisher<msg::GpsAccuracyStamped>,
+    signal: rosrust::Publisher<msg::SignalStrengthStamped>,
+    temperature: rosrust::Publisher<msg::TemperatureStamped>,
+}
+
+impl Publishers {
+    fn new() -> Result<Self, RosError> {
+        Ok(Publishers {
+            battery: rosrust::publish("battery_level", 10)?,
+            estop: rosrust::publish("estop", 10)?,
+            gps: rosrust::publish("gps_accuracy", 10)?,
+            signal: rosrust::publish("signal_strength", 10)?,
+            temperature: rosrust::publish("temperature", 10)?,
+        })
+    }
+
+    fn send(&self, v: &Values, header: Header) -> Result<(), RosError> {
+        let h = || header.clone();
+        self.battery.send(msg::BatteryLevelStamped {
+            header: h(),
+            battery_level: v.int("battery_level") as f32 / 100.0,
+        })?;
+        self.estop.send(msg::EstopStamped {
+            header: h(),
+            enabled: v.bool("estop_enabled"),
+        })?;
+        self.gps.send(msg::GpsAccuracyStamped {
+            header: h(),
+            accuracy: v.double("gps_accuracy") as f32,
+        })?;
+        self.signal.send(msg::SignalStrengthStamped {
+            header: h(),
+            strength: v.int("signal_strength") as u8,
+        })?;
+        self.temperature.send(msg::TemperatureStamped {
+            header: h(),
+            temperature: v.double("temperature") as f32,
+        })?;
+        Ok(())
+    }
+}
+
+/// `mock_signals`' `main`.
+pub fn main() -> anyhow::Result<()> {
+    crate::run_node("mock_signals", run)
+}
+
+fn run() -> anyhow::Result<()> {
+    let rate = RATE.f64()?;
+    anyhow::ensure!(
+        rate.is_finite() && rate > 0.0,
+        "~rate = {rate} must be finite and > 0"
+    );
+    if !time::wait_for_valid_time() {
+        return Ok(());
+    }
+    let mut ticker = Ticker::from_rate(rate);
+    let server = Server::new(DYN_PARAMS, Box::new(|_| Ok(())))?;
+    let publishers = Publishers::new()?;
+    while let Some(now) = ticker.wait() {
+        let header = Header {
+            seq: 0,
+            stamp: to_ros(now),
+            frame_id: String::new(),
+        };
+        if let Err(e) = publishers.send(&server.values(), header) {
+            tracing::error!("cannot publish: {e}");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readme_lists_exactly_this_table() {
+        let readme = include_str!("../../../../README.md");
+        gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
+    }
+}

@@ -1,0 +1,522 @@
+//! The dynamic_reconfigure server protocol, so `rosrun dynamic_reconfigure dynparam` and
+//! rqt_reconfigure work against a Rust node.
+//!
+//! A server advertises the `~set_parameters` service (`dynamic_reconfigure/Reconfigure`)
+//! and two latched topics: `~parameter_descriptions` (names, types, bounds, defaults,
+//! enums; one group "Default" with id 0) and `~parameter_updates` (the current values).
+//! A client sends only the values it changes; the server clamps numbers to their bounds,
+//! lets the node check the result (a rejected update leaves every value as it was), copies
+//! the values to the parameter server (`~name`, as the Python server does) and answers
+//! with, and publishes, the full configuration.
+//!
+//! Start-up values come from the parameter server when set there (launch files,
+//! `_name:=value`), else from the declared defaults, clamped likewise.
+
+use crate::node::RosError;
+use gem_msgs::dynamic_reconfigure::{
+    BoolParameter, Config, ConfigDescription, DoubleParameter, Group, GroupState, IntParameter,
+    ParamDescription, Reconfigure, ReconfigureRes,
+};
+use std::sync::{Arc, Mutex};
+
+/// The type, default and bounds of one reconfigurable parameter.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// A boolean.
+    Bool {
+        /// Default.
+        default: bool,
+    },
+    /// An integer in `min..=max`; `choices` (name, value, description) make it an enum.
+    Int {
+        /// Default.
+        default: i32,
+        /// Lower bound.
+        min: i32,
+        /// Upper bound.
+        max: i32,
+        /// Enum constants, empty for a plain integer.
+        choices: &'static [(&'static str, i32, &'static str)],
+    },
+    /// A float in `min..=max`.
+    Double {
+        /// Default.
+        default: f64,
+        /// Lower bound.
+        min: f64,
+        /// Upper bound.
+        max: f64,
+    },
+}
+
+/// One reconfigurable parameter.
+#[derive(Clone, Copy, Debug)]
+pub struct DynParam {
+    /// Name (also the private ROS parameter `~name`).
+    pub name: &'static str,
+    /// Type, default and bounds.
+    pub kind: Kind,
+    /// One line shown by rqt_reconfigure.
+    pub description: &'static str,
+}
+
+/// A parameter's current value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i32),
+    /// A float.
+    Double(f64),
+}
+
+/// The current values, in declaration order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Values(Vec<(&'static str, Value)>);
+
+impl Values {
+    /// The value of `name`, if declared.
+    pub fn get(&self, name: &str) -> Option<Value> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+
+    /// A boolean value (false if `name` is not a declared boolean).
+    pub fn bool(&self, name: &str) -> bool {
+        matches!(self.get(name), Some(Value::Bool(true)))
+    }
+
+    /// An integer value (0 if `name` is not a declared integer).
+    pub fn int(&self, name: &str) -> i32 {
+        match self.get(name) {
+            Some(Value::Int(v)) => v,
+            _ => 0,
+        }
+    }
+
+    /// A float value (0 if `name` is not a declared float).
+    pub fn double(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Some(Value::Double(v)) => v,
+            _ => 0.0,
+        }
+    }
+}
+
+impl DynParam {
+    fn default_value(&self) -> Value {
+        match self.kind {
+            Kind::Bool { default } => Value::Bool(default),
+            Kind::Int { default, .. } => Value::Int(default),
+            Kind::Double { default, .. } => Value::Double(default),
+        }
+    }
+
+    /// `v` converted to this parameter's type and clamped to its bounds; `None` for a
+    /// value of another type or a NaN.
+    fn accept(&self, v: Value) -> Option<Value> {
+        match (self.kind, v) {
+            (Kind::Bool { .. }, Value::Bool(b)) => Some(Value::Bool(b)),
+            (Kind::Int { min, max, .. }, Value::Int(i)) => Some(Value::Int(i.clamp(min, max))),
+            (Kind::Double { min, max, .. }, Value::Double(d)) if !d.is_nan() => {
+                Some(Value::Double(d.clamp(min, max)))
+            }
+            (Kind::Double { min, max, .. }, Value::Int(i)) => {
+                Some(Value::Double(f64::from(i).clamp(min, max)))
+            }
+            _ => None,
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self.kind {
+            Kind::Bool { .. } => "bool",
+            Kind::Int { .. } => "int",
+            Kind::Double { .. } => "double",
+        }
+    }
+
+    /// The Python-literal `edit_method` rqt_reconfigure evaluates for enums.
+    fn edit_method(&self) -> String {
+        let Kind::Int { choices, .. } = self.kind else {
+            return String::new();
+        };
+        if choices.is_empty() {
+            return String::new();
+        }
+        let items: Vec<String> = choices
+            .iter()
+            .map(|(name, value, desc)| {
+                format!(
+                    "{{'name': '{name}', 'type': 'int', 'value': {value}, 'srcline': 0, 'srcfile': '', 'cconsttype': 'const int', 'ctype': 'int', 'description': '{desc}'}}"
+                )
+            })
+            .collect();
+        format!(
+            "{{'enum': [{}], 'enum_description': '{}'}}",
+            items.join(", "),
+            self.description
+        )
+    }
+}
+
+/// Builds a `Config` holding `values` of `params`.
+fn to_config(params: &[DynParam], values: &Values) -> Config {
+    let mut c = Config {
+        groups: vec![GroupState {
+            name: "Default".into(),
+            state: true,
+            id: 0,
+            parent: 0,
+        }],
+        ..Default::default()
+    };
+    for p in params {
+        match values.get(p.name) {
+            Some(Value::Bool(value)) => c.bools.push(BoolParameter {
+                name: p.name.into(),
+                value,
+            }),
+            Some(Value::Int(value)) => c.ints.push(IntParameter {
+                name: p.name.into(),
+                value,
+            }),
+            Some(Value::Double(value)) => c.doubles.push(DoubleParameter {
+                name: p.name.into(),
+                value,
+            }),
+            None => {}
+        }
+    }
+    c
+}
+
+/// The values a `Config` carries, by name.
+fn from_config(c: &Config) -> Vec<(String, Value)> {
+    let bools = c
+        .bools
+        .iter()
+        .map(|b| (b.name.clone(), Value::Bool(b.value)));
+    let ints = c.ints.iter().map(|i| (i.name.clone(), Value::Int(i.value)));
+    let doubles = c
+        .doubles
+        .iter()
+        .map(|d| (d.name.clone(), Value::Double(d.value)));
+    bools.chain(ints).chain(doubles).collect()
+}
+
+fn bound(params: &[DynParam], pick: impl Fn(&Kind) -> Option<Value>) -> Values {
+    Values(
+        params
+            .iter()
+            .map(|p| (p.name, pick(&p.kind).unwrap_or_else(|| p.default_value())))
+            .collect(),
+    )
+}
+
+fn description(params: &[DynParam]) -> ConfigDescription {
+    let group = Group {
+        name: "Default".into(),
+        type_: String::new(),
+        parameters: params
+            .iter()
+            .map(|p| ParamDescription {
+                name: p.name.into(),
+                type_: p.type_name().into(),
+                level: 0,
+                description: p.description.into(),
+                edit_method: p.edit_method(),
+            })
+            .collect(),
+        parent: 0,
+        id: 0,
+    };
+    let max = bound(params, |k| match *k {
+        Kind::Bool { .. } => Some(Value::Bool(true)),
+        Kind::Int { max, .. } => Some(Value::Int(max)),
+        Kind::Double { max, .. } => Some(Value::Double(max)),
+    });
+    let min = bound(params, |k| match *k {
+        Kind::Bool { .. } => Some(Value::Bool(false)),
+        Kind::Int { min, .. } => Some(Value::Int(min)),
+        Kind::Double { min, .. } => Some(Value::Double(min)),
+    });
+    let dflt = bound(params, |_| None);
+    ConfigDescription {
+        groups: vec![group],
+        max: to_config(params, &max),
+        min: to_config(params, &min),
+        dflt: to_config(params, &dflt),
+    }
+}
+
+/// Checks a proposed configuration; `Err` rejects it with a reason.
+pub type Check = dyn Fn(&Values) -> Result<(), String> + Send + Sync;
+
+struct State {
+    params: &'static [DynParam],
+    values: Mutex<Values>,
+    updates: Mutex<rosrust::Publisher<Config>>,
+    check: Box<Check>,
+}
+
+/// A running dynamic_reconfigure server.
+pub struct Server {
+    state: Arc<State>,
+    _service: rosrust::Service,
+    _descriptions: rosrust::Publisher<ConfigDescription>,
+}
+
+impl Server {
+    /// Starts serving `params`; `check` validates every update (and the start-up values).
+    pub fn new(params: &'static [DynParam], check: Box<Check>) -> Result<Server, RosError> {
+        let mut descriptions = rosrust::publish("~parameter_descriptions", 1)?;
+        descriptions.set_latching(true);
+        descriptions.send(description(params))?;
+        let mut updates = rosrust::publish("~parameter_updates", 1)?;
+        updates.set_latching(true);
+        let mut values = bound(params, |_| None);
+        let from_server: Vec<(String, Value)> = params
+            .iter()
+            .filter_map(|p| read_param(p).map(|v| (p.name.to_owned(), v)))
+            .collect();
+        if let Err(e) = apply(params, &mut values, &from_server, check.as_ref()) {
+            tracing::warn!("start-up values rejected ({e}); using the defaults");
+        }
+        let state = Arc::new(State {
+            params,
+            values: Mutex::new(values),
+            updates: Mutex::new(updates),
+            check,
+        });
+        state.publish();
+        let s = state.clone();
+        let service = rosrust::service::<Reconfigure, _>("~set_parameters", move |req| {
+            let config = s.reconfigure(&from_config(&req.config));
+            Ok(ReconfigureRes { config })
+        })?;
+        Ok(Server {
+            state,
+            _service: service,
+            _descriptions: descriptions,
+        })
+    }
+
+    /// The current values.
+    pub fn values(&self) -> Values {
+        self.state
+            .values
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl State {
+    fn reconfigure(&self, changes: &[(String, Value)]) -> Config {
+        let mut values = self.values.lock().unwrap_or_else(|e| e.into_inner());
+        match apply(self.params, &mut values, changes, self.check.as_ref()) {
+            Ok(()) => tracing::info!("reconfigured: now {:?}", values.0),
+            Err(e) => tracing::warn!("reconfigure rejected, values unchanged: {e}"),
+        }
+        drop(values);
+        self.publish()
+    }
+
+    /// Publishes the current values (and copies them to the parameter server).
+    fn publish(&self) -> Config {
+        let values = self
+            .values
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for (name, v) in &values.0 {
+            write_param(name, *v);
+        }
+        let config = to_config(self.params, &values);
+        if let Err(e) = self
+            .updates
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(config.clone())
+        {
+            tracing::warn!("cannot publish ~parameter_updates: {e}");
+        }
+        config
+    }
+}
+
+/// Applies `changes` to a copy of `values`, clamped; commits it only if `check` accepts.
+fn apply(
+    params: &[DynParam],
+    values: &mut Values,
+    changes: &[(String, Value)],
+    check: &Check,
+) -> Result<(), String> {
+    let mut next = values.clone();
+    for (name, v) in changes {
+        let Some(p) = params.iter().find(|p| p.name == name) else {
+            return Err(format!("unknown parameter {name}"));
+        };
+        let accepted = p
+            .accept(*v)
+            .ok_or_else(|| format!("{name}: {v:?} is not a {}", p.type_name()))?;
+        if let Some(slot) = next.0.iter_mut().find(|(n, _)| n == name) {
+            slot.1 = accepted;
+        }
+    }
+    check(&next)?;
+    *values = next;
+    Ok(())
+}
+
+fn read_param(p: &DynParam) -> Option<Value> {
+    let param = rosrust::param(&format!("~{}", p.name))?;
+    if !param.exists().unwrap_or(false) {
+        return None;
+    }
+    match p.kind {
+        Kind::Bool { .. } => param.get::<bool>().ok().map(Value::Bool),
+        Kind::Int { .. } => param.get::<i32>().ok().map(Value::Int),
+        Kind::Double { .. } => param
+            .get::<f64>()
+            .ok()
+            .or_else(|| param.get::<i32>().ok().map(f64::from))
+            .map(Value::Double),
+    }
+}
+
+fn write_param(name: &str, v: Value) {
+    let Some(param) = rosrust::param(&format!("~{name}")) else {
+        return;
+    };
+    let result = match v {
+        Value::Bool(b) => param.set(&b),
+        Value::Int(i) => param.set(&i),
+        Value::Double(d) => param.set(&d),
+    };
+    if let Err(e) = result {
+        tracing::warn!("cannot set ~{name}: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PARAMS: &[DynParam] = &[
+        DynParam {
+            name: "flag",
+            kind: Kind::Bool { default: false },
+            description: "a flag",
+        },
+        DynParam {
+            name: "mode",
+            kind: Kind::Int {
+                default: 1,
+                min: 0,
+                max: 2,
+                choices: &[("OFF", 0, "off"), ("ON", 1, "on"), ("AUTO", 2, "auto")],
+            },
+            description: "mode",
+        },
+        DynParam {
+            name: "level",
+            kind: Kind::Double {
+                default: 0.5,
+                min: 0.0,
+                max: 1.0,
+            },
+            description: "level",
+        },
+    ];
+
+    fn accept_all(_: &Values) -> Result<(), String> {
+        Ok(())
+    }
+
+    #[test]
+    fn defaults_and_bounds_describe_every_parameter() {
+        let d = description(PARAMS);
+        assert_eq!(d.groups[0].parameters.len(), 3);
+        assert_eq!(d.dflt.doubles[0].value, 0.5);
+        assert_eq!(d.max.ints[0].value, 2);
+        assert_eq!(d.min.doubles[0].value, 0.0);
+        assert!(d.groups[0].parameters[1]
+            .edit_method
+            .starts_with("{'enum': [{'name': 'OFF'"));
+    }
+
+    #[test]
+    fn numbers_are_clamped() {
+        let mut v = bound(PARAMS, |_| None);
+        apply(
+            PARAMS,
+            &mut v,
+            &[
+                ("level".into(), Value::Double(7.0)),
+                ("mode".into(), Value::Int(-3)),
+            ],
+            &accept_all,
+        )
+        .unwrap();
+        assert_eq!((v.double("level"), v.int("mode")), (1.0, 0));
+    }
+
+    #[test]
+    fn a_wrong_type_or_unknown_name_changes_nothing() {
+        let mut v = bound(PARAMS, |_| None);
+        let before = v.clone();
+        assert!(apply(
+            PARAMS,
+            &mut v,
+            &[("flag".into(), Value::Double(1.0))],
+            &accept_all
+        )
+        .is_err());
+        assert!(apply(
+            PARAMS,
+            &mut v,
+            &[("nope".into(), Value::Int(1))],
+            &accept_all
+        )
+        .is_err());
+        assert!(apply(
+            PARAMS,
+            &mut v,
+            &[("level".into(), Value::Double(f64::NAN))],
+            &accept_all
+        )
+        .is_err());
+        assert_eq!(v, before);
+    }
+
+    #[test]
+    fn a_rejected_update_changes_nothing() {
+        let mut v = bound(PARAMS, |_| None);
+        let no_auto = |v: &Values| {
+            if v.int("mode") == 2 {
+                Err("AUTO is not allowed".to_string())
+            } else {
+                Ok(())
+            }
+        };
+        let changes = [
+            ("flag".to_string(), Value::Bool(true)),
+            ("mode".to_string(), Value::Int(2)),
+        ];
+        assert_eq!(
+            apply(PARAMS, &mut v, &changes, &no_auto).unwrap_err(),
+            "AUTO is not allowed"
+        );
+        assert!(!v.bool("flag"));
+    }
+
+    #[test]
+    fn config_round_trip() {
+        let v = bound(PARAMS, |_| None);
+        let back = from_config(&to_config(PARAMS, &v));
+        assert_eq!(back.len(), 3);
+        assert!(back.contains(&("level".to_string(), Value::Double(0.5))));
+    }
+}

@@ -1,0 +1,114 @@
+//! `mock_signals` reconfigured with Debian's `dynparam`, alone and driving the real
+//! `state_manager` (the e-stop round trip of SPEC §6).
+
+use gem_e2e::{cli, cli_ok, ros, Collector, NodeProc, RosGuard};
+use gem_msgs::gem_state_msgs::{
+    BatteryLevelStamped, EstopStamped, SignalStrengthStamped, SystemStateStamped,
+    TemperatureStamped,
+};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(30);
+
+fn fresh_ns() -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("/ms{}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+fn dynparam(args: &[&str]) -> String {
+    let mut all = vec!["dynamic_reconfigure", "dynparam"];
+    all.extend_from_slice(args);
+    cli_ok("rosrun", &all, T)
+}
+
+fn start(r: &RosGuard, ns: &str) -> NodeProc {
+    r.node("mock_signals").arg(&format!("__ns:={ns}")).spawn()
+}
+
+#[test]
+fn dynparam_lists_gets_sets_and_clamps() {
+    let r = ros();
+    r.set_sim_time(false);
+    let ns = fresh_ns();
+    let node = start(&r, &ns);
+    let battery = Collector::<BatteryLevelStamped>::new(&format!("{ns}/battery_level"));
+    let temperature = Collector::<TemperatureStamped>::new(&format!("{ns}/temperature"));
+    let signal = Collector::<SignalStrengthStamped>::new(&format!("{ns}/signal_strength"));
+    assert!(
+        battery
+            .wait_for(T, |m| (m.battery_level - 0.8).abs() < 1e-6)
+            .is_some(),
+        "default 80 %\n{}",
+        node.output()
+    );
+    let server = format!("{ns}/mock_signals");
+    assert!(
+        dynparam(&["list"]).lines().any(|l| l == server),
+        "not listed"
+    );
+    dynparam(&["set", &server, "battery_level", "30"]);
+    assert!(
+        battery
+            .wait_latest(T, |m| (m.battery_level - 0.3).abs() < 1e-6)
+            .is_some(),
+        "battery 30 % not published"
+    );
+    dynparam(&["set", &server, "temperature", "500"]);
+    assert!(
+        temperature
+            .wait_latest(T, |m| m.temperature == 100.0)
+            .is_some(),
+        "500 °C must clamp to 100"
+    );
+    dynparam(&["set", &server, "signal_strength", "2"]);
+    assert!(signal.wait_latest(T, |m| m.strength == 2).is_some());
+    let got = dynparam(&["get", &server]);
+    assert!(
+        got.contains("'battery_level': 30")
+            && got.contains("'temperature': 100.0")
+            && got.contains("'signal_strength': 2"),
+        "{got}"
+    );
+    // The values are mirrored on the parameter server, as the Python server does.
+    let p = cli("rosparam", &["get", &format!("{server}/battery_level")], T);
+    assert_eq!(String::from_utf8_lossy(&p.stdout).trim(), "30");
+}
+
+#[test]
+fn estop_through_dynparam_reaches_system_state_and_clears() {
+    let r = ros();
+    r.set_sim_time(false);
+    let ns = fresh_ns();
+    let _signals = start(&r, &ns);
+    let manager = r
+        .node("state_manager")
+        .arg(&format!("__ns:={ns}"))
+        .param("state_timeout_ms", 0)
+        .spawn();
+    let state = Collector::<SystemStateStamped>::new(&format!("{ns}/system_state"));
+    let estop = Collector::<EstopStamped>::new(&format!("{ns}/estop"));
+    assert!(
+        state
+            .wait_latest(T, |m| m.state == SystemStateStamped::STATE_IDLE)
+            .is_some(),
+        "{}",
+        manager.output()
+    );
+    let server = format!("{ns}/mock_signals");
+    dynparam(&["set", &server, "estop_enabled", "true"]);
+    assert!(estop.wait_latest(T, |m| m.enabled).is_some());
+    let m = state
+        .wait_latest(T, |m| m.state == SystemStateStamped::STATE_ERROR)
+        .expect("ERROR after the e-stop");
+    assert_eq!(m.error_code, SystemStateStamped::ERROR_ESTOP);
+    dynparam(&["set", &server, "estop_enabled", "false"]);
+    assert!(
+        state
+            .wait_latest(T, |m| m.state == SystemStateStamped::STATE_IDLE
+                && m.error_code == 0)
+            .is_some(),
+        "{}",
+        manager.output()
+    );
+}
