@@ -166,6 +166,21 @@ impl ParamSpec {
         }
     }
 
+    /// Reads a float parameter that must be finite and > 0 (rates, timeouts).
+    pub fn positive_f64(&self) -> Result<f64, ParamError> {
+        let v = self.f64()?;
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(self.invalid(format!("{v} must be finite and > 0")))
+        }
+    }
+
+    /// Reads a positive duration given in seconds.
+    pub fn positive_seconds(&self) -> Result<std::time::Duration, ParamError> {
+        self.positive_f64().map(std::time::Duration::from_secs_f64)
+    }
+
     /// Wraps a validation message for this parameter.
     pub fn invalid(&self, reason: impl Into<String>) -> ParamError {
         ParamError::Invalid {

@@ -156,10 +156,7 @@ pub struct Params {
 impl Params {
     /// Reads and validates every parameter; `default_algorithm` is the binary's law.
     pub fn load(default_algorithm: &str) -> Result<Params, ParamError> {
-        let rate_hz = RATE.f64()?;
-        if !(rate_hz.is_finite() && rate_hz > 0.0) {
-            return Err(RATE.invalid(format!("{rate_hz} must be finite and > 0")));
-        }
+        let rate_hz = RATE.positive_f64()?;
         let algorithm = match ALGORITHM.string()? {
             a if a.is_empty() => default_algorithm.to_owned(),
             a => a,
@@ -207,19 +204,11 @@ impl Params {
         Ok(Params {
             rate_hz,
             model_name: MODEL_NAME.string()?,
-            pose_timeout: seconds(&POSE_TIMEOUT)?,
-            pose_call_timeout: seconds(&POSE_CALL_TIMEOUT)?,
+            pose_timeout: POSE_TIMEOUT.positive_seconds()?,
+            pose_call_timeout: POSE_CALL_TIMEOUT.positive_seconds()?,
             safety_gate: SAFETY_GATE.bool_value()?,
             tracker,
         })
-    }
-}
-
-fn seconds(spec: &ParamSpec) -> Result<Duration, ParamError> {
-    let s = spec.f64()?;
-    match Duration::try_from_secs_f64(s) {
-        Ok(d) if !d.is_zero() => Ok(d),
-        _ => Err(spec.invalid(format!("{s} must be a positive duration in seconds"))),
     }
 }
 

@@ -60,24 +60,18 @@ pub struct Params {
 impl Params {
     /// Reads and validates every parameter.
     pub fn load() -> Result<Params, ParamError> {
-        let positive = |spec: &ParamSpec| -> Result<f64, ParamError> {
-            let v = spec.f64()?;
-            (v.is_finite() && v > 0.0)
-                .then_some(v)
-                .ok_or_else(|| spec.invalid(format!("{v} must be finite and > 0")))
-        };
         let file = WAYPOINT_FILE.string()?;
         let dir = WAYPOINT_DIR.string()?;
         Ok(Params {
-            rate_hz: positive(&RATE)?,
+            rate_hz: RATE.positive_f64()?,
             waypoint_file: (!file.is_empty()).then_some(file),
             waypoint_dir: if dir.is_empty() {
                 std::env::current_dir().unwrap_or_default()
             } else {
                 PathBuf::from(dir)
             },
-            server_timeout: Duration::from_secs_f64(positive(&SERVER_TIMEOUT)?),
-            state_timeout: Duration::from_secs_f64(positive(&STATE_TIMEOUT)?),
+            server_timeout: SERVER_TIMEOUT.positive_seconds()?,
+            state_timeout: STATE_TIMEOUT.positive_seconds()?,
         })
     }
 

@@ -107,7 +107,7 @@ pub struct Params {
 impl Params {
     /// Reads and validates every parameter.
     pub fn load() -> Result<Params, ParamError> {
-        let positive = |spec: &ParamSpec| checked(spec, |v| v > 0.0, "must be finite and > 0");
+        let positive = |spec: &ParamSpec| spec.positive_f64();
         let non_negative =
             |spec: &ParamSpec| checked(spec, |v| v >= 0.0, "must be finite and >= 0");
         let finite = |spec: &ParamSpec| checked(spec, |_| true, "must be finite");

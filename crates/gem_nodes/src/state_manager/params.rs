@@ -93,10 +93,7 @@ pub struct Params {
 impl Params {
     /// Reads and validates every parameter; the error names the offending one.
     pub fn load() -> Result<Params, ParamError> {
-        let rate_hz = RATE.f64()?;
-        if !(rate_hz.is_finite() && rate_hz > 0.0) {
-            return Err(RATE.invalid(format!("{rate_hz} must be finite and > 0")));
-        }
+        let rate_hz = RATE.positive_f64()?;
         let timeout_ms = STATE_TIMEOUT_MS.i64()?;
         let stale_after = match timeout_ms {
             0 => None,
@@ -107,11 +104,11 @@ impl Params {
             battery_low_below_frac: BATTERY.f64()? as f32,
             temperature_high_above_c: TEMPERATURE.f64()? as f32,
             gps_bad_above_mm: GPS_BAD.f64()? as f32,
-            gps_lost_after: seconds(&GPS_LOST)?,
-            signal_lost_after: seconds(&SIGNAL_LOST)?,
-            signal_low_after: seconds(&SIGNAL_LOW)?,
+            gps_lost_after: GPS_LOST.positive_seconds()?,
+            signal_lost_after: SIGNAL_LOST.positive_seconds()?,
+            signal_low_after: SIGNAL_LOW.positive_seconds()?,
             stale_after,
-            clock_tolerance: seconds(&CLOCK_TOLERANCE)?,
+            clock_tolerance: CLOCK_TOLERANCE.positive_seconds()?,
         };
         config.validate().map_err(|e| {
             let spec = PARAMS
@@ -126,12 +123,6 @@ impl Params {
             publish_processed: PUBLISH_PROCESSED.bool_value()?,
         })
     }
-}
-
-fn seconds(spec: &ParamSpec) -> Result<Duration, ParamError> {
-    let s = spec.f64()?;
-    Duration::try_from_secs_f64(s)
-        .map_err(|_| spec.invalid(format!("{s} is not a duration in seconds")))
 }
 
 #[cfg(test)]
