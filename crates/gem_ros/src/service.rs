@@ -4,7 +4,7 @@
 //! (it has no persistent mode). A controller cannot wait on a hung simulator, so calls go
 //! to a worker thread and the caller waits at most its timeout. A call that timed out keeps
 //! the worker busy until it returns; calls meanwhile time out too, which is what the caller
-//! needs to see.
+//! needs to see, and requests whose caller stopped waiting are dropped, not replayed.
 
 use std::sync::mpsc;
 use std::sync::Mutex;
@@ -32,9 +32,11 @@ pub enum CallError {
     },
 }
 
+/// A request, where to answer, and when the caller stops waiting.
 type Job<T> = (
     <T as rosrust::ServicePair>::Request,
     mpsc::Sender<Result<<T as rosrust::ServicePair>::Response, String>>,
+    std::time::Instant,
 );
 
 /// A client for service `T` with per-call timeouts.
@@ -53,7 +55,12 @@ where
         let client = rosrust::client::<T>(service)?;
         let (tx, rx) = mpsc::channel::<Job<T>>();
         std::thread::spawn(move || {
-            for (req, reply) in rx {
+            for (req, reply, deadline) in rx {
+                // A caller that timed out has gone: do not work through a backlog of
+                // stale requests after a slow call.
+                if std::time::Instant::now() > deadline {
+                    continue;
+                }
                 let answer = match client.req(&req) {
                     Ok(Ok(resp)) => Ok(resp),
                     Ok(Err(msg)) => Err(format!("the service failed: {msg}")),
@@ -78,7 +85,7 @@ where
         self.jobs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .send((req, tx))
+            .send((req, tx, std::time::Instant::now() + timeout))
             .map_err(|_| failed("worker stopped".into()))?;
         match rx.recv_timeout(timeout) {
             Ok(answer) => answer.map_err(failed),
