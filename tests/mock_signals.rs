@@ -6,6 +6,7 @@ use gem_msgs::gem_state_msgs::{
     BatteryLevelStamped, EstopStamped, SignalStrengthStamped, SystemStateStamped,
     TemperatureStamped,
 };
+use gem_msgs::jsk_rviz_plugins::OverlayText;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -88,6 +89,15 @@ fn estop_through_dynparam_reaches_system_state_and_clears() {
         .spawn();
     let state = Collector::<SystemStateStamped>::new(&format!("{ns}/system_state"));
     let estop = Collector::<EstopStamped>::new(&format!("{ns}/estop"));
+    let _overlay = r.node("status_overlay").arg(&format!("__ns:={ns}")).spawn();
+    let text = Collector::<OverlayText>::new(&format!("{ns}/gem/status_overlay"));
+    let shows =
+        |m: &OverlayText| m.text.contains("state     IDLE") && m.text.contains("battery   80 %");
+    assert!(
+        text.wait_latest(T, shows).is_some(),
+        "overlay: {:?}",
+        text.last().map(|m| m.text)
+    );
     assert!(
         state
             .wait_latest(T, |m| m.state == SystemStateStamped::STATE_IDLE)
@@ -102,6 +112,13 @@ fn estop_through_dynparam_reaches_system_state_and_clears() {
         .wait_latest(T, |m| m.state == SystemStateStamped::STATE_ERROR)
         .expect("ERROR after the e-stop");
     assert_eq!(m.error_code, SystemStateStamped::ERROR_ESTOP);
+    let shows_error =
+        |m: &OverlayText| m.text.contains("ERROR [ESTOP]") && m.text.contains("PRESSED");
+    assert!(
+        text.wait_latest(T, shows_error).is_some(),
+        "overlay: {:?}",
+        text.last().map(|m| m.text)
+    );
     dynparam(&["set", &server, "estop_enabled", "false"]);
     assert!(
         state

@@ -4,6 +4,7 @@
 
 pub mod controller;
 pub mod mock_signals;
+pub mod overlay;
 pub mod planner;
 pub mod sim;
 pub mod state_manager;

@@ -1,0 +1,153 @@
+//! The status overlay's text (SPEC §6): everything an operator needs at a glance, as the
+//! lines an RViz overlay or a terminal shows. Unknown values print as `—`, never as a
+//! stale number.
+
+use crate::state_manager::{ErrorBits, SystemState};
+use std::fmt::Write as _;
+
+/// The latest known value of everything the overlay shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    /// System state and error bits.
+    pub system: Option<(SystemState, ErrorBits)>,
+    /// Planner status name (`NO_TASK`, `PAUSED`, `RUNNING`).
+    pub planner: Option<&'static str>,
+    /// Goal progress, 0..1.
+    pub progress: Option<f64>,
+    /// Commanded speed, m/s.
+    pub speed_mps: Option<f64>,
+    /// Battery, 0..1.
+    pub battery_frac: Option<f64>,
+    /// E-stop pressed.
+    pub estop: Option<bool>,
+    /// GPS accuracy, mm.
+    pub gps_mm: Option<f64>,
+    /// Signal strength name.
+    pub signal: Option<&'static str>,
+    /// Temperature, °C.
+    pub temperature_c: Option<f64>,
+}
+
+/// The planner status name of a `TaskPlannerStatus.status` value.
+pub fn planner_name(status: u8) -> &'static str {
+    match status {
+        0 => "NO_TASK",
+        1 => "PAUSED",
+        2 => "RUNNING",
+        _ => "UNKNOWN",
+    }
+}
+
+/// The signal name of a `SignalStrengthStamped.strength` value.
+pub fn signal_name(strength: u8) -> &'static str {
+    match strength {
+        0 => "NOT_CONNECTED",
+        1 => "CONNECTED",
+        2 => "LOW_SIGNAL",
+        _ => "INVALID",
+    }
+}
+
+fn or_dash<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
+    v.map_or_else(|| "—".to_string(), f)
+}
+
+/// The overlay text, one item per line.
+pub fn render(s: &Snapshot) -> String {
+    let mut out = String::new();
+    let state = or_dash(s.system, |(st, e)| {
+        if e.is_empty() {
+            st.to_string()
+        } else {
+            format!("{st} [{e}]")
+        }
+    });
+    let _ = writeln!(out, "state     {state}");
+    let _ = writeln!(out, "planner   {}", or_dash(s.planner, str::to_string));
+    let _ = writeln!(
+        out,
+        "progress  {}",
+        or_dash(s.progress, |p| format!("{:.1} %", 100.0 * p))
+    );
+    let _ = writeln!(
+        out,
+        "speed     {}",
+        or_dash(s.speed_mps, |v| format!("{v:.2} m/s"))
+    );
+    let _ = writeln!(
+        out,
+        "battery   {}",
+        or_dash(s.battery_frac, |b| format!("{:.0} %", 100.0 * b))
+    );
+    let _ = writeln!(
+        out,
+        "e-stop    {}",
+        or_dash(s.estop, |e| if e {
+            "PRESSED".into()
+        } else {
+            "released".into()
+        })
+    );
+    let _ = writeln!(
+        out,
+        "gps       {}",
+        or_dash(s.gps_mm, |g| format!("{g:.0} mm"))
+    );
+    let _ = writeln!(out, "signal    {}", or_dash(s.signal, str::to_string));
+    let _ = write!(
+        out,
+        "temp      {}",
+        or_dash(s.temperature_c, |t| format!("{t:.1} °C"))
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_snapshot_shows_dashes_not_numbers() {
+        let text = render(&Snapshot::default());
+        assert_eq!(text.lines().count(), 9);
+        assert!(text.lines().all(|l| l.ends_with('—')), "{text}");
+    }
+
+    #[test]
+    fn full_snapshot_shows_every_value() {
+        let s = Snapshot {
+            system: Some((
+                SystemState::Error,
+                ErrorBits::from_bits(ErrorBits::ESTOP.bits() | ErrorBits::BATTERY_LOW.bits()),
+            )),
+            planner: Some(planner_name(1)),
+            progress: Some(0.4567),
+            speed_mps: Some(0.0),
+            battery_frac: Some(0.3),
+            estop: Some(true),
+            gps_mm: Some(100.0),
+            signal: Some(signal_name(2)),
+            temperature_c: Some(30.0),
+        };
+        let text = render(&s);
+        for part in [
+            "ERROR [BATTERY_LOW|ESTOP]",
+            "PAUSED",
+            "45.7 %",
+            "0.00 m/s",
+            "30 %",
+            "PRESSED",
+            "100 mm",
+            "LOW_SIGNAL",
+            "30.0 °C",
+        ] {
+            assert!(text.contains(part), "{part} missing in\n{text}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_codes_are_named_as_such() {
+        assert_eq!(planner_name(7), "UNKNOWN");
+        assert_eq!(signal_name(9), "INVALID");
+    }
+}
