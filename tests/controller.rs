@@ -426,11 +426,7 @@ fn core_reference(law: Law, points: &[Point]) -> f64 {
         &mut tracker,
         &settings,
     );
-    let cte: Vec<(f64, f64)> = trace
-        .samples
-        .iter()
-        .map(|s| (s.driven_m, s.cross_track_m))
-        .collect();
+    let cte = trace.cross_track();
     closed_loop::stats(&cte, 0.1).rms_after_m
 }
 

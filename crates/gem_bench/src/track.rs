@@ -162,11 +162,7 @@ pub fn run(
         steerer.as_mut(),
         &settings,
     );
-    let cte: Vec<(f64, f64)> = trace
-        .samples
-        .iter()
-        .map(|s| (s.driven_m, s.cross_track_m))
-        .collect();
+    let cte = trace.cross_track();
     RunResult {
         scenario: sc.name,
         controller: controller.label(),

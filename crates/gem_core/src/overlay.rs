@@ -3,7 +3,6 @@
 //! stale number.
 
 use crate::state_manager::{ErrorBits, SystemState};
-use std::fmt::Write as _;
 
 /// The latest known value of everything the overlay shows.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -54,7 +53,6 @@ fn or_dash<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
 
 /// The overlay text, one item per line.
 pub fn render(s: &Snapshot) -> String {
-    let mut out = String::new();
     let state = or_dash(s.system, |(st, e)| {
         if e.is_empty() {
             st.to_string()
@@ -62,44 +60,37 @@ pub fn render(s: &Snapshot) -> String {
             format!("{st} [{e}]")
         }
     });
-    let _ = writeln!(out, "state     {state}");
-    let _ = writeln!(out, "planner   {}", or_dash(s.planner, str::to_string));
-    let _ = writeln!(
-        out,
-        "progress  {}",
-        or_dash(s.progress, |p| format!("{:.1} %", 100.0 * p))
-    );
-    let _ = writeln!(
-        out,
-        "speed     {}",
-        or_dash(s.speed_mps, |v| format!("{v:.2} m/s"))
-    );
-    let _ = writeln!(
-        out,
-        "battery   {}",
-        or_dash(s.battery_frac, |b| format!("{:.0} %", 100.0 * b))
-    );
-    let _ = writeln!(
-        out,
-        "e-stop    {}",
-        or_dash(s.estop, |e| if e {
-            "PRESSED".into()
-        } else {
-            "released".into()
-        })
-    );
-    let _ = writeln!(
-        out,
-        "gps       {}",
-        or_dash(s.gps_mm, |g| format!("{g:.0} mm"))
-    );
-    let _ = writeln!(out, "signal    {}", or_dash(s.signal, str::to_string));
-    let _ = write!(
-        out,
-        "temp      {}",
-        or_dash(s.temperature_c, |t| format!("{t:.1} °C"))
-    );
-    out
+    let rows = [
+        ("state", state),
+        ("planner", or_dash(s.planner, str::to_string)),
+        (
+            "progress",
+            or_dash(s.progress, |p| format!("{:.1} %", 100.0 * p)),
+        ),
+        ("speed", or_dash(s.speed_mps, |v| format!("{v:.2} m/s"))),
+        (
+            "battery",
+            or_dash(s.battery_frac, |b| format!("{:.0} %", 100.0 * b)),
+        ),
+        (
+            "e-stop",
+            or_dash(s.estop, |e| {
+                if e {
+                    "PRESSED".into()
+                } else {
+                    "released".into()
+                }
+            }),
+        ),
+        ("gps", or_dash(s.gps_mm, |g| format!("{g:.0} mm"))),
+        ("signal", or_dash(s.signal, str::to_string)),
+        ("temp", or_dash(s.temperature_c, |t| format!("{t:.1} °C"))),
+    ];
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|(label, value)| format!("{label:<10}{value}"))
+        .collect();
+    lines.join("\n")
 }
 
 #[cfg(test)]
