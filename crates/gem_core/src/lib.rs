@@ -14,6 +14,7 @@ pub mod fsm;
 pub mod geometry;
 pub mod overlay;
 pub mod planner;
+pub mod scenario;
 pub mod state_manager;
 pub mod time;
 pub mod vehicle;

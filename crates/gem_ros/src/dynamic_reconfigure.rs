@@ -128,6 +128,14 @@ impl DynParam {
         }
     }
 
+    fn range(&self) -> String {
+        match self.kind {
+            Kind::Bool { .. } => "false..=true".into(),
+            Kind::Int { min, max, .. } => format!("{min}..={max}"),
+            Kind::Double { min, max, .. } => format!("{min}..={max}"),
+        }
+    }
+
     fn type_name(&self) -> &'static str {
         match self.kind {
             Kind::Bool { .. } => "bool",
@@ -292,7 +300,7 @@ impl Server {
         state.publish();
         let s = state.clone();
         let service = rosrust::service::<Reconfigure, _>("~set_parameters", move |req| {
-            let config = s.reconfigure(&from_config(&req.config));
+            let (config, _) = s.reconfigure(&from_config(&req.config));
             Ok(ReconfigureRes { config })
         })?;
         Ok(Server {
@@ -300,6 +308,13 @@ impl Server {
             _service: service,
             _descriptions: descriptions,
         })
+    }
+
+    /// Changes values from inside the node (a scenario step) exactly as a client's
+    /// request would: clamped, checked, published on `~parameter_updates`, copied to the
+    /// parameter server. A rejected change leaves every value as it was.
+    pub fn set(&self, changes: &[(String, Value)]) -> Result<(), String> {
+        self.state.reconfigure(changes).1
     }
 
     /// The current values.
@@ -313,14 +328,15 @@ impl Server {
 }
 
 impl State {
-    fn reconfigure(&self, changes: &[(String, Value)]) -> Config {
+    fn reconfigure(&self, changes: &[(String, Value)]) -> (Config, Result<(), String>) {
         let mut values = self.values.lock().unwrap_or_else(|e| e.into_inner());
-        match apply(self.params, &mut values, changes, self.check.as_ref()) {
+        let result = apply(self.params, &mut values, changes, self.check.as_ref());
+        match &result {
             Ok(()) => tracing::info!("reconfigured: now {:?}", values.0),
             Err(e) => tracing::warn!("reconfigure rejected, values unchanged: {e}"),
         }
         drop(values);
-        self.publish()
+        (self.publish(), result)
     }
 
     /// Publishes the current values (and copies them to the parameter server).
@@ -343,6 +359,28 @@ impl State {
             tracing::warn!("cannot publish ~parameter_updates: {e}");
         }
         config
+    }
+}
+
+/// Checks that `name` is declared in `params` and `v` has its type and lies within its
+/// bounds. Unlike a client's request nothing is clamped: this is for values written in a
+/// file (a scenario), where a silent clamp would hide a typo.
+pub fn check_value(params: &[DynParam], name: &str, v: Value) -> Result<(), String> {
+    let p = params
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| format!("unknown parameter {name}"))?;
+    let accepted = p
+        .accept(v)
+        .ok_or_else(|| format!("{name}: {v:?} is not a {}", p.type_name()))?;
+    let same = match (accepted, v) {
+        (Value::Double(a), Value::Int(i)) => a == f64::from(i),
+        (a, v) => a == v,
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(format!("{name}: {v:?} is outside {}", p.range()))
     }
 }
 
@@ -518,5 +556,31 @@ mod tests {
         let back = from_config(&to_config(PARAMS, &v));
         assert_eq!(back.len(), 3);
         assert!(back.contains(&("level".to_string(), Value::Double(0.5))));
+    }
+
+    #[test]
+    fn check_value_accepts_in_range_values_of_the_right_type() {
+        assert_eq!(check_value(PARAMS, "flag", Value::Bool(true)), Ok(()));
+        assert_eq!(check_value(PARAMS, "mode", Value::Int(2)), Ok(()));
+        assert_eq!(check_value(PARAMS, "level", Value::Int(1)), Ok(()));
+    }
+
+    #[test]
+    fn check_value_refuses_instead_of_clamping() {
+        let e = check_value(PARAMS, "mode", Value::Int(3)).unwrap_err();
+        assert!(e.contains("outside 0..=2"), "{e}");
+        let e = check_value(PARAMS, "level", Value::Double(1.5)).unwrap_err();
+        assert!(e.contains("outside 0..=1"), "{e}");
+    }
+
+    #[test]
+    fn check_value_refuses_unknown_names_wrong_types_and_nan() {
+        assert!(check_value(PARAMS, "lvl", Value::Double(0.1))
+            .unwrap_err()
+            .contains("unknown parameter lvl"));
+        assert!(check_value(PARAMS, "flag", Value::Int(1))
+            .unwrap_err()
+            .contains("not a bool"));
+        assert!(check_value(PARAMS, "level", Value::Double(f64::NAN)).is_err());
     }
 }

@@ -12,15 +12,21 @@
 
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::std_msgs::Header;
-use gem_ros::dynamic_reconfigure::{DynParam, Kind, Server, Values};
+use gem_core::scenario::{Player, Scenario, Setting};
+use gem_ros::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, to_ros, Ticker};
 
 const RATE: ParamSpec = ParamSpec::float("rate", 20.0, "Hz", "publication rate of the five inputs");
+const SCENARIO: ParamSpec = ParamSpec::str(
+    "scenario",
+    "",
+    "a YAML file of timed value changes (`gem_core::scenario`), played from the first publication in ROS time; empty: none",
+);
 
 /// The node's static parameters.
-pub const PARAMS: [ParamSpec; 1] = [RATE];
+pub const PARAMS: [ParamSpec; 2] = [RATE, SCENARIO];
 
 /// The reconfigurable values and their defaults (those of the original suite).
 pub const DYN_PARAMS: &[DynParam] = &[
@@ -129,6 +135,7 @@ fn run() -> anyhow::Result<()> {
         rate.is_finite() && rate > 0.0,
         "~rate = {rate} must be finite and > 0"
     );
+    let mut player = load_scenario(&SCENARIO.string()?)?.map(Player::new);
     if !time::wait_for_valid_time() {
         return Ok(());
     }
@@ -136,6 +143,9 @@ fn run() -> anyhow::Result<()> {
     let server = Server::new(DYN_PARAMS, Box::new(|_| Ok(())))?;
     let publishers = Publishers::new()?;
     while let Some(now) = ticker.wait() {
+        if let Some(player) = &mut player {
+            play(player, &server, now);
+        }
         let header = Header {
             seq: 0,
             stamp: to_ros(now),
@@ -148,9 +158,74 @@ fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Reads and checks `~scenario` against [`DYN_PARAMS`]; `None` when the path is empty.
+fn load_scenario(path: &str) -> anyhow::Result<Option<Scenario>> {
+    if path.is_empty() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("~scenario {path}: cannot read: {e}"))?;
+    let scenario = Scenario::parse(&text)
+        .and_then(|s| s.check(|name, v| check_value(DYN_PARAMS, name, value(v))).map(|()| s))
+        .map_err(|e| anyhow::anyhow!("~scenario {path}: {e}"))?;
+    tracing::info!("playing {path}: {} steps", scenario.steps().len());
+    Ok(Some(scenario))
+}
+
+fn value(s: Setting) -> Value {
+    match s {
+        Setting::Bool(b) => Value::Bool(b),
+        // Out-of-range integers saturate and are then refused by `check_value`.
+        Setting::Int(i) => Value::Int(i.clamp(i32::MIN.into(), i32::MAX.into()) as i32),
+        Setting::Float(f) => Value::Double(f),
+    }
+}
+
+/// Applies the steps due at `now` through the reconfigure server, so `dynparam get` and
+/// rqt_reconfigure show what the scenario set.
+fn play(player: &mut Player, server: &Server, now: gem_core::time::Time) {
+    for step in player.due(now) {
+        let changes: Vec<(String, Value)> =
+            step.set.iter().map(|(n, v)| (n.clone(), value(*v))).collect();
+        match server.set(&changes) {
+            Ok(()) => tracing::info!("scenario at {} s: {:?}", step.at, step.set),
+            Err(e) => tracing::error!("scenario at {} s refused: {e}", step.at),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shipped_scenarios_pass_the_start_up_check() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../launch/scenarios");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                load_scenario(path.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+                seen += 1;
+            }
+        }
+        assert!(seen > 0, "no scenario in {dir}");
+    }
+
+    #[test]
+    fn out_of_range_value_is_refused_at_start_up_naming_the_step() {
+        let file = std::env::temp_dir().join(format!("bad_scenario_{}.yaml", std::process::id()));
+        std::fs::write(&file, "- {at: 1, set: {estop_enabled: true}}\n- {at: 2, set: {battery_level: 300}}\n").unwrap();
+        let e = load_scenario(file.to_str().unwrap()).unwrap_err().to_string();
+        std::fs::remove_file(&file).ok();
+        assert!(e.contains("step 2") && e.contains("outside 0..=100"), "{e}");
+    }
+
+    #[test]
+    fn missing_file_is_refused_naming_it() {
+        let e = load_scenario("/nonexistent/s.yaml").unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/s.yaml"), "{e}");
+    }
 
     #[test]
     fn readme_lists_exactly_this_table() {
