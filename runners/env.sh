@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Source this file (`source runners/env.sh`) to use the suite with the ROS 1 tools:
 # our message packages on ROS_PACKAGE_PATH, their Python modules on PYTHONPATH, our node
-# binaries reachable through `rosrun gem_nodes <node>`, Debian's /usr/bin first on PATH
+# binaries reachable through `rosrun gem_nodes <node>` (and `gemctl` on PATH), Debian's /usr/bin first on PATH
 # (a pyenv `python3` has no ROS modules), logs in a writable place and a loopback master.
 # runners/setup.sh builds what this file points at.
 
@@ -29,7 +29,7 @@ case ":${PYTHONPATH:-}:" in
   *":$GEM_ROOT/build/py:"*) ;;
   *) export PYTHONPATH="$GEM_ROOT/build/py${PYTHONPATH:+:$PYTHONPATH}" ;;
 esac
-export PATH="/usr/bin:/bin:$PATH"
+export PATH="/usr/bin:/bin:$PATH:$GEM_ROOT/build/ros/gem_nodes/bin"
 export ROS_HOME="${ROS_HOME:-$GEM_ROOT/build/ros_home}"
 export ROS_LOG_DIR="${ROS_LOG_DIR:-$ROS_HOME/log}"
 export ROS_IP="${ROS_IP:-127.0.0.1}"

@@ -116,10 +116,11 @@ layout_nodes() {
 </package>
 XML
   find "$pkg/bin" -type l -delete
-  # Node binaries, and the rostest runners that launch/test/*.test start.
-  for src in "$ROOT"/crates/gem_nodes/src/bin/*.rs "$ROOT"/tests/rostest/*.rs; do
+  # Node binaries, gemctl, and the rostest runners that launch/test/*.test start.
+  for src in "$ROOT"/crates/gem_nodes/src/bin/*.rs "$ROOT"/crates/gem_cli/src/main.rs "$ROOT"/tests/rostest/*.rs; do
     [ -e "$src" ] || continue
     name=$(basename "$src" .rs)
+    [ "$name" = main ] && name=gemctl
     ln -sf "$ROOT/target/release/$name" "$pkg/bin/$name"
   done
 }

@@ -23,7 +23,8 @@ const RATE: ParamSpec = ParamSpec::float("rate", 10.0, "Hz", "overlay publicatio
 /// The node's parameters.
 pub const PARAMS: [ParamSpec; 1] = [RATE];
 
-type Shared = Arc<Mutex<Snapshot>>;
+/// The snapshot the subscriptions of [`subscribe`] keep up to date.
+pub type Shared = Arc<Mutex<Snapshot>>;
 
 /// Subscribes `topic`, folding each message into the snapshot with `apply`.
 fn watch<T: rosrust::Message>(
@@ -46,7 +47,9 @@ fn system(m: &msg::SystemStateStamped) -> (SystemState, ErrorBits) {
     (state, ErrorBits::from_bits(m.error_code))
 }
 
-fn subscribe(s: &Shared) -> Result<Vec<rosrust::Subscriber>, RosError> {
+/// Subscribes every topic the overlay shows (relative names), folding messages into `s`;
+/// shared with `gemctl status`.
+pub fn subscribe(s: &Shared) -> Result<Vec<rosrust::Subscriber>, RosError> {
     Ok(vec![
         watch(s, "system_state", |n, m: msg::SystemStateStamped| {
             n.system = Some(system(&m))

@@ -27,6 +27,26 @@ pub fn start(name: &str) {
     }
 }
 
+/// For command-line tools: initialises rosrust as `name` (no `/rosout` bridge, so log
+/// lines do not interleave with the tool's output) or gives up after `timeout` with an
+/// error naming the master it tried.
+pub fn start_within(name: &str, timeout: Duration) -> Result<(), RosError> {
+    let started = Instant::now();
+    loop {
+        match rosrust::try_init(name) {
+            Ok(()) => return Ok(()),
+            Err(e) if started.elapsed() >= timeout => {
+                return Err(RosError(format!(
+                    "no ROS master at {} after {:.0} s ({e}); is the suite running?",
+                    master_uri(),
+                    timeout.as_secs_f64()
+                )))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
 /// Unregisters the node's publishers, subscribers and services from the master.
 /// Call before `main` returns: rosrust's singleton is never dropped.
 pub fn shutdown() {

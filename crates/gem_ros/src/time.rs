@@ -114,6 +114,10 @@ pub struct Ticker {
     period: Duration,
     next: Time,
     last_seen: Time,
+    /// Wall time since ROS time last moved, and whether that stall was reported.
+    last_advance: std::time::Instant,
+    stall_reported: bool,
+    stall_limit: Option<Duration>,
 }
 
 /// Longest wall-clock nap between checks for shutdown.
@@ -127,7 +131,18 @@ impl Ticker {
             period,
             next: start.saturating_add(period),
             last_seen: start,
+            last_advance: std::time::Instant::now(),
+            stall_reported: false,
+            stall_limit: None,
         }
+    }
+
+    /// Also wake with [`Wake::Stalled`], once per stall, when ROS time has not moved for
+    /// `limit` of *wall* time: under sim time a dead simulator stops `/clock`, and a
+    /// node whose every timeout is in ROS time would otherwise wait forever.
+    pub fn with_stall_limit(mut self, limit: Duration) -> Self {
+        self.stall_limit = Some(limit);
+        self
     }
 
     /// A ticker at `rate_hz` (must be positive and finite; validated by the caller).
@@ -140,7 +155,7 @@ impl Ticker {
         loop {
             match self.wait_or_until(None)? {
                 Wake::Tick(now) => return Some(now),
-                Wake::Deadline(_) => continue,
+                Wake::Deadline(_) | Wake::Stalled(_) => continue,
             }
         }
     }
@@ -162,6 +177,10 @@ impl Ticker {
                 );
                 self.next = now;
             }
+            if now != self.last_seen {
+                self.last_advance = std::time::Instant::now();
+                self.stall_reported = false;
+            }
             self.last_seen = now;
             if now >= self.next {
                 let after = self.next.saturating_add(self.period);
@@ -177,6 +196,14 @@ impl Ticker {
             if deadline.is_some_and(|d| now >= d) {
                 return Some(Wake::Deadline(now));
             }
+            if !self.stall_reported
+                && self
+                    .stall_limit
+                    .is_some_and(|limit| self.last_advance.elapsed() >= limit)
+            {
+                self.stall_reported = true;
+                return Some(Wake::Stalled(now));
+            }
             let wake_at = deadline.map_or(self.next, |d| d.min(self.next));
             wait_for_clock(wake_at.saturating_since(now).min(MAX_NAP));
         }
@@ -188,6 +215,9 @@ impl Ticker {
 pub enum Wake {
     /// The periodic tick.
     Tick(Time),
+    /// ROS time has not moved for the stall limit of wall time (see
+    /// [`Ticker::with_stall_limit`]).
+    Stalled(Time),
     /// The requested deadline passed before the tick.
     Deadline(Time),
 }

@@ -35,6 +35,8 @@ fn run() -> anyhow::Result<()> {
         match ticker.wait_or_until(deadline) {
             Some(Wake::Tick(now)) => shared.tick(now, true),
             Some(Wake::Deadline(now)) => shared.tick(now, false),
+            // No stall limit is set: never returned.
+            Some(Wake::Stalled(_)) => {}
             None => return Ok(()),
         }
     }

@@ -130,6 +130,28 @@ impl Controller {
         }
     }
 
+    /// ROS time stopped (see `~clock_stall_s`). A paused simulator still answers the pose
+    /// service and the goal is kept; a dead one does not, and with the clock stopped the
+    /// ROS-time pose timeout would never fire: stop and abort now.
+    pub fn clock_stalled(&mut self, now: Time) {
+        let Some(active) = &self.active else { return };
+        match self.read_pose() {
+            Ok(_) => tracing::warn!(
+                "ROS time stopped at {now} for {:.1} s of wall time (paused simulator?); goal {} kept",
+                self.params.clock_stall.as_secs_f64(),
+                active.handle.id.id
+            ),
+            Err(reason) => {
+                let text = format!(
+                    "ROS time stopped for {:.1} s of wall time and no pose: {reason}",
+                    self.params.clock_stall.as_secs_f64()
+                );
+                tracing::error!("goal {} aborted: {text}", active.handle.id.id);
+                self.end(|s, h| s.abort(h, NavigateWaypointsResult { success: false }, &text));
+            }
+        }
+    }
+
     fn start(&mut self, handle: GoalHandle, goal: NavigateWaypointsGoal, now: Time) {
         if self.active.is_some() {
             tracing::info!(

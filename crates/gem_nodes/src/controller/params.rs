@@ -30,6 +30,12 @@ const POSE_CALL_TIMEOUT: ParamSpec = ParamSpec::float(
     "s",
     "wall-clock limit of one `get_model_state` call",
 );
+const CLOCK_STALL: ParamSpec = ParamSpec::float(
+    "clock_stall_s",
+    2.0,
+    "s",
+    "wall time without ROS time moving after which the pose is re-checked: gone (a dead simulator) → zero command and abort; there (a paused one) → keep the goal",
+);
 const SAFETY_GATE: ParamSpec = ParamSpec::bool(
     "safety_gate",
     true,
@@ -112,12 +118,13 @@ const MIN_SPACING: ParamSpec = ParamSpec::float(
 );
 
 /// Every parameter, in README order.
-pub const PARAMS: [ParamSpec; 21] = [
+pub const PARAMS: [ParamSpec; 22] = [
     ALGORITHM,
     RATE,
     MODEL_NAME,
     POSE_TIMEOUT,
     POSE_CALL_TIMEOUT,
+    CLOCK_STALL,
     SAFETY_GATE,
     NOMINAL_SPEED,
     LATERAL_ACCEL,
@@ -147,6 +154,8 @@ pub struct Params {
     pub pose_timeout: Duration,
     /// Wall-clock limit of one pose call.
     pub pose_call_timeout: Duration,
+    /// Wall time without ROS time moving before the pose is re-checked.
+    pub clock_stall: Duration,
     /// Zero speed while ERROR.
     pub safety_gate: bool,
     /// The tracker settings (validated).
@@ -206,6 +215,7 @@ impl Params {
             model_name: MODEL_NAME.string()?,
             pose_timeout: POSE_TIMEOUT.positive_seconds()?,
             pose_call_timeout: POSE_CALL_TIMEOUT.positive_seconds()?,
+            clock_stall: CLOCK_STALL.positive_seconds()?,
             safety_gate: SAFETY_GATE.bool_value()?,
             tracker,
         })

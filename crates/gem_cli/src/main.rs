@@ -1,0 +1,33 @@
+//! `gemctl`: the suite's command-line tool. `main` only parses and dispatches; each
+//! subcommand lives in its own module.
+
+mod status;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "gemctl", version, about = "GEM e2 suite command-line tool")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The suite's status (what the RViz overlay shows), refreshing in place.
+    Status(status::Args),
+}
+
+fn main() -> std::process::ExitCode {
+    let result = match Cli::parse().command {
+        Command::Status(args) => status::run(&args),
+    };
+    gem_ros::node::shutdown();
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gemctl: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
