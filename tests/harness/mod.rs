@@ -17,6 +17,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 pub mod sm_scenarios;
+pub mod suite;
 
 /// The workspace root (this package lives there).
 pub fn repo_root() -> PathBuf {

@@ -1,0 +1,65 @@
+//! The suite's end-to-end scenarios (`gem_e2e::suite`), each on a fresh
+//! `roslaunch gem_bringup integration_run.launch` (gem_sim at 3×, real master, every node
+//! a process, faults injected with Debian's `dynparam`). The same scenarios run under
+//! rostest from `launch/test/suite_*.test` (see `tests/rostest_files.rs`).
+
+use gem_e2e::suite::{scenario, Suite, COMMON_ARGS};
+use gem_e2e::{cli, cli_background, ros};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(60);
+
+fn run(name: &str) {
+    let _ros = ros();
+    let sc = scenario(name).expect("a known scenario");
+    let suite = Suite::new(
+        Box::new(|program, args| {
+            let out = cli(program, args, T);
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            if out.status.success() {
+                Ok(stdout)
+            } else {
+                Err(format!(
+                    "{program} {args:?} failed: {stdout}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                ))
+            }
+        }),
+        T,
+    );
+    let mut args = vec!["gem_bringup", "integration_run.launch"];
+    args.extend(COMMON_ARGS);
+    args.extend(sc.launch_args);
+    let launch = cli_background("roslaunch", &args);
+    let started = std::time::Instant::now();
+    let outcome = (sc.run)(&suite);
+    eprintln!("{name}: {:?} in {:.1} s wall", outcome, started.elapsed().as_secs_f64());
+    if let Err(e) = outcome {
+        panic!("{name}: {e}\n--- roslaunch output ---\n{}", launch.output());
+    }
+}
+
+#[test]
+fn estop_before_serving() {
+    run("estop_before_serving");
+}
+
+#[test]
+fn every_fault_then_completion() {
+    run("every_fault_then_completion");
+}
+
+#[test]
+fn state_manager_death() {
+    run("state_manager_death");
+}
+
+#[test]
+fn task_planner_death() {
+    run("task_planner_death");
+}
+
+#[test]
+fn simulator_death() {
+    run("simulator_death");
+}
