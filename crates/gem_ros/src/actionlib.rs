@@ -476,6 +476,62 @@ pub enum ClientEvent<A: Action> {
     },
 }
 
+/// How long a sent goal may go unlisted in the server's status (or a cancelled goal stay
+/// PENDING/ACTIVE) before the client sends it again. A publisher counts *any* subscriber:
+/// an `rostopic echo` of the goal topic satisfies [`ActionClient::wait_for_server`] while
+/// the server's own connection is still being made, and a goal sent then is lost.
+/// Resending is safe: the server ignores a goal id it already knows.
+const ACK_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Messages waiting for the server to show it acted on them, keyed by goal id.
+struct Outstanding<M: rosrust::Message> {
+    items: Mutex<Vec<(String, Instant, M)>>,
+    publisher: rosrust::Publisher<M>,
+    what: &'static str,
+}
+
+impl<M: rosrust::Message> Outstanding<M> {
+    fn new(publisher: rosrust::Publisher<M>, what: &'static str) -> Self {
+        Outstanding {
+            items: Mutex::default(),
+            publisher,
+            what,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<(String, Instant, M)>> {
+        self.items.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn send(&self, id: &str, msg: M) -> Result<(), RosError> {
+        self.publisher.send(msg.clone())?;
+        self.lock().push((id.to_owned(), Instant::now(), msg));
+        Ok(())
+    }
+
+    fn forget(&self, id: &str) {
+        self.lock().retain(|(i, _, _)| i != id);
+    }
+
+    /// Drops what `done` says took effect; resends the rest once overdue.
+    fn review(&self, done: impl Fn(&str) -> bool) {
+        let mut items = self.lock();
+        items.retain(|(id, _, _)| !done(id));
+        for (id, sent, msg) in items.iter_mut() {
+            if sent.elapsed() >= ACK_TIMEOUT {
+                tracing::warn!(
+                    "{} {id} not acted on by the server after {ACK_TIMEOUT:?}; sending it again",
+                    self.what
+                );
+                if let Err(e) = self.publisher.send(msg.clone()) {
+                    tracing::warn!("cannot resend {} {id}: {e}", self.what);
+                }
+                *sent = Instant::now();
+            }
+        }
+    }
+}
+
 struct ClientShared {
     /// Ids of the goals this client sent.
     mine: Mutex<HashSet<String>>,
@@ -486,7 +542,8 @@ struct ClientShared {
 
 /// An action client.
 pub struct ActionClient<A: Action> {
-    goal_pub: rosrust::Publisher<A::ActionGoal>,
+    goals: Arc<Outstanding<A::ActionGoal>>,
+    cancels: Arc<Outstanding<GoalID>>,
     cancel_pub: rosrust::Publisher<GoalID>,
     shared: Arc<ClientShared>,
     events: Mutex<mpsc::Receiver<ClientEvent<A>>>,
@@ -505,9 +562,22 @@ impl<A: Action> ActionClient<A> {
         let (tx, rx) = mpsc::channel();
         let (s1, s2, s3) = (shared.clone(), shared.clone(), shared.clone());
         let tx2 = tx.clone();
+        let goal_pub = rosrust::publish(&format!("{ns}/goal"), 50)?;
+        let cancel_pub = rosrust::publish(&format!("{ns}/cancel"), 50)?;
+        let goals = Arc::new(Outstanding::new(goal_pub, "goal"));
+        let cancels = Arc::new(Outstanding::new(cancel_pub.clone(), "cancel of goal"));
+        let (g1, c1) = (goals.clone(), cancels.clone());
         let status_sub =
             rosrust::subscribe(&format!("{ns}/status"), 50, move |m: GoalStatusArray| {
                 s1.status_seen.store(true, Ordering::Relaxed);
+                let status = |id: &str| {
+                    m.status_list
+                        .iter()
+                        .find(|g| g.goal_id.id == id)
+                        .map(|g| g.status)
+                };
+                g1.review(|id| status(id).is_some());
+                c1.review(|id| !matches!(status(id), Some(status::PENDING | status::ACTIVE)));
                 let mine = s1.mine.lock().unwrap_or_else(|e| e.into_inner());
                 let ours = m
                     .status_list
@@ -552,8 +622,9 @@ impl<A: Action> ActionClient<A> {
                 }
             })?;
         Ok(ActionClient {
-            goal_pub: rosrust::publish(&format!("{ns}/goal"), 50)?,
-            cancel_pub: rosrust::publish(&format!("{ns}/cancel"), 50)?,
+            goals,
+            cancels,
+            cancel_pub,
             shared,
             events: Mutex::new(rx),
             _subs: vec![status_sub, feedback_sub, result_sub],
@@ -578,7 +649,7 @@ impl<A: Action> ActionClient<A> {
 
     /// True when a server is connected (see [`ActionClient::wait_for_server`]).
     pub fn is_server_connected(&self) -> bool {
-        self.goal_pub.subscriber_count() > 0
+        self.goals.publisher.subscriber_count() > 0
             && self.cancel_pub.subscriber_count() > 0
             && self._subs.iter().all(|s| s.publisher_count() > 0)
             && self.shared.status_seen.load(Ordering::Relaxed)
@@ -598,17 +669,20 @@ impl<A: Action> ActionClient<A> {
             stamp: now,
             id: id.clone(),
         };
-        self.goal_pub
-            .send(A::wrap_goal(header_now(), goal_id, goal))?;
+        self.goals
+            .send(&id, A::wrap_goal(header_now(), goal_id, goal))?;
         Ok(id)
     }
 
     /// Requests cancellation of goal `id`.
     pub fn cancel(&self, id: &str) -> Result<(), RosError> {
-        Ok(self.cancel_pub.send(GoalID {
+        // A goal never acknowledged must not be resent after its cancel.
+        self.goals.forget(id);
+        let msg = GoalID {
             stamp: rosrust::Time::default(),
             id: id.to_owned(),
-        })?)
+        };
+        self.cancels.send(id, msg)
     }
 
     /// Requests cancellation of every goal on the server.
