@@ -61,6 +61,8 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
         launch.output()
     );
 
+    rviz_config_names_live_topics_of_the_right_type(T);
+
     let dynparam = |v: &str| {
         cli_ok(
             "rosrun",
@@ -109,4 +111,44 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
         launch.output()
     );
     assert!((x() - 80.0).abs() < 1.0, "stopped at x = {}", x());
+}
+
+/// Every topic `launch/rviz/gem.rviz` displays is published by the running suite with the
+/// type its RViz display expects (so the layout does not silently show nothing).
+fn rviz_config_names_live_topics_of_the_right_type(timeout: Duration) {
+    let file = gem_e2e::repo_root().join("launch/rviz/gem.rviz");
+    let config: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let displays = config["Visualization Manager"]["Displays"]
+        .as_sequence()
+        .expect("a display list");
+    let mut checked = 0;
+    for d in displays {
+        let class = d["Class"].as_str().unwrap_or_default();
+        let topic = d["Topic"].as_str().or(d["Marker Topic"].as_str());
+        let Some(topic) = topic else { continue };
+        let expected = match class {
+            "rviz/Path" => "nav_msgs/Path",
+            "rviz/Marker" => "visualization_msgs/Marker",
+            "rviz/Odometry" => "nav_msgs/Odometry",
+            "jsk_rviz_plugin/OverlayText" => "jsk_rviz_plugins/OverlayText",
+            other => panic!(
+                "{}: no expected type for display class {other}",
+                file.display()
+            ),
+        };
+        let found = wait_until(timeout, || {
+            rosrust::topics()
+                .unwrap_or_default()
+                .iter()
+                .any(|t| t.name == topic && t.datatype == expected)
+        });
+        assert!(
+            found,
+            "{topic} ({expected}) of {} is not published",
+            file.display()
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 4, "displays with a topic in {}", file.display());
 }

@@ -79,3 +79,53 @@ fn rust_service_answers_rosservice_call() {
         "gem_controller_action/ServeWaypoints"
     );
 }
+
+/// A goal the server never lists in its status is sent again (every 0.5 s) with the same
+/// id, so a goal lost while the server's connection was still being made is not lost for
+/// good; once the status lists it, the repeats stop. The "server" is `rostopic pub`.
+#[test]
+fn action_client_resends_a_goal_the_server_never_listed() {
+    use gem_controller_action::NavigateWaypointsActionGoal;
+    use gem_ros::actionlib::{ActionClient, NavigateWaypoints};
+    let _ros = ros();
+    let goals = Collector::<NavigateWaypointsActionGoal>::new("/resend/goal");
+    let silent = cli_background(
+        "rostopic",
+        &[
+            "pub",
+            "-r",
+            "20",
+            "/resend/status",
+            "actionlib_msgs/GoalStatusArray",
+            "{}",
+        ],
+    );
+    let client = ActionClient::<NavigateWaypoints>::new("/resend").unwrap();
+    let id = client.send_goal(Default::default()).unwrap();
+    assert!(
+        goals.wait_for(T, |g| g.goal_id.id == id).is_some()
+            && gem_e2e::wait_until(T, || goals.len() >= 2),
+        "the goal was not sent again\n{}",
+        silent.output()
+    );
+    assert!(goals.all().iter().all(|g| g.goal_id.id == id));
+    drop(silent);
+    let listing = format!("{{status_list: [{{goal_id: {{id: '{id}'}}, status: 1}}]}}");
+    let _server = cli_background(
+        "rostopic",
+        &[
+            "pub",
+            "-r",
+            "20",
+            "/resend/status",
+            "actionlib_msgs/GoalStatusArray",
+            &listing,
+        ],
+    );
+    assert!(gem_e2e::wait_until(T, || client.status_of(&id) == Some(1)));
+    let copies = goals.len();
+    // Absence over three acknowledgement periods: no further copy.
+    assert!(!gem_e2e::wait_until(Duration::from_millis(1500), || goals
+        .len()
+        > copies));
+}

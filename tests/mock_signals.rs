@@ -119,6 +119,26 @@ fn estop_through_dynparam_reaches_system_state_and_clears() {
         "overlay: {:?}",
         text.last().map(|m| m.text)
     );
+    // The terminal view shows what the overlay shows.
+    let view = cli_ok(
+        "bash",
+        &[
+            "-c",
+            &format!("ROS_NAMESPACE={ns} gemctl status --once --timeout 20"),
+        ],
+        T,
+    );
+    for part in [
+        "ERROR [ESTOP]",
+        "PRESSED",
+        "battery   80 %",
+        "temp      30.0 °C",
+    ] {
+        assert!(
+            view.contains(part),
+            "{part} missing in gemctl status:\n{view}"
+        );
+    }
     dynparam(&["set", &server, "estop_enabled", "false"]);
     assert!(
         state
@@ -127,5 +147,64 @@ fn estop_through_dynparam_reaches_system_state_and_clears() {
             .is_some(),
         "{}",
         manager.output()
+    );
+}
+
+#[test]
+fn scenario_file_plays_in_ros_time_through_the_reconfigure_server() {
+    let r = ros();
+    r.set_sim_time(false);
+    let ns = fresh_ns();
+    let dir = std::env::temp_dir().join(format!("gem_scenario_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("press.yaml");
+    std::fs::write(
+        &file,
+        "- {at: 0.5, set: {estop_enabled: true}}\n- {at: 1.0, set: {battery_level: 30, estop_enabled: false}}\n",
+    )
+    .unwrap();
+    let estop = Collector::<EstopStamped>::new(&format!("{ns}/estop"));
+    let battery = Collector::<BatteryLevelStamped>::new(&format!("{ns}/battery_level"));
+    let node = r
+        .node("mock_signals")
+        .arg(&format!("__ns:={ns}"))
+        .param("scenario", file.display())
+        .spawn();
+    let pressed = estop
+        .wait_for(T, |m| m.enabled)
+        .unwrap_or_else(|| panic!("the e-stop was never pressed\n{}", node.output()));
+    let drained = battery
+        .wait_for(T, |m| (m.battery_level - 0.3).abs() < 1e-6)
+        .expect("battery never 30 %");
+    assert!(estop.wait_latest(T, |m| !m.enabled).is_some());
+    // The steps are 0.5 s apart in ROS time (±one 50 ms publication period).
+    let apart = (drained.header.stamp - pressed.header.stamp).seconds();
+    assert!((0.45..=0.55).contains(&apart), "steps {apart} s apart");
+    // The change went through the server: dynparam sees it.
+    let values = dynparam(&["get", &format!("{ns}/mock_signals")]);
+    assert!(values.contains("'battery_level': 30"), "{values}");
+}
+
+#[test]
+fn bad_scenario_stops_the_node_naming_the_step() {
+    let r = ros();
+    let ns = fresh_ns();
+    let file = std::env::temp_dir().join(format!("gem_bad_scenario_{}.yaml", std::process::id()));
+    std::fs::write(
+        &file,
+        "- {at: 1, set: {estop_enabled: true}}\n- {at: 2, set: {temprature: 70}}\n",
+    )
+    .unwrap();
+    let mut node = r
+        .node("mock_signals")
+        .arg(&format!("__ns:={ns}"))
+        .param("scenario", file.display())
+        .spawn();
+    let status = node.wait(T).expect("the node exits");
+    assert!(!status.success());
+    let out = node.output();
+    assert!(
+        out.contains("step 2") && out.contains("unknown parameter temprature"),
+        "{out}"
     );
 }

@@ -27,8 +27,8 @@ fn every_suite_scenario_has_a_matching_test_file() {
     use gem_e2e::suite::{COMMON_ARGS, SCENARIOS};
     for sc in &SCENARIOS {
         let path = gem_e2e::repo_root().join(format!("launch/test/suite_{}.test", sc.name));
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let args: Vec<String> = text
             .lines()
             .filter_map(|l| l.trim().strip_prefix("<arg name=\""))

@@ -33,7 +33,11 @@ fn run(name: &str) {
     let launch = cli_background("roslaunch", &args);
     let started = std::time::Instant::now();
     let outcome = (sc.run)(&suite);
-    eprintln!("{name}: {:?} in {:.1} s wall", outcome, started.elapsed().as_secs_f64());
+    eprintln!(
+        "{name}: {:?} in {:.1} s wall",
+        outcome,
+        started.elapsed().as_secs_f64()
+    );
     if let Err(e) = outcome {
         panic!("{name}: {e}\n--- roslaunch output ---\n{}", launch.output());
     }

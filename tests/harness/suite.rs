@@ -195,7 +195,9 @@ impl Suite {
     /// The car is commanded to zero and comes to rest.
     fn stopped(&self, what: &str) -> Outcome {
         check(
-            self.cmds.wait_latest(self.timeout, |c| c.speed == 0.0).is_some(),
+            self.cmds
+                .wait_latest(self.timeout, |c| c.speed == 0.0)
+                .is_some(),
             || format!("{what}: no zero speed command"),
         )?;
         check(
@@ -240,9 +242,16 @@ pub fn estop_before_serving(s: &Suite) -> Outcome {
     s.error_with(Sys::ERROR_ESTOP, "e-stop")?;
     s.tool(
         "rosservice",
-        &["call", "/serve_waypoints", &format!("waypoints_file: '{ROUTE}'")],
+        &[
+            "call",
+            "/serve_waypoints",
+            &format!("waypoints_file: '{ROUTE}'"),
+        ],
     )?;
-    s.planner_is(Planner::STATUS_PAUSED_TASK, "PAUSED after serving under ERROR")?;
+    s.planner_is(
+        Planner::STATUS_PAUSED_TASK,
+        "PAUSED after serving under ERROR",
+    )?;
     check(s.goals.is_empty(), || {
         "a goal was sent while the e-stop was pressed".into()
     })?;
@@ -290,7 +299,10 @@ pub fn fault_and_resume(s: &Suite, f: &Fault) -> Outcome {
         .filter(|m| m.status.goal_id.id == goal_id)
         .map(|m| m.feedback.target_index)
         .collect();
-    let last = *reported.iter().max().ok_or("no feedback before the fault")?;
+    let last = *reported
+        .iter()
+        .max()
+        .ok_or("no feedback before the fault")?;
 
     s.set(f.param, f.good)?;
     s.planner_is(Planner::STATUS_RUNNING_TASK, "RUNNING after the clear")?;
@@ -342,7 +354,8 @@ fn pid_of(node: &str) -> Result<i32, String> {
     let name_arg = format!("__name:={}", node.trim_start_matches('/'));
     let master = std::env::var("ROS_MASTER_URI").map_err(|_| "ROS_MASTER_URI is not set")?;
     let master_env = format!("ROS_MASTER_URI={}", master.trim_end_matches('/'));
-    let read = |pid: &str, file: &str| std::fs::read(format!("/proc/{pid}/{file}")).unwrap_or_default();
+    let read =
+        |pid: &str, file: &str| std::fs::read(format!("/proc/{pid}/{file}")).unwrap_or_default();
     let fields = |bytes: Vec<u8>| -> Vec<String> {
         bytes
             .split(|b| *b == 0)
@@ -373,7 +386,10 @@ fn kill(node: &str) -> Outcome {
 pub fn state_manager_death(s: &Suite) -> Outcome {
     s.running_past(5.0)?;
     kill("/state_manager")?;
-    s.planner_is(Planner::STATUS_PAUSED_TASK, "PAUSED without a state manager")?;
+    s.planner_is(
+        Planner::STATUS_PAUSED_TASK,
+        "PAUSED without a state manager",
+    )?;
     s.no_active_goal("state manager dead")?;
     s.stopped("state manager dead")
 }

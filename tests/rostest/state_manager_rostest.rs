@@ -25,7 +25,10 @@ fn main() {
     }
     let failures = cases.iter().filter(|c| c.2.is_some()).count();
     if let Some(path) = out {
-        if let Err(e) = std::fs::write(&path, gem_e2e::junit::report("state_manager_scenarios", &cases)) {
+        if let Err(e) = std::fs::write(
+            &path,
+            gem_e2e::junit::report("state_manager_scenarios", &cases),
+        ) {
             eprintln!("cannot write {path}: {e}");
         }
     }

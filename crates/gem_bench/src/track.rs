@@ -262,7 +262,6 @@ pub fn scenarios(track_file: &std::path::Path) -> anyhow::Result<Vec<Scenario>> 
 
 /// Writes the path vs the driven trajectory and the cross-track error over distance.
 pub fn plot(sc: &Scenario, r: &RunResult, dir: &std::path::Path) -> anyhow::Result<PathBuf> {
-    use plotters::prelude::*;
     let file = dir.join(format!(
         "{}_{}_{:.1}mps_{}.svg",
         r.scenario,
@@ -270,71 +269,21 @@ pub fn plot(sc: &Scenario, r: &RunResult, dir: &std::path::Path) -> anyhow::Resu
         r.speed_mps,
         r.actuators.replace('+', "_")
     ));
-    let root = SVGBackend::new(file.as_path(), (1200, 520)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (left, right) = root.split_horizontally(560);
-    let pts = sc
-        .waypoints
-        .iter()
-        .map(|w| (w.x, w.y))
-        .chain(r.trajectory.iter().map(|p| (p.x, p.y)));
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for (x, y) in pts {
-        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
-    }
-    let span = (x1 - x0).max(y1 - y0) * 0.55 + 1.0;
-    let (cx, cy) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
-    let mut map = ChartBuilder::on(&left)
-        .caption(
-            format!(
-                "{} — {} {:.1} m/s {}",
-                r.scenario, r.controller, r.speed_mps, r.actuators
-            ),
-            ("sans-serif", 16),
-        )
-        .margin(10)
-        .x_label_area_size(30)
-        .y_label_area_size(40)
-        .build_cartesian_2d(cx - span..cx + span, cy - span..cy + span)?;
-    map.configure_mesh()
-        .x_desc("x (m)")
-        .y_desc("y (m)")
-        .draw()?;
-    map.draw_series(LineSeries::new(
-        sc.waypoints.iter().map(|w| (w.x, w.y)),
-        BLACK.mix(0.5).stroke_width(2),
-    ))?
-    .label("path")
-    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLACK.mix(0.5)));
-    map.draw_series(LineSeries::new(
-        r.trajectory.iter().map(|p| (p.x, p.y)),
-        BLUE.stroke_width(1),
-    ))?
-    .label("driven (rear axle)")
-    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLUE));
-    map.configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    let dmax = r.cte.last().map_or(1.0, |c| c.0).max(1.0);
-    let emax = r.cte.iter().fold(0.1f64, |m, c| m.max(c.1.abs())).min(5.0);
-    let mut err = ChartBuilder::on(&right)
-        .caption("cross-track error", ("sans-serif", 16))
-        .margin(10)
-        .x_label_area_size(30)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..dmax, -emax * 1.1..emax * 1.1)?;
-    err.configure_mesh()
-        .x_desc("distance driven (m)")
-        .y_desc("error (m, + left)")
-        .draw()?;
-    err.draw_series(LineSeries::new(
-        r.cte.iter().map(|c| (c.0, c.1.clamp(-emax, emax))),
-        RED,
-    ))?;
-    root.present()?;
-    Ok(file.clone())
+    let path: Vec<(f64, f64)> = sc.waypoints.iter().map(|w| (w.x, w.y)).collect();
+    let driven: Vec<(f64, f64)> = r.trajectory.iter().map(|p| (p.x, p.y)).collect();
+    let figure = gem_cli::plot::TrackPlot {
+        caption: format!(
+            "{} — {} {:.1} m/s {}",
+            r.scenario, r.controller, r.speed_mps, r.actuators
+        ),
+        path: &path,
+        driven: &driven,
+        cross_track: &r.cte,
+        marks: &[],
+    };
+    gem_cli::plot::write_svg(&file, &figure)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    Ok(file)
 }
 
 /// Runs everything, prints the table, writes the plots to `out_dir`.

@@ -1,7 +1,10 @@
 //! `gemctl`: the suite's command-line tool. `main` only parses and dispatches; each
 //! subcommand lives in its own module.
 
+mod demo;
 mod status;
+
+use gem_cli::plot;
 
 use clap::{Parser, Subcommand};
 
@@ -16,11 +19,14 @@ struct Cli {
 enum Command {
     /// The suite's status (what the RViz overlay shows), refreshing in place.
     Status(status::Args),
+    /// Drive the demo of a running headless suite: faults mid-lap, summary, plot.
+    Demo(demo::Args),
 }
 
 fn main() -> std::process::ExitCode {
     let result = match Cli::parse().command {
         Command::Status(args) => status::run(&args),
+        Command::Demo(args) => demo::run(&args),
     };
     gem_ros::node::shutdown();
     match result {

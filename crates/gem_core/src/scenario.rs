@@ -224,7 +224,10 @@ mod tests {
     #[test]
     fn syntax_error_names_the_line() {
         let e = Scenario::parse("- at: 1\n  set: {a: true\n").unwrap_err();
-        assert!(matches!(&e, ScenarioError::Syntax(m) if m.contains("line")), "{e}");
+        assert!(
+            matches!(&e, ScenarioError::Syntax(m) if m.contains("line")),
+            "{e}"
+        );
     }
 
     #[test]
@@ -272,7 +275,10 @@ mod tests {
                 _ => Ok(()),
             })
             .unwrap_err();
-        assert_eq!(e.to_string(), "step 2 (at 8 s): battery_level: out of range");
+        assert_eq!(
+            e.to_string(),
+            "step 2 (at 8 s): battery_level: out of range"
+        );
     }
 
     #[test]

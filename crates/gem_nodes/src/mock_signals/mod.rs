@@ -10,9 +10,9 @@
 //! | out | `signal_strength` | `gem_state_msgs/SignalStrengthStamped` |
 //! | out | `temperature` | `gem_state_msgs/TemperatureStamped` |
 
+use gem_core::scenario::{Player, Scenario, Setting};
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::std_msgs::Header;
-use gem_core::scenario::{Player, Scenario, Setting};
 use gem_ros::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
@@ -166,7 +166,10 @@ fn load_scenario(path: &str) -> anyhow::Result<Option<Scenario>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("~scenario {path}: cannot read: {e}"))?;
     let scenario = Scenario::parse(&text)
-        .and_then(|s| s.check(|name, v| check_value(DYN_PARAMS, name, value(v))).map(|()| s))
+        .and_then(|s| {
+            s.check(|name, v| check_value(DYN_PARAMS, name, value(v)))
+                .map(|()| s)
+        })
         .map_err(|e| anyhow::anyhow!("~scenario {path}: {e}"))?;
     tracing::info!("playing {path}: {} steps", scenario.steps().len());
     Ok(Some(scenario))
@@ -185,8 +188,11 @@ fn value(s: Setting) -> Value {
 /// rqt_reconfigure show what the scenario set.
 fn play(player: &mut Player, server: &Server, now: gem_core::time::Time) {
     for step in player.due(now) {
-        let changes: Vec<(String, Value)> =
-            step.set.iter().map(|(n, v)| (n.clone(), value(*v))).collect();
+        let changes: Vec<(String, Value)> = step
+            .set
+            .iter()
+            .map(|(n, v)| (n.clone(), value(*v)))
+            .collect();
         match server.set(&changes) {
             Ok(()) => tracing::info!("scenario at {} s: {:?}", step.at, step.set),
             Err(e) => tracing::error!("scenario at {} s refused: {e}", step.at),
@@ -215,15 +221,23 @@ mod tests {
     #[test]
     fn out_of_range_value_is_refused_at_start_up_naming_the_step() {
         let file = std::env::temp_dir().join(format!("bad_scenario_{}.yaml", std::process::id()));
-        std::fs::write(&file, "- {at: 1, set: {estop_enabled: true}}\n- {at: 2, set: {battery_level: 300}}\n").unwrap();
-        let e = load_scenario(file.to_str().unwrap()).unwrap_err().to_string();
+        std::fs::write(
+            &file,
+            "- {at: 1, set: {estop_enabled: true}}\n- {at: 2, set: {battery_level: 300}}\n",
+        )
+        .unwrap();
+        let e = load_scenario(file.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
         std::fs::remove_file(&file).ok();
         assert!(e.contains("step 2") && e.contains("outside 0..=100"), "{e}");
     }
 
     #[test]
     fn missing_file_is_refused_naming_it() {
-        let e = load_scenario("/nonexistent/s.yaml").unwrap_err().to_string();
+        let e = load_scenario("/nonexistent/s.yaml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/nonexistent/s.yaml"), "{e}");
     }
 
