@@ -20,7 +20,7 @@ DEBIAN_ROS_PACKAGES=(
   libstd-msgs-dev libgeometry-msgs-dev libnav-msgs-dev libactionlib-msgs-dev
   libdiagnostic-msgs-dev libros-rosgraph-msgs-dev libsensor-msgs-dev
   libvisualization-msgs-dev libstd-srvs-dev libdynamic-reconfigure-config-init-mutex-dev
-  libdiagnostic-aggregator-tools shellcheck
+  libdiagnostic-aggregator-tools libdiagnostic-aggregator-dev shellcheck
 )
 
 install_ros() {

@@ -6,6 +6,7 @@
 
 use gem_e2e::{cli_background, cli_ok, ros, wait_until, Collector};
 use gem_msgs::ackermann_msgs::AckermannDrive;
+use gem_msgs::diagnostic_msgs::DiagnosticArray;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
 use std::time::Duration;
@@ -62,6 +63,19 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
     );
 
     rviz_config_names_live_topics_of_the_right_type(T);
+    // The supervisor sees the suite's inputs and state alive and within their rules.
+    let diag = Collector::<DiagnosticArray>::new("/diagnostics");
+    for topic in ["/battery_level", "/system_state", "/task_planner_status"] {
+        assert!(
+            diag.wait_latest(T, |m| m
+                .status
+                .iter()
+                .any(|s| s.name == topic && s.level == 0))
+                .is_some(),
+            "{topic} not OK in /diagnostics: {:?}",
+            diag.last()
+        );
+    }
 
     let dynparam = |v: &str| {
         cli_ok(

@@ -89,17 +89,20 @@ fn action_client_resends_a_goal_the_server_never_listed() {
     use gem_ros::actionlib::{ActionClient, NavigateWaypoints};
     let _ros = ros();
     let goals = Collector::<NavigateWaypointsActionGoal>::new("/resend/goal");
-    let silent = cli_background(
-        "rostopic",
-        &[
-            "pub",
-            "-r",
-            "20",
-            "/resend/status",
-            "actionlib_msgs/GoalStatusArray",
-            "{}",
-        ],
-    );
+    let status = |list: &str| {
+        cli_background(
+            "rostopic",
+            &[
+                "pub",
+                "-r",
+                "20",
+                "/resend/status",
+                "actionlib_msgs/GoalStatusArray",
+                list,
+            ],
+        )
+    };
+    let silent = status("{}");
     let client = ActionClient::<NavigateWaypoints>::new("/resend").unwrap();
     let id = client.send_goal(Default::default()).unwrap();
     assert!(
@@ -111,17 +114,7 @@ fn action_client_resends_a_goal_the_server_never_listed() {
     assert!(goals.all().iter().all(|g| g.goal_id.id == id));
     drop(silent);
     let listing = format!("{{status_list: [{{goal_id: {{id: '{id}'}}, status: 1}}]}}");
-    let _server = cli_background(
-        "rostopic",
-        &[
-            "pub",
-            "-r",
-            "20",
-            "/resend/status",
-            "actionlib_msgs/GoalStatusArray",
-            &listing,
-        ],
-    );
+    let _server = status(&listing);
     assert!(gem_e2e::wait_until(T, || client.status_of(&id) == Some(1)));
     let copies = goals.len();
     // Absence over three acknowledgement periods: no further copy.

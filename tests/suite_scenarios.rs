@@ -3,7 +3,7 @@
 //! a process, faults injected with Debian's `dynparam`). The same scenarios run under
 //! rostest from `launch/test/suite_*.test` (see `tests/rostest_files.rs`).
 
-use gem_e2e::suite::{scenario, Suite, COMMON_ARGS};
+use gem_e2e::suite::{scenario, tool_result, Suite, COMMON_ARGS};
 use gem_e2e::{cli, cli_background, ros};
 use std::time::Duration;
 
@@ -13,18 +13,7 @@ fn run(name: &str) {
     let _ros = ros();
     let sc = scenario(name).expect("a known scenario");
     let suite = Suite::new(
-        Box::new(|program, args| {
-            let out = cli(program, args, T);
-            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-            if out.status.success() {
-                Ok(stdout)
-            } else {
-                Err(format!(
-                    "{program} {args:?} failed: {stdout}{}",
-                    String::from_utf8_lossy(&out.stderr)
-                ))
-            }
-        }),
+        Box::new(|program, args| tool_result(program, args, cli(program, args, T))),
         T,
     );
     let mut args = vec!["gem_bringup", "integration_run.launch"];

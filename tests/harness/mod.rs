@@ -281,6 +281,11 @@ impl NodeProc {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The process id while the node runs (for resource figures).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     /// Kills the node (SIGKILL to its group), as a crash would.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {

@@ -22,6 +22,23 @@ pub type Outcome = Result<(), String>;
 /// Runs a command-line tool and returns its stdout, or why it failed.
 pub type Tool = Box<dyn Fn(&str, &[&str]) -> Result<String, String>>;
 
+/// A finished tool's stdout, or why it failed (for a [`Tool`]).
+pub fn tool_result(
+    program: &str,
+    args: &[&str],
+    out: std::process::Output,
+) -> Result<String, String> {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() {
+        Ok(stdout)
+    } else {
+        Err(format!(
+            "{program} {args:?} failed: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
 /// The straight 300 m route (1 m spacing) the scenarios serve; shipped in
 /// `launch/waypoints/`, so the rostest files can name it too.
 pub const ROUTE: &str = "straight_300m.csv";
@@ -281,11 +298,13 @@ pub fn fault_and_resume(s: &Suite, f: &Fault) -> Outcome {
     let what = f.name;
     s.planner_is(Planner::STATUS_RUNNING_TASK, "RUNNING before the fault")?;
     let goals_before = s.goals.len();
+    // The goal being driven, from its feedback (under rostest the planner may have sent
+    // it before this runner subscribed to the goal topic).
     let goal_id = s
-        .goals
-        .last()
-        .map(|g| g.goal_id.id)
-        .ok_or("no goal before the fault")?;
+        .feedback
+        .wait_latest(s.timeout, |_| true)
+        .map(|m| m.status.goal_id.id)
+        .ok_or("no feedback before the fault")?;
     s.set(f.param, f.bad)?;
     s.error_with(f.bit, what)?;
     s.planner_is(Planner::STATUS_PAUSED_TASK, "PAUSED after the fault")?;

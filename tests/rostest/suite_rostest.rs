@@ -2,7 +2,7 @@
 //! scenario named by its first argument (`gem_e2e::suite::SCENARIOS`) against the suite
 //! rostest launched, and writes the JUnit XML rostest asks for. Exit code 0 on success.
 
-use gem_e2e::suite::{scenario, Suite};
+use gem_e2e::suite::{scenario, tool_result, Suite};
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -42,13 +42,5 @@ fn tool(program: &str, args: &[&str]) -> Result<String, String> {
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {program}: {e}"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if out.status.success() {
-        Ok(stdout)
-    } else {
-        Err(format!(
-            "{program} {args:?} failed: {stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
+    tool_result(program, args, out)
 }

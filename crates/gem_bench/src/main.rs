@@ -4,9 +4,11 @@
 //! cargo run --release -p gem_bench -- state-manager [--updates N] [--samples N]
 //! cargo run --release -p gem_bench -- track [--out DIR]
 //! cargo run --release -p gem_bench -- waypoints [--rows N]
+//! cargo run --release -p gem_bench -- health [--messages N] [--seconds S]
 //! ```
 
 mod baseline;
+mod health;
 mod state_manager;
 mod stats;
 mod track;
@@ -41,6 +43,15 @@ enum Bench {
         #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../launch/waypoints/gem_track.csv"))]
         track: std::path::PathBuf,
     },
+    /// health_monitor: in-process throughput on Odometry with 3 rules, node CPU at 1 kHz.
+    Health {
+        /// Messages per in-process run (5 runs).
+        #[arg(long, default_value_t = 200_000)]
+        messages: usize,
+        /// Seconds of each node phase (idle is half of it).
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+    },
     /// Load time of a large waypoint file.
     Waypoints {
         /// Rows in the generated file.
@@ -54,5 +65,6 @@ fn main() -> anyhow::Result<()> {
         Bench::StateManager { updates, samples } => state_manager::run(updates, samples),
         Bench::Track { out, track } => track::run_all(&track, &out).map(|_| ()),
         Bench::Waypoints { rows } => waypoints::run(rows),
+        Bench::Health { messages, seconds } => health::run(messages, seconds),
     }
 }

@@ -12,6 +12,7 @@ pub mod config;
 pub mod control;
 pub mod fsm;
 pub mod geometry;
+pub mod health;
 pub mod overlay;
 pub mod planner;
 pub mod scenario;

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod health_monitor;
 pub mod mock_signals;
 pub mod overlay;
 pub mod planner;
