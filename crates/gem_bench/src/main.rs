@@ -5,10 +5,14 @@
 //! cargo run --release -p gem_bench -- track [--out DIR]
 //! cargo run --release -p gem_bench -- waypoints [--rows N]
 //! cargo run --release -p gem_bench -- health [--messages N] [--seconds S]
+//! cargo run --release -p gem_bench -- introspect [--messages N]
+//! cargo run --release -p gem_bench -- replay [--per-topic N]
 //! ```
 
 mod baseline;
 mod health;
+mod introspect;
+mod replay;
 mod state_manager;
 mod stats;
 mod track;
@@ -52,6 +56,18 @@ enum Bench {
         #[arg(long, default_value_t = 10.0)]
         seconds: f64,
     },
+    /// gem_core::introspect: µs per message to flatten large message shapes.
+    Introspect {
+        /// Messages per run (7 runs).
+        #[arg(long, default_value_t = 200_000)]
+        messages: usize,
+    },
+    /// gemctl replay: lockstep throughput into the state manager at bursts of 1, 10, 100.
+    Replay {
+        /// Messages per topic in the recorded bag (5 topics).
+        #[arg(long, default_value_t = 1000)]
+        per_topic: usize,
+    },
     /// Load time of a large waypoint file.
     Waypoints {
         /// Rows in the generated file.
@@ -66,5 +82,7 @@ fn main() -> anyhow::Result<()> {
         Bench::Track { out, track } => track::run_all(&track, &out).map(|_| ()),
         Bench::Waypoints { rows } => waypoints::run(rows),
         Bench::Health { messages, seconds } => health::run(messages, seconds),
+        Bench::Introspect { messages } => introspect::run(messages),
+        Bench::Replay { per_topic } => replay::run(per_topic),
     }
 }

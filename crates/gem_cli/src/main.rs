@@ -1,7 +1,9 @@
 //! `gemctl`: the suite's command-line tool. `main` only parses and dispatches; each
 //! subcommand lives in its own module.
 
+mod bag;
 mod demo;
+mod replay;
 mod status;
 
 use gem_cli::plot;
@@ -19,6 +21,11 @@ struct Cli {
 enum Command {
     /// The suite's status (what the RViz overlay shows), refreshing in place.
     Status(status::Args),
+    /// ROS 1 bags: info, CSV export.
+    #[command(subcommand)]
+    Bag(bag::Command),
+    /// Play a bag in lockstep with its consumers (or in real time with --rate).
+    Replay(replay::Args),
     /// Drive the demo of a running headless suite: faults mid-lap, summary, plot.
     Demo(demo::Args),
 }
@@ -27,6 +34,8 @@ fn main() -> std::process::ExitCode {
     let result = match Cli::parse().command {
         Command::Status(args) => status::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Bag(cmd) => bag::run(&cmd),
+        Command::Replay(args) => replay::run(&args),
     };
     gem_ros::node::shutdown();
     match result {

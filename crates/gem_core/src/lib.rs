@@ -13,6 +13,7 @@ pub mod control;
 pub mod fsm;
 pub mod geometry;
 pub mod health;
+pub mod introspect;
 pub mod overlay;
 pub mod planner;
 pub mod scenario;

@@ -24,6 +24,7 @@ fn run() -> anyhow::Result<()> {
         params.publish_processed,
     )?;
     let _subscriptions = subscribe(&shared)?;
+    shared.register_acks();
     tracing::info!(
         "state_manager up: {} Hz heartbeat, staleness {:?}, sim time {}",
         params.rate_hz,

@@ -36,6 +36,12 @@ impl Shared {
         }))
     }
 
+    /// Registers with a replayer on `/replay/ready` (when acknowledgements are on); call
+    /// after subscribing the inputs.
+    pub fn register_acks(&self) {
+        self.acks.register();
+    }
+
     /// Applies one `input` message stamped `stamp` through `update`, then evaluates and
     /// publishes at once if the state or the error code changed (under the lock, so
     /// messages stay in order), then acknowledges the message if enabled.

@@ -62,7 +62,7 @@ const CLOCK_TOLERANCE: ParamSpec = ParamSpec::float(
 const PUBLISH_PROCESSED: ParamSpec = ParamSpec::bool(
     "publish_processed",
     false,
-    "after each input message is handled, publish its topic and stamp on `~processed` (std_msgs/Header) for lockstep drivers and replayers",
+    "after each input message is handled, publish its topic and stamp on `~processed` and the handled count on the latched `/replay/ready` (std_msgs/Header), for lockstep drivers and `gemctl replay`",
 );
 
 /// Every parameter, in README order.

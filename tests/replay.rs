@@ -1,0 +1,232 @@
+//! `gemctl replay` against a real master, with bags recorded in the test by Debian's
+//! `rosbag record`: a slow consumer gets every message in lockstep while Debian's
+//! `rosbag play` makes it miss messages; a recorded failure scenario replayed into the
+//! state manager gives the same `/system_state` sequence on 5 consecutive runs.
+
+use gem_e2e::{cli_background, cli_ok, ros, wait_for_subscriber, Collector, NodeProc};
+use gem_msgs::gem_state_msgs::SystemStateStamped;
+use gem_msgs::std_msgs::Header;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(120);
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gem_replay_{}_{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Starts `rosbag record` of `limit` messages per topic (or `duration` seconds) and
+/// returns once it has subscribed every topic.
+fn start_recording(
+    file: &Path,
+    limit: Option<usize>,
+    duration: Option<&str>,
+    topics: &[&str],
+) -> NodeProc {
+    let mut args = vec![
+        "record".to_string(),
+        "-O".into(),
+        file.display().to_string(),
+    ];
+    if let Some(l) = limit {
+        args.extend(["-l".into(), l.to_string()]);
+    }
+    if let Some(d) = duration {
+        args.push(format!("--duration={d}"));
+    }
+    args.extend(topics.iter().map(|t| t.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let recorder = cli_background("rosbag", &args);
+    for t in topics {
+        assert!(wait_for_subscriber(t, T), "rosbag did not subscribe {t}");
+    }
+    recorder
+}
+
+fn finish(mut recorder: NodeProc) {
+    let status = recorder.wait(T).expect("rosbag record ends");
+    assert!(status.success(), "{}", recorder.output());
+}
+
+fn gemctl(args: &[&str]) -> String {
+    let bin = gem_e2e::node_binary("gemctl");
+    cli_ok(bin.to_str().unwrap(), args, Duration::from_secs(300))
+}
+
+/// The latest count `consumer` reported on /replay/ready.
+fn handled(ready: &Collector<Header>, consumer: &str) -> u32 {
+    ready
+        .all()
+        .iter()
+        .filter(|h| h.frame_id == consumer)
+        .map(|h| h.seq)
+        .max()
+        .unwrap_or(0)
+}
+
+fn slow_consumer(ns: &str) -> NodeProc {
+    let script = gem_e2e::repo_root().join("tests/py/slow_consumer.py");
+    gem_e2e::NodeBuilder::new("/usr/bin/python3")
+        .arg(script.to_str().unwrap())
+        .arg(&format!("__ns:={ns}"))
+        .name("slow_consumer")
+        .spawn()
+}
+
+#[test]
+fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not() {
+    let r = ros();
+    r.set_sim_time(false);
+    let d = dir("slow");
+    let bag = d.join("data.bag");
+    let topic = "/rp1/data";
+    {
+        let recorder = start_recording(&bag, Some(1000), None, &[topic]);
+        let _pub = cli_background(
+            "rostopic",
+            &["pub", "-r", "200", topic, "std_msgs/Float64", "data: 1.5"],
+        );
+        finish(recorder);
+    }
+    let ready = Collector::<Header>::new("/replay/ready");
+
+    // Debian's rosbag play at the recorded rate (5 s): the consumer cannot keep up.
+    let consumer = slow_consumer("/rp1");
+    assert!(
+        gem_e2e::wait_until(T, || ready
+            .all()
+            .iter()
+            .any(|h| h.frame_id == "/rp1/slow_consumer")),
+        "the consumer did not register\n{}",
+        consumer.output()
+    );
+    assert!(wait_for_subscriber(topic, T));
+    cli_ok("rosbag", &["play", "-q", bag.to_str().unwrap()], T);
+    // Let it drain what it queued: its count stops growing below 1000.
+    let mut last = u32::MAX;
+    gem_e2e::wait_until(Duration::from_secs(10), || {
+        let now = handled(&ready, "/rp1/slow_consumer");
+        let settled = now == last;
+        last = now;
+        std::thread::sleep(Duration::from_millis(200));
+        settled
+    });
+    let with_play = handled(&ready, "/rp1/slow_consumer");
+    assert!(with_play < 1000, "rosbag play delivered all {with_play}");
+    drop(consumer);
+
+    // gemctl replay in lockstep: every message, each after the previous was handled.
+    ready.clear();
+    let consumer = slow_consumer("/rp1");
+    let out = gemctl(&[
+        "replay",
+        bag.to_str().unwrap(),
+        "--consumer",
+        "/rp1/slow_consumer",
+        "--no-clock",
+    ]);
+    assert!(
+        out.contains("/rp1/slow_consumer: handled 1000 of 1000"),
+        "{out}\n{}",
+        consumer.output()
+    );
+    assert_eq!(handled(&ready, "/rp1/slow_consumer"), 1000);
+    eprintln!("rosbag play: {with_play} of 1000; gemctl replay: 1000 of 1000");
+}
+
+#[test]
+fn replaying_a_failure_scenario_into_the_state_manager_is_deterministic() {
+    let r = ros();
+    r.set_sim_time(false);
+    let d = dir("failure");
+    let bag = d.join("failure.bag");
+    let ns = "/rp2";
+    let scenario = d.join("faults.yaml");
+    std::fs::write(
+        &scenario,
+        "- {at: 0.5, set: {estop_enabled: true}}\n- {at: 1.0, set: {estop_enabled: false}}\n\
+         - {at: 1.5, set: {battery_level: 30}}\n- {at: 2.0, set: {battery_level: 80, temperature: 70}}\n\
+         - {at: 2.5, set: {temperature: 30}}\n",
+    )
+    .unwrap();
+    let inputs: Vec<String> = [
+        "battery_level",
+        "estop",
+        "gps_accuracy",
+        "signal_strength",
+        "temperature",
+        "task_planner_status",
+    ]
+    .iter()
+    .map(|t| format!("{ns}/{t}"))
+    .collect();
+    let topics: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    {
+        let recorder = start_recording(&bag, None, Some("4"), &topics);
+        let planner = cli_background(
+            "rostopic",
+            &[
+                "pub",
+                "-s",
+                "-r",
+                "20",
+                &inputs[5],
+                "gem_state_msgs/TaskPlannerStatus",
+                "{header: {stamp: now}, status: 2}",
+            ],
+        );
+        let signals = r
+            .node("mock_signals")
+            .arg(&format!("__ns:={ns}"))
+            .param("scenario", scenario.display())
+            .spawn();
+        finish(recorder);
+        drop((planner, signals));
+    }
+
+    r.set_sim_time(true);
+    let mut sequences = Vec::new();
+    for run in 0..5 {
+        let state = Collector::<SystemStateStamped>::new(&format!("{ns}/system_state"));
+        let node = r
+            .node("state_manager")
+            .arg(&format!("__ns:={ns}"))
+            .param("publish_processed", true)
+            .param("state_timeout_ms", 1000)
+            .spawn();
+        let out = gemctl(&[
+            "replay",
+            bag.to_str().unwrap(),
+            "--consumer",
+            &format!("{ns}/state_manager"),
+        ]);
+        assert!(
+            !out.contains("timed out"),
+            "run {run}: {out}\n{}",
+            node.output()
+        );
+        let mut seq: Vec<(u8, u8)> = Vec::new();
+        for m in state.all() {
+            if seq.last() != Some(&(m.state, m.error_code)) {
+                seq.push((m.state, m.error_code));
+            }
+        }
+        eprintln!("run {run}: {seq:?}");
+        sequences.push(seq);
+        drop(node);
+    }
+    type S = SystemStateStamped;
+    let first = &sequences[0];
+    for want in [
+        (S::STATE_ERROR, S::ERROR_ESTOP),
+        (S::STATE_ERROR, S::ERROR_BATTERY_LOW),
+        (S::STATE_ERROR, S::ERROR_TEMPERATURE_HIGH),
+        (S::STATE_RUNNING, 0),
+    ] {
+        assert!(first.contains(&want), "{want:?} missing in {first:?}");
+    }
+    assert!(sequences.iter().all(|s| s == first), "{sequences:#?}");
+}
