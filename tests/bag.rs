@@ -2,46 +2,12 @@
 //! (no committed fixtures): our `mock_signals` with a battery level set by `dynparam`, and
 //! a `sensor_msgs/JointState` from `rostopic pub` exported with renamer rules.
 
-use gem_e2e::{cli, cli_background, cli_ok, ros, wait_for_subscriber};
-use std::path::{Path, PathBuf};
+use gem_e2e::bags::{finish, gemctl, scratch_dir as dir, start_recording};
+use gem_e2e::{cli, cli_background, cli_ok, ros};
+use std::path::Path;
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(60);
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gem_bag_{}_{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn gemctl(args: &[&str]) -> String {
-    let bin = gem_e2e::node_binary("gemctl");
-    cli_ok(bin.to_str().unwrap(), args, T)
-}
-
-/// Records `limit` messages of each (already published) topic into `file` with
-/// `rosbag record`.
-fn record(file: &Path, limit: usize, topics: &[&str]) {
-    let mut args = vec![
-        "record".to_string(),
-        "-l".into(),
-        limit.to_string(),
-        "-O".into(),
-        file.display().to_string(),
-    ];
-    args.extend(topics.iter().map(|t| t.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut recorder = cli_background("rosbag", &args);
-    for t in topics {
-        assert!(wait_for_subscriber(t, T), "rosbag did not subscribe {t}");
-    }
-    let status = recorder
-        .wait(T)
-        .expect("rosbag record ends after --limit messages");
-    assert!(status.success(), "{}", recorder.output());
-    assert!(file.exists(), "{}", recorder.output());
-}
 
 fn read_csv(file: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let mut rd = csv::Reader::from_path(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -80,7 +46,12 @@ fn exported_csv_holds_the_published_values() {
         ],
         T,
     );
-    record(&bag, 20, &["/bag1/battery_level", "/bag1/estop"]);
+    finish(start_recording(
+        &bag,
+        Some(20),
+        None,
+        &["/bag1/battery_level", "/bag1/estop"],
+    ));
     drop(signals);
 
     let info = gemctl(&["bag", "info", bag.to_str().unwrap()]);
@@ -142,7 +113,7 @@ fn joint_state_export_with_renamer_rules() {
         "rostopic",
         &["pub", "-r", "20", topic, "sensor_msgs/JointState", msg],
     );
-    record(&bag, 5, &[topic]);
+    finish(start_recording(&bag, Some(5), None, &[topic]));
     drop(publisher);
     let rules = d.join("rules.yaml");
     std::fs::write(

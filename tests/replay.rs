@@ -3,58 +3,13 @@
 //! `rosbag play` makes it miss messages; a recorded failure scenario replayed into the
 //! state manager gives the same `/system_state` sequence on 5 consecutive runs.
 
+use gem_e2e::bags::{finish, gemctl, scratch_dir as dir, start_recording};
 use gem_e2e::{cli_background, cli_ok, ros, wait_for_subscriber, Collector, NodeProc};
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::std_msgs::Header;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gem_replay_{}_{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Starts `rosbag record` of `limit` messages per topic (or `duration` seconds) and
-/// returns once it has subscribed every topic.
-fn start_recording(
-    file: &Path,
-    limit: Option<usize>,
-    duration: Option<&str>,
-    topics: &[&str],
-) -> NodeProc {
-    let mut args = vec![
-        "record".to_string(),
-        "-O".into(),
-        file.display().to_string(),
-    ];
-    if let Some(l) = limit {
-        args.extend(["-l".into(), l.to_string()]);
-    }
-    if let Some(d) = duration {
-        args.push(format!("--duration={d}"));
-    }
-    args.extend(topics.iter().map(|t| t.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let recorder = cli_background("rosbag", &args);
-    for t in topics {
-        assert!(wait_for_subscriber(t, T), "rosbag did not subscribe {t}");
-    }
-    recorder
-}
-
-fn finish(mut recorder: NodeProc) {
-    let status = recorder.wait(T).expect("rosbag record ends");
-    assert!(status.success(), "{}", recorder.output());
-}
-
-fn gemctl(args: &[&str]) -> String {
-    let bin = gem_e2e::node_binary("gemctl");
-    cli_ok(bin.to_str().unwrap(), args, Duration::from_secs(300))
-}
 
 /// The latest count `consumer` reported on /replay/ready.
 fn handled(ready: &Collector<Header>, consumer: &str) -> u32 {

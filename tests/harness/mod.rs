@@ -16,6 +16,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+pub mod bags;
 pub mod junit;
 pub mod sm_scenarios;
 pub mod suite;

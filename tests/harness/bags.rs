@@ -1,0 +1,59 @@
+//! Helpers for tests that record bags with Debian's `rosbag record` and run `gemctl`.
+
+use crate::{cli_background, cli_ok, wait_for_subscriber, NodeProc};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(120);
+
+/// A fresh scratch directory for this test binary and `name`.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gem_e2e_{}_{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    d
+}
+
+/// Starts `rosbag record -O file` of `limit` messages per topic (or `duration` seconds)
+/// and returns once it has subscribed every topic, so nothing published after is missed.
+pub fn start_recording(
+    file: &Path,
+    limit: Option<usize>,
+    duration: Option<&str>,
+    topics: &[&str],
+) -> NodeProc {
+    let mut args = vec![
+        "record".to_string(),
+        "-O".into(),
+        file.display().to_string(),
+    ];
+    if let Some(l) = limit {
+        args.extend(["-l".into(), l.to_string()]);
+    }
+    if let Some(d) = duration {
+        args.push(format!("--duration={d}"));
+    }
+    args.extend(topics.iter().map(|t| t.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let recorder = cli_background("rosbag", &args);
+    for t in topics {
+        assert!(wait_for_subscriber(t, T), "rosbag did not subscribe {t}");
+    }
+    recorder
+}
+
+/// Waits for `rosbag record` to end by itself (limit or duration reached).
+pub fn finish(mut recorder: NodeProc) {
+    let status = recorder.wait(T).expect("rosbag record ends");
+    assert!(status.success(), "{}", recorder.output());
+}
+
+/// Runs `gemctl` with `args`, asserting success; its stdout.
+pub fn gemctl(args: &[&str]) -> String {
+    let bin = crate::node_binary("gemctl");
+    cli_ok(
+        bin.to_str().expect("utf-8 path"),
+        args,
+        Duration::from_secs(300),
+    )
+}
