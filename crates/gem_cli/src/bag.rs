@@ -192,10 +192,10 @@ fn export(args: &ExportArgs) -> anyhow::Result<()> {
             columns: Vec::new(),
             index: HashMap::new(),
         });
-        if !table.decoders.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = table.decoders.entry(id) {
             let schema = gem_core::introspect::schema::Schema::parse(&c.type_name, &c.definition)
                 .map_err(|e| anyhow!("{} ({}): {e}", c.topic, c.type_name))?;
-            table.decoders.insert(id, Decoder::new(schema, policy));
+            slot.insert(Decoder::new(schema, policy));
         }
         table.decoders[&id]
             .flatten(data, &mut flat)
