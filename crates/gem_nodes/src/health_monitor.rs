@@ -103,7 +103,7 @@ impl Shared {
     /// here, under the lock, so every thread sees ROS time in order and only a real jump
     /// back (a simulator reset) looks like one.
     fn publish(&mut self, always: bool) {
-        let now = self.now();
+        let now = time::now();
         if now < self.last_now {
             tracing::warn!("ROS time jumped back to {now}: silences restart");
             self.monitor.reset_clock(now);
@@ -134,13 +134,6 @@ impl Shared {
         if let Err(e) = self.out.send(msg) {
             tracing::error!("cannot publish /diagnostics: {e}");
         }
-    }
-}
-
-impl Shared {
-    /// ROS now; call with the lock held.
-    fn now(&self) -> Time {
-        time::now()
     }
 }
 
@@ -192,7 +185,7 @@ fn subscribe(
                     let mut fields = Fields::new();
                     flatten("", &MsgValue::Message(value), &mut fields);
                     let mut sh = lock(&s);
-                    let now = sh.now();
+                    let now = time::now();
                     sh.monitor.on_message(index, now, &type_name, fields);
                     sh.publish(false);
                 }
