@@ -2,9 +2,9 @@
 //! work (decode with the publisher's definition, flatten, three rules) takes in-process, and
 //! the node's CPU share at 1 kHz input on loopback, and the rate it keeps up with.
 
-use crate::stats::Summary;
 use gem_core::health::rule::{Fields, Rule};
 use gem_core::health::{Monitor, TopicSpec};
+use gem_core::stats::Summary;
 use gem_core::time::Time;
 use gem_e2e::{ros, wait_until};
 use gem_msgs::diagnostic_msgs::DiagnosticArray;

@@ -14,7 +14,6 @@ mod health;
 mod introspect;
 mod replay;
 mod state_manager;
-mod stats;
 mod track;
 mod waypoints;
 

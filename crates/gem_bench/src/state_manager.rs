@@ -1,8 +1,8 @@
 //! State manager: how fast the core ingests updates, and how long an input message takes
 //! to come back as the matching `/system_state` from the real node on loopback.
 
-use crate::stats::Summary;
 use gem_core::state_manager::{StateManager, StateManagerConfig};
+use gem_core::stats::Summary;
 use gem_core::time::Time;
 use gem_e2e::{ros, wait_until};
 use gem_msgs::gem_state_msgs::{EstopStamped, SystemStateStamped};

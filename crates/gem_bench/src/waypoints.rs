@@ -1,6 +1,6 @@
 //! `waypoints`: how long `gem_core::waypoints::load` takes for a large file.
 
-use crate::stats::Summary;
+use gem_core::stats::Summary;
 use std::io::Write;
 use std::time::Instant;
 

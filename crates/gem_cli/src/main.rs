@@ -3,6 +3,7 @@
 
 mod bag;
 mod demo;
+mod profile;
 mod replay;
 mod status;
 
@@ -28,6 +29,8 @@ enum Command {
     Replay(replay::Args),
     /// Drive the demo of a running headless suite: faults mid-lap, summary, plot.
     Demo(demo::Args),
+    /// Measure fault and recovery latencies of every failure type, with a report.
+    Profile(profile::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -36,6 +39,7 @@ fn main() -> std::process::ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Bag(cmd) => bag::run(&cmd),
         Command::Replay(args) => replay::run(&args),
+        Command::Profile(args) => profile::run(&args),
     };
     gem_ros::node::shutdown();
     match result {

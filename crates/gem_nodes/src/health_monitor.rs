@@ -264,6 +264,8 @@ fn run() -> anyhow::Result<()> {
             Some(Wake::Deadline(_)) => lock(&shared).publish(false),
             // No stall limit is set: never returned.
             Some(Wake::Stalled(_)) => {}
+            // No waker is set: never returned.
+            Some(Wake::Event(_)) => {}
             None => return Ok(()),
         }
     }

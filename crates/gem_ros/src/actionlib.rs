@@ -223,6 +223,8 @@ struct ServerShared<A: Action> {
     feedback_pub: rosrust::Publisher<A::ActionFeedback>,
     running: AtomicBool,
     ids: AtomicU64,
+    /// Woken on every goal and cancel (see [`ActionServer::with_waker`]).
+    waker: std::sync::OnceLock<crate::time::Waker>,
 }
 
 /// An action server with SimpleActionServer semantics, driven by the caller's loop.
@@ -245,14 +247,17 @@ impl<A: Action> ActionServer<A> {
             feedback_pub: rosrust::publish(&format!("{ns}/feedback"), 50)?,
             running: AtomicBool::new(true),
             ids: AtomicU64::new(0),
+            waker: std::sync::OnceLock::new(),
         });
         let on_goal = shared.clone();
         let goal_sub = rosrust::subscribe(&format!("{ns}/goal"), 50, move |g: A::ActionGoal| {
-            on_goal.receive_goal(g)
+            on_goal.receive_goal(g);
+            on_goal.wake();
         })?;
         let on_cancel = shared.clone();
         let cancel_sub = rosrust::subscribe(&format!("{ns}/cancel"), 50, move |c: GoalID| {
-            on_cancel.receive_cancel(&c)
+            on_cancel.receive_cancel(&c);
+            on_cancel.wake();
         })?;
         let beat = Arc::downgrade(&shared);
         std::thread::spawn(move || {
@@ -269,6 +274,14 @@ impl<A: Action> ActionServer<A> {
             shared,
             _subs: vec![goal_sub, cancel_sub],
         })
+    }
+
+    /// Wakes `waker` whenever a goal or a cancel arrives, so the loop driving this server
+    /// (a [`crate::time::Ticker`] with the same waker) accepts or preempts at once rather
+    /// than at its next tick.
+    pub fn with_waker(self, waker: crate::time::Waker) -> Self {
+        let _ = self.shared.waker.set(waker);
+        self
     }
 
     /// True when a goal is waiting to be accepted.
@@ -357,6 +370,12 @@ impl<A: Action> Drop for ActionServer<A> {
 impl<A: Action> ServerShared<A> {
     fn lock(&self) -> MutexGuard<'_, ServerState<A>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wake(&self) {
+        if let Some(w) = self.waker.get() {
+            w.wake();
+        }
     }
 
     fn receive_goal(&self, g: A::ActionGoal) {

@@ -170,6 +170,15 @@ impl DynParam {
 
 /// Builds a `Config` holding `values` of `params`.
 fn to_config(params: &[DynParam], values: &Values) -> Config {
+    config_of(
+        params
+            .iter()
+            .filter_map(|p| values.get(p.name).map(|v| (p.name, v))),
+    )
+}
+
+/// Builds a `Config` holding the named values (and the one group every server has).
+fn config_of<'a>(values: impl IntoIterator<Item = (&'a str, Value)>) -> Config {
     let mut c = Config {
         groups: vec![GroupState {
             name: "Default".into(),
@@ -179,21 +188,12 @@ fn to_config(params: &[DynParam], values: &Values) -> Config {
         }],
         ..Default::default()
     };
-    for p in params {
-        match values.get(p.name) {
-            Some(Value::Bool(value)) => c.bools.push(BoolParameter {
-                name: p.name.into(),
-                value,
-            }),
-            Some(Value::Int(value)) => c.ints.push(IntParameter {
-                name: p.name.into(),
-                value,
-            }),
-            Some(Value::Double(value)) => c.doubles.push(DoubleParameter {
-                name: p.name.into(),
-                value,
-            }),
-            None => {}
+    for (name, v) in values {
+        let name = name.to_owned();
+        match v {
+            Value::Bool(value) => c.bools.push(BoolParameter { name, value }),
+            Value::Int(value) => c.ints.push(IntParameter { name, value }),
+            Value::Double(value) => c.doubles.push(DoubleParameter { name, value }),
         }
     }
     c
@@ -324,6 +324,40 @@ impl Server {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+}
+
+/// A client of another node's server: what `dynparam set` does, from Rust.
+pub struct Client {
+    node: String,
+    service: rosrust::Client<Reconfigure>,
+}
+
+impl Client {
+    /// Connects to the server of `node` (e.g. `/mock_signals`), waiting up to `timeout`
+    /// for its `set_parameters` service.
+    pub fn new(node: &str, timeout: std::time::Duration) -> Result<Client, RosError> {
+        let name = format!("{}/set_parameters", node.trim_end_matches('/'));
+        rosrust::wait_for_service(&name, Some(timeout))?;
+        Ok(Client {
+            node: node.to_owned(),
+            service: rosrust::client::<Reconfigure>(&name)?,
+        })
+    }
+
+    /// Sends `changes`; returns the full configuration the server answered with. The
+    /// server clamps numbers to their bounds and may refuse the update (then nothing
+    /// changes): compare the answer with what was asked.
+    pub fn set(&self, changes: &[(&str, Value)]) -> Result<Vec<(String, Value)>, RosError> {
+        let req = gem_msgs::dynamic_reconfigure::ReconfigureReq {
+            config: config_of(changes.iter().copied()),
+        };
+        let res = self
+            .service
+            .req(&req)
+            .map_err(|e| RosError::new(format!("{}: {e}", self.node)))?
+            .map_err(|e| RosError::new(format!("{} refused: {e}", self.node)))?;
+        Ok(from_config(&res.config))
     }
 }
 

@@ -47,6 +47,61 @@ pub fn start_within(name: &str, timeout: Duration) -> Result<(), RosError> {
     }
 }
 
+/// Calls `method` (no arguments beyond the caller id) on the slave API of node `name`
+/// and returns the value of a successful answer (`[1, message, value]`).
+fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
+    let fail = |what: String| RosError(format!("{method} of {name}: {what}"));
+    let master = rosrust::api::Master::new(&master_uri(), &rosrust::name(), &rosrust::uri())
+        .map_err(|e| fail(e.to_string()))?;
+    let uri = master
+        .lookup_node(name)
+        .map_err(|e| fail(format!("lookupNode: {e}")))?;
+    let url = xml_rpc::Url::parse(&uri).map_err(|e| fail(format!("{uri}: {e}")))?;
+    let answer = xml_rpc::call_value(&url, method, vec![xml_rpc::Value::String(rosrust::name())])
+        .map_err(|e| fail(format!("{uri}: {e}")))?
+        .map_err(|e| fail(format!("{uri}: {e:?}")))?;
+    // The three-element answer arrives as one array parameter.
+    let answer = match <[xml_rpc::Value; 1]>::try_from(answer) {
+        Ok([xml_rpc::Value::Array(a)]) => a,
+        Ok([other]) => vec![other],
+        Err(a) => a,
+    };
+    match <[xml_rpc::Value; 3]>::try_from(answer) {
+        Ok([xml_rpc::Value::Int(1), _, value]) => Ok(value),
+        other => Err(fail(format!("unexpected answer {other:?}"))),
+    }
+}
+
+/// The process id of the node called `name` (what it answers to the slave API's
+/// `getPid`, as `rosnode info` shows it).
+pub fn pid_of(name: &str) -> Result<u32, RosError> {
+    match slave_call(name, "getPid")? {
+        xml_rpc::Value::Int(pid) if pid > 0 => Ok(pid as u32),
+        other => Err(RosError(format!("getPid of {name}: {other:?}"))),
+    }
+}
+
+/// The topics node `name` has at least one inbound (subscriber) connection on, from the
+/// slave API's `getBusInfo`: a subscription is only useful once it is in this set.
+pub fn inbound_topics(name: &str) -> Result<std::collections::BTreeSet<String>, RosError> {
+    let xml_rpc::Value::Array(connections) = slave_call(name, "getBusInfo")? else {
+        return Err(RosError(format!("getBusInfo of {name}: not a list")));
+    };
+    // Each connection: [id, destination, direction, transport, topic, connected, ...].
+    Ok(connections
+        .into_iter()
+        .filter_map(|c| match c {
+            xml_rpc::Value::Array(f) => match (f.get(2), f.get(4)) {
+                (Some(xml_rpc::Value::String(d)), Some(xml_rpc::Value::String(t))) if d == "i" => {
+                    Some(t.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect())
+}
+
 /// Unregisters the node's publishers, subscribers and services from the master.
 /// Call before `main` returns: rosrust's singleton is never dropped.
 pub fn shutdown() {
@@ -64,6 +119,13 @@ fn master_uri() -> String {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct RosError(String);
+
+impl RosError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        RosError(message.into())
+    }
+}
 
 impl From<rosrust::error::Error> for RosError {
     fn from(e: rosrust::error::Error) -> Self {

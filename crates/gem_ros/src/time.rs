@@ -8,7 +8,8 @@
 
 use gem_core::time::Time;
 use gem_msgs::rosgraph_msgs::Clock;
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 /// Converts a ROS stamp to core time.
@@ -85,15 +86,61 @@ pub fn now() -> Time {
     }
 }
 
-/// Blocks for up to `max_wall` of wall time or until the ROS clock moves, whichever is
-/// first (under wall time: simply sleeps `max_wall`).
-fn wait_for_clock(max_wall: Duration) {
+/// Under wall time, what a [`Waker`] notifies (under sim time it is the clock's own).
+static WALL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+
+/// Blocks for up to `max_wall` of wall time, until the ROS clock moves (under sim time) or
+/// until a [`Waker`] wakes the caller, whichever is first; `ready` is checked under the
+/// same lock a waker takes, so a wake-up cannot slip in between check and wait.
+fn wait_for_clock_or(max_wall: Duration, ready: impl Fn() -> bool) {
     match sim_clock() {
         Some(c) => {
             let guard = c.latest.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = c.changed.wait_timeout(guard, max_wall);
+            if !ready() {
+                let _ = c.changed.wait_timeout(guard, max_wall);
+            }
         }
-        None => std::thread::sleep(max_wall),
+        None => {
+            let guard = WALL.0.lock().unwrap_or_else(|e| e.into_inner());
+            if !ready() {
+                let _ = WALL.1.wait_timeout(guard, max_wall);
+            }
+        }
+    }
+}
+
+fn wait_for_clock(max_wall: Duration) {
+    wait_for_clock_or(max_wall, || false);
+}
+
+/// Wakes a [`Ticker`] (with [`Wake::Event`]) from another thread, e.g. when an action
+/// goal or cancel arrives, so a loop reacts at once instead of at its next tick.
+#[derive(Clone, Debug, Default)]
+pub struct Waker(Arc<AtomicBool>);
+
+impl Waker {
+    /// Sets the event and wakes the waiting ticker.
+    pub fn wake(&self) {
+        match sim_clock() {
+            Some(c) => {
+                let _guard = c.latest.lock().unwrap_or_else(|e| e.into_inner());
+                self.0.store(true, Ordering::SeqCst);
+                c.changed.notify_all();
+            }
+            None => {
+                let _guard = WALL.0.lock().unwrap_or_else(|e| e.into_inner());
+                self.0.store(true, Ordering::SeqCst);
+                WALL.1.notify_all();
+            }
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    fn take(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
     }
 }
 
@@ -118,6 +165,7 @@ pub struct Ticker {
     last_advance: std::time::Instant,
     stall_reported: bool,
     stall_limit: Option<Duration>,
+    waker: Option<Waker>,
 }
 
 /// Longest wall-clock nap between checks for shutdown.
@@ -134,7 +182,15 @@ impl Ticker {
             last_advance: std::time::Instant::now(),
             stall_reported: false,
             stall_limit: None,
+            waker: None,
         }
+    }
+
+    /// Also wake with [`Wake::Event`] when `waker` is woken (the periodic ticks keep
+    /// their schedule).
+    pub fn with_waker(mut self, waker: Waker) -> Self {
+        self.waker = Some(waker);
+        self
     }
 
     /// Also wake with [`Wake::Stalled`], once per stall, when ROS time has not moved for
@@ -155,7 +211,7 @@ impl Ticker {
         loop {
             match self.wait_or_until(None)? {
                 Wake::Tick(now) => return Some(now),
-                Wake::Deadline(_) | Wake::Stalled(_) => continue,
+                Wake::Deadline(_) | Wake::Stalled(_) | Wake::Event(_) => continue,
             }
         }
     }
@@ -191,10 +247,17 @@ impl Ticker {
                 } else {
                     after
                 };
+                // A tick serves any event that arrived meanwhile too.
+                if let Some(w) = &self.waker {
+                    w.take();
+                }
                 return Some(Wake::Tick(now));
             }
             if deadline.is_some_and(|d| now >= d) {
                 return Some(Wake::Deadline(now));
+            }
+            if self.waker.as_ref().is_some_and(Waker::take) {
+                return Some(Wake::Event(now));
             }
             if !self.stall_reported
                 && self
@@ -205,7 +268,10 @@ impl Ticker {
                 return Some(Wake::Stalled(now));
             }
             let wake_at = deadline.map_or(self.next, |d| d.min(self.next));
-            wait_for_clock(wake_at.saturating_since(now).min(MAX_NAP));
+            let waker = self.waker.clone();
+            wait_for_clock_or(wake_at.saturating_since(now).min(MAX_NAP), || {
+                waker.as_ref().is_some_and(Waker::is_set)
+            });
         }
     }
 }
@@ -220,4 +286,6 @@ pub enum Wake {
     Stalled(Time),
     /// The requested deadline passed before the tick.
     Deadline(Time),
+    /// The ticker's [`Waker`] was woken.
+    Event(Time),
 }

@@ -38,6 +38,8 @@ fn run() -> anyhow::Result<()> {
             Some(Wake::Deadline(now)) => shared.tick(now, false),
             // No stall limit is set: never returned.
             Some(Wake::Stalled(_)) => {}
+            // No waker is set: never returned.
+            Some(Wake::Event(_)) => {}
             None => return Ok(()),
         }
     }

@@ -14,7 +14,7 @@
 pub mod node;
 pub mod params;
 
-use gem_ros::time::{self, Ticker, Wake};
+use gem_ros::time::{self, Ticker, Wake, Waker};
 
 /// A controller binary's `main`: `default_algorithm` is `pure_pursuit` or `stanley`.
 pub fn main(name: &str, default_algorithm: &str) -> anyhow::Result<()> {
@@ -27,16 +27,20 @@ fn run(default_algorithm: &str) -> anyhow::Result<()> {
     if !time::wait_for_valid_time() {
         return Ok(());
     }
-    let mut ticker = Ticker::from_rate(params.rate_hz).with_stall_limit(params.clock_stall);
+    // Goals and cancels wake the loop: a resumed goal drives, a cancelled one stops, now.
+    let waker = Waker::default();
+    let mut ticker = Ticker::from_rate(params.rate_hz)
+        .with_stall_limit(params.clock_stall)
+        .with_waker(waker.clone());
     tracing::info!(
         "{:?} controller up at {} Hz",
         params.tracker.law,
         params.rate_hz
     );
-    let mut controller = node::Controller::new(params)?;
+    let mut controller = node::Controller::new(params, waker)?;
     loop {
         match ticker.wait_or_until(None) {
-            Some(Wake::Tick(now)) => controller.tick(now),
+            Some(Wake::Tick(now) | Wake::Event(now)) => controller.tick(now),
             Some(Wake::Stalled(now)) => controller.clock_stalled(now),
             Some(Wake::Deadline(_)) => {}
             None => break,

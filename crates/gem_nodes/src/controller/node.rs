@@ -20,6 +20,7 @@ use gem_msgs::nav_msgs::Path as PathMsg;
 use gem_msgs::std_msgs::{Float64, Header};
 use gem_msgs::visualization_msgs::Marker;
 use gem_ros::actionlib::{ActionServer, GoalHandle, NavigateWaypoints};
+use gem_ros::time::Waker;
 use gem_ros::node::RosError;
 use gem_ros::service::TimedClient;
 use gem_ros::time::to_ros;
@@ -83,8 +84,9 @@ pub struct Controller {
 }
 
 impl Controller {
-    /// Advertises, subscribes and connects everything.
-    pub fn new(params: Params) -> Result<Self, RosError> {
+    /// Advertises, subscribes and connects everything; `waker` is woken by every goal and
+    /// cancel (give the loop's ticker the same one).
+    pub fn new(params: Params, waker: Waker) -> Result<Self, RosError> {
         let out = Arc::new(Outputs {
             command: rosrust::publish("gem/ackermann_cmd", 10)?,
             last_steering: Mutex::new(0.0),
@@ -104,7 +106,7 @@ impl Controller {
             None
         };
         Ok(Controller {
-            server: ActionServer::new("navigate_waypoints")?,
+            server: ActionServer::new("navigate_waypoints")?.with_waker(waker),
             pose: TimedClient::new("gazebo/get_model_state")?,
             params,
             out,

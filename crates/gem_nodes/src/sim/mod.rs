@@ -12,7 +12,10 @@
 //!
 //! With `~publish_clock` the simulator owns time: it steps the model at `~rate`, publishes
 //! `/clock` after each step, and paces itself at `~speedup` × real time, so a 300 s lap
-//! takes 30 s at 10×. Without it, it steps on ROS time like any node.
+//! takes 30 s at 10×. `speedup` is also a dynamic_reconfigure parameter then
+//! (`dynparam set /gem_sim speedup 1`), like Gazebo's real-time factor: the pace changes
+//! from the next step, sim time stays continuous. Without `~publish_clock` it steps on ROS
+//! time like any node.
 
 pub mod params;
 
@@ -27,6 +30,7 @@ use gem_msgs::geometry_msgs::{Pose as PoseMsg, Twist};
 use gem_msgs::nav_msgs::Odometry;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
+use gem_ros::dynamic_reconfigure::{DynParam, Kind, Server};
 use gem_ros::node::RosError;
 use gem_ros::time::{self, to_ros, Ticker};
 use params::Params;
@@ -89,15 +93,34 @@ fn wait_ros_time() -> anyhow::Result<Time> {
     Ok(time::now())
 }
 
+/// The simulator's reconfigurable values (with `~publish_clock`).
+pub const DYN_PARAMS: &[DynParam] = &[DynParam {
+    name: "speedup",
+    kind: Kind::Double {
+        default: 1.0,
+        min: 0.01,
+        max: 1000.0,
+    },
+    description: "simulated seconds per wall second",
+}];
+
 /// Owns `/clock`: step, publish the clock, sleep until the wall time this sim time is due.
 fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow::Result<()> {
     let mut clock: rosrust::Publisher<Clock> =
         rosrust::publish("/clock", 10).map_err(RosError::from)?;
     clock.set_latching(true);
+    let server = Server::new(DYN_PARAMS, Box::new(|_| Ok(())))?;
     let dt = Duration::from_secs_f64(1.0 / p.rate_hz);
     let every = ((p.rate_hz / p.state_rate_hz).round() as u64).max(1);
-    let (wall0, mut steps) = (Instant::now(), 0u64);
+    let mut steps = 0u64;
+    // Pacing restarts from (wall0, paced = 0) whenever the speed-up changes.
+    let (mut wall0, mut paced, mut speedup) = (Instant::now(), 0u64, p.speedup);
     while rosrust::is_ok() {
+        let wanted = server.values().double("speedup");
+        if wanted != speedup {
+            tracing::info!("speed-up {speedup}× -> {wanted}×");
+            (wall0, paced, speedup) = (Instant::now(), 0, wanted);
+        }
         let (now, state) = {
             let mut m = world.lock();
             m.step(dt);
@@ -105,10 +128,11 @@ fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow:
         };
         let _ = clock.send(Clock { clock: to_ros(now) });
         steps += 1;
-        if steps % every == 0 {
+        paced += 1;
+        if steps.is_multiple_of(every) {
             states.publish(&world.name, now, &state);
         }
-        let due = wall0 + dt.mul_f64(steps as f64 / p.speedup);
+        let due = wall0 + dt.mul_f64(paced as f64 / speedup);
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }

@@ -1,4 +1,4 @@
-//! Percentiles of a sample set.
+//! Percentiles of a sample set (benchmarks, the fault-latency profiler).
 
 /// Sorted samples with nearest-rank percentiles.
 pub struct Summary {
@@ -24,6 +24,21 @@ impl Summary {
     /// Number of samples.
     pub fn len(&self) -> usize {
         self.sorted.len()
+    }
+
+    /// True without samples.
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
+    }
+
+    /// Arithmetic mean (NaN without samples).
+    pub fn mean(&self) -> f64 {
+        self.sorted.iter().sum::<f64>() / self.sorted.len() as f64
+    }
+
+    /// The samples, ascending.
+    pub fn sorted(&self) -> &[f64] {
+        &self.sorted
     }
 
     /// `p50 / p90 / p99 / max` formatted with `unit`.

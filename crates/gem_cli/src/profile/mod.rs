@@ -1,0 +1,656 @@
+//! `gemctl profile`: the fault-latency profiler (issue 10).
+//!
+//! It launches the headless suite on a private master (or attaches to a running one),
+//! serves a long straight route, and measures, from its own subscriptions, how fast the
+//! system reacts to each failure type and how fast it recovers (the chains and their
+//! matching rules are in `gem_core::profile`). Everything is subscribed, and every
+//! subscription is checked to be connected to its publisher and to have delivered a
+//! message, before the first injection, so nothing is lost at start-up (the original's
+//! `rosbag record` was).
+//!
+//! Phases:
+//! 1. nominal running at 1× for `--resources-s`: CPU and memory of every node from
+//!    `/proc`, and the message periods of every watched topic;
+//! 2. `--runs` rounds, each injecting every failure type in turn through mock_signals'
+//!    reconfigure service and clearing it again. Every link is measured at 1×, at the
+//!    nodes' nominal rates, as on the car. Only the 10–20 s hold-off windows are
+//!    fast-forwarded: once the faulty input is out, the simulator runs at `--speedup`
+//!    (its dynamic_reconfigure `speedup`) until half a simulated second before the fault is
+//!    due, then back at 1× for the detection. At 10× on two cores the whole suite's clock
+//!    traffic alone costs most of a core and stretches latencies tenfold, so fast-forwarding
+//!    through the measurement would measure the overload, not the suite;
+//! 3. the report: Markdown, JSON of the raw samples, SVG plots.
+
+mod record;
+mod report;
+mod resources;
+mod watch;
+
+use anyhow::{anyhow, bail, Context};
+use gem_core::profile::{Direction, FaultKind, Run, RunRecord};
+use gem_core::state_manager::StateManagerConfig;
+use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
+use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus};
+use gem_ros::dynamic_reconfigure::{Client as Reconfigure, Value};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use watch::Watch;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Injections per failure type (each one a fault chain and a recovery chain).
+    #[arg(long, default_value_t = 100)]
+    runs: usize,
+    /// Failure types to inject, comma separated [default: all six].
+    #[arg(long, value_delimiter = ',', value_parser = parse_fault)]
+    faults: Vec<FaultKind>,
+    /// Profile the suite already running at $ROS_MASTER_URI instead of launching one.
+    #[arg(long)]
+    attach: bool,
+    /// Simulated seconds per wall second while a hold-off window runs (gem_sim's
+    /// `speedup`); the links themselves are measured at 1×.
+    #[arg(long, default_value_t = 10.0)]
+    speedup: f64,
+    /// Wall seconds of nominal running at 1× for the resource and message-period figures
+    /// (0 skips them).
+    #[arg(long, default_value_t = 60.0)]
+    resources_s: f64,
+    /// Output directory (profile.md, profile.json, SVG plots, bags/).
+    #[arg(long, default_value = "build/profile")]
+    out: PathBuf,
+    /// Also record one bag per injection (its fault and recovery chains) under OUT/bags.
+    #[arg(long)]
+    record: bool,
+    /// Wall seconds a chain may take beyond its hold-off window before the run fails.
+    #[arg(long, default_value_t = 5.0)]
+    chain_timeout_s: f64,
+}
+
+fn parse_fault(s: &str) -> Result<FaultKind, String> {
+    FaultKind::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown failure type {s:?} (one of {})", names.join(", "))
+    })
+}
+
+/// How mock_signals injects a failure type.
+#[derive(Clone, Copy, Debug)]
+pub struct Fault {
+    kind: FaultKind,
+    /// The input topic that carries it.
+    topic: &'static str,
+    /// mock_signals' reconfigure parameter.
+    param: &'static str,
+    bad: Value,
+    good: Value,
+}
+
+impl Fault {
+    /// The values of the original profiler (battery 49 %, 60 °C, 201 mm, LOW, NOT_CONNECTED);
+    /// the good values are mock_signals' defaults.
+    fn of(kind: FaultKind) -> Fault {
+        let (topic, param, bad, good) = match kind {
+            FaultKind::Estop => (
+                "/estop",
+                "estop_enabled",
+                Value::Bool(true),
+                Value::Bool(false),
+            ),
+            FaultKind::Battery => (
+                "/battery_level",
+                "battery_level",
+                Value::Int(49),
+                Value::Int(80),
+            ),
+            FaultKind::Temperature => (
+                "/temperature",
+                "temperature",
+                Value::Double(60.0),
+                Value::Double(30.0),
+            ),
+            FaultKind::Gps => (
+                "/gps_accuracy",
+                "gps_accuracy",
+                Value::Double(201.0),
+                Value::Double(100.0),
+            ),
+            FaultKind::SignalLow => (
+                "/signal_strength",
+                "signal_strength",
+                Value::Int(2),
+                Value::Int(1),
+            ),
+            FaultKind::SignalNotConnected => (
+                "/signal_strength",
+                "signal_strength",
+                Value::Int(0),
+                Value::Int(1),
+            ),
+        };
+        Fault {
+            kind,
+            topic,
+            param,
+            bad,
+            good,
+        }
+    }
+}
+
+/// A run that did not complete.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Failure {
+    kind: FaultKind,
+    direction: Direction,
+    index: usize,
+    reason: String,
+}
+
+/// The suite launched by the profiler on a private master; stopped on drop.
+struct Launch {
+    child: Child,
+}
+
+impl Launch {
+    fn start(out: &Path) -> anyhow::Result<Launch> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let uri = format!("http://127.0.0.1:{port}");
+        // Set before rosrust starts (no other thread reads the environment yet).
+        std::env::set_var("ROS_MASTER_URI", &uri);
+        let log = std::fs::File::create(out.join("roslaunch.log"))?;
+        let child = Command::new("roslaunch")
+            .args([
+                "-p",
+                &port.to_string(),
+                "gem_bringup",
+                "integration_run.launch",
+            ])
+            // ROS-time timeouts sized for a loaded 2-core machine at 10x and more.
+            .args([
+                "speedup:=1",
+                "state_timeout_ms:=3000",
+                "system_state_timeout_s:=3",
+                "pose_timeout_s:=3",
+            ])
+            .env("ROS_MASTER_URI", &uri)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .context("cannot run roslaunch (source runners/env.sh)")?;
+        println!(
+            "[profile] suite launched on {uri} (log: {})",
+            out.join("roslaunch.log").display()
+        );
+        Ok(Launch { child })
+    }
+}
+
+impl Drop for Launch {
+    fn drop(&mut self) {
+        stop_child(&mut self.child, Duration::from_secs(20));
+    }
+}
+
+/// SIGINT (what Ctrl-C sends: roslaunch and rosbag shut down cleanly), then SIGKILL after
+/// `grace`.
+pub(crate) fn stop_child(child: &mut Child, grace: Duration) {
+    // SAFETY: kill only sends a signal to our own child's pid.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Writes a straight route along +x from the spawn point, long enough for `metres`.
+fn write_route(file: &Path, metres: f64) -> anyhow::Result<()> {
+    const SPACING_M: f64 = 5.0;
+    let mut text = String::new();
+    let n = (metres / SPACING_M).ceil() as usize + 1;
+    for i in 0..n {
+        text += &format!("{:.1},0.0,0.0\n", i as f64 * SPACING_M);
+    }
+    std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))
+}
+
+struct Profiler<'a> {
+    args: &'a Args,
+    watch: Arc<Watch>,
+    mock: Reconfigure,
+    sim: Option<Reconfigure>,
+    cfg: StateManagerConfig,
+    route: PathBuf,
+    tty: bool,
+}
+
+const NOMINAL_WAIT: Duration = Duration::from_secs(30);
+
+/// How long (sim time) before a hold-off deadline the simulator is back at 1×: the
+/// reconfigure call takes a few ms of wall time, i.e. tens of ms of sim time at 10×.
+const SLOW_DOWN_BEFORE: Duration = Duration::from_millis(500);
+
+impl Profiler<'_> {
+    fn say(&self, text: &str) {
+        if self.tty {
+            print!("\r\x1b[K");
+        }
+        println!("[profile] {text}");
+    }
+
+    fn set(&self, fault: &Fault, value: Value) -> anyhow::Result<()> {
+        let answer = self
+            .mock
+            .set(&[(fault.param, value)])
+            .map_err(|e| anyhow!("mock_signals: {e}"))?;
+        match answer.iter().find(|(n, _)| n == fault.param) {
+            Some((_, v)) if *v == value => Ok(()),
+            other => bail!(
+                "mock_signals did not take {} = {value:?} (now {other:?})",
+                fault.param
+            ),
+        }
+    }
+
+    fn set_speedup(&self, speedup: f64) -> anyhow::Result<()> {
+        if let Some(sim) = &self.sim {
+            sim.set(&[("speedup", Value::Double(speedup))])
+                .map_err(|e| anyhow!("gem_sim: {e}"))?;
+        }
+        Ok(())
+    }
+
+    fn serve(&self) -> anyhow::Result<()> {
+        rosrust::wait_for_service("/serve_waypoints", Some(NOMINAL_WAIT))
+            .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
+        let client = rosrust::client::<ServeWaypoints>("/serve_waypoints")
+            .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
+        let file = self.route.to_string_lossy().into_owned();
+        let res = client
+            .req(&ServeWaypointsReq {
+                waypoints_file: file.clone(),
+            })
+            .map_err(|e| anyhow!("/serve_waypoints: {e}"))?
+            .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
+        anyhow::ensure!(res.success, "the planner refused {file}");
+        Ok(())
+    }
+
+    /// Waits for the car to be driving the task: RUNNING, planner RUNNING, moving command.
+    fn wait_nominal(&self, what: &str) -> anyhow::Result<()> {
+        let ok = self.watch.wait(NOMINAL_WAIT, |l| {
+            l.state.map(|s| s.0) == Some(Sys::STATE_RUNNING)
+                && l.planner == Some(TaskPlannerStatus::STATUS_RUNNING_TASK)
+                && l.speed
+                    .is_some_and(|v| f64::from(v) > gem_core::profile::MOVING_ABOVE_MPS)
+        });
+        if !ok {
+            let l = self.watch.lock();
+            bail!(
+                "{what}: the suite is not driving nominally after {} s (state {:?}, planner {:?}, speed {:?})",
+                NOMINAL_WAIT.as_secs(),
+                l.state,
+                l.planner,
+                l.speed
+            );
+        }
+        Ok(())
+    }
+
+    /// One chain: arm, ask mock_signals for the change, wait for every link.
+    fn chain(
+        &self,
+        fault: Fault,
+        direction: Direction,
+        index: usize,
+    ) -> Result<RunRecord, Failure> {
+        let kind = fault.kind;
+        let fail = |reason: String| Failure {
+            kind,
+            direction,
+            index,
+            reason,
+        };
+        {
+            let mut l = self.watch.lock();
+            let last_good = l
+                .last_input
+                .get(fault.topic)
+                .filter(|(v, _)| !kind.is_faulty(*v, &self.cfg))
+                .map(|x| x.1);
+            l.run = Some((fault, Run::new(kind, direction, &self.cfg, last_good)));
+        }
+        let (value, mut timeout) = match direction {
+            Direction::Fault => (fault.bad, self.args.chain_timeout_s),
+            Direction::Recovery => (fault.good, self.args.chain_timeout_s),
+        };
+        let hold_off = kind
+            .hold_off(&self.cfg)
+            .filter(|_| direction == Direction::Fault);
+        if let Some(h) = hold_off {
+            timeout += h.as_secs_f64() / self.args.speedup;
+        }
+        if let Err(e) = self.set(&fault, value) {
+            self.watch.lock().run = None;
+            return Err(fail(e.to_string()));
+        }
+        if hold_off.is_some() {
+            if let Err(e) = self.fast_forward() {
+                self.watch.lock().run = None;
+                return Err(fail(e.to_string()));
+            }
+        }
+        let done = self.watch.wait(Duration::from_secs_f64(timeout), |l| {
+            l.run.as_ref().is_some_and(|r| r.1.is_complete())
+        });
+        let run = self.watch.lock().run.take().map(|r| r.1);
+        match run {
+            Some(run) if done => run.record(index).ok_or_else(|| fail("incomplete".into())),
+            Some(run) => {
+                let missing: Vec<&str> = run.missing().iter().map(|l| l.label()).collect();
+                Err(fail(format!(
+                    "timed out after {timeout:.1} s waiting for: {}",
+                    missing.join(", ")
+                )))
+            }
+            None => Err(fail("the run vanished".into())),
+        }
+    }
+
+    /// Runs the armed run's hold-off window at `--speedup` up to [`SLOW_DOWN_BEFORE`] ahead
+    /// of its deadline, then returns to 1×.
+    fn fast_forward(&self) -> anyhow::Result<()> {
+        let mut deadline = None;
+        let seen = self.watch.wait(Duration::from_secs(5), |l| {
+            deadline = l.run.as_ref().and_then(|r| r.1.deadline());
+            deadline.is_some()
+        });
+        let Some(due) = deadline.filter(|_| seen) else {
+            bail!("no faulty input within 5 s");
+        };
+        let slow_at = gem_core::time::Time::from_nanos(
+            due.as_nanos()
+                .saturating_sub(SLOW_DOWN_BEFORE.as_nanos() as u64),
+        );
+        self.set_speedup(self.args.speedup)?;
+        let window = self.watch.lock().sim;
+        let wall = due.saturating_since(window).as_secs_f64() / self.args.speedup + 5.0;
+        let reached = self
+            .watch
+            .wait(Duration::from_secs_f64(wall), |l| l.sim >= slow_at);
+        self.set_speedup(1.0)?;
+        anyhow::ensure!(reached, "sim time did not reach the window's end");
+        Ok(())
+    }
+
+    fn progress(&self, round: usize, fault: &Fault, started: Instant, failures: usize) {
+        let total = self.args.runs;
+        let line = format!(
+            "round {}/{} {:<20} failures {failures}  {:.0} s",
+            round + 1,
+            total,
+            fault.kind.name(),
+            started.elapsed().as_secs_f64()
+        );
+        if self.tty {
+            print!("\r\x1b[K[profile] {line}");
+            let _ = std::io::stdout().flush();
+        } else if fault.kind == self.faults()[0] && round.is_multiple_of((total / 10).max(1)) {
+            println!("[profile] {line}");
+        }
+    }
+
+    fn faults(&self) -> Vec<FaultKind> {
+        if self.args.faults.is_empty() {
+            FaultKind::ALL.to_vec()
+        } else {
+            self.args.faults.clone()
+        }
+    }
+}
+
+/// Route length for the whole profile: the car drives on during every hold-off window.
+fn route_metres(args: &Args, kinds: &[FaultKind], cfg: &StateManagerConfig) -> f64 {
+    let per_round_s: f64 = kinds
+        .iter()
+        .map(|k| k.hold_off(cfg).map_or(0.0, |h| h.as_secs_f64()) + 3.0)
+        .sum();
+    let nominal = gem_core::control::speed::SpeedConfig::default().nominal_mps;
+    500.0 + nominal * (per_round_s * args.runs as f64 + args.resources_s * 1.5)
+}
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
+    anyhow::ensure!(
+        args.speedup.is_finite() && args.speedup > 0.0,
+        "--speedup must be > 0"
+    );
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let out = args.out.canonicalize()?;
+    let cfg = StateManagerConfig::default();
+    let kinds = if args.faults.is_empty() {
+        FaultKind::ALL.to_vec()
+    } else {
+        args.faults.clone()
+    };
+    let route = out.join("profile_route.csv");
+    write_route(&route, route_metres(args, &kinds, &cfg))?;
+    let started = Instant::now();
+    let _launch = if args.attach {
+        None
+    } else {
+        Some(Launch::start(&out)?)
+    };
+    gem_ros::node::start_within(
+        &format!("gemctl_profile_{}", std::process::id()),
+        Duration::from_secs(30),
+    )?;
+    let watch = Watch::new();
+    let subs = watch::subscribe(&watch)?;
+    let mock = Reconfigure::new("/mock_signals", NOMINAL_WAIT)
+        .map_err(|e| anyhow!("mock_signals' reconfigure service: {e}"))?;
+    let sim = Reconfigure::new("/gem_sim", Duration::from_secs(5)).ok();
+    if sim.is_none() {
+        println!("[profile] no /gem_sim reconfigure service: the simulator's speed stays as it is");
+    }
+    let p = Profiler {
+        args,
+        watch: watch.clone(),
+        mock,
+        sim,
+        cfg: cfg.clone(),
+        route,
+        tty: std::io::stdout().is_terminal(),
+    };
+    // Nominal inputs (an attached suite may hold a fault), then the route.
+    for k in FaultKind::ALL {
+        let f = Fault::of(k);
+        p.set(&f, f.good)?;
+    }
+    p.set_speedup(1.0)?;
+    p.serve()?;
+    p.wait_nominal("start-up")?;
+    verify_connected(&watch, &subs)?;
+    p.say(&format!(
+        "{} subscriptions connected and delivering; the car is driving",
+        subs.len()
+    ));
+
+    let usage = if args.resources_s > 0.0 {
+        p.say(&format!(
+            "nominal running at 1x for {:.0} s: CPU, memory, message periods",
+            args.resources_s
+        ));
+        let nodes = list_nodes()?;
+        watch.lock().measuring = true;
+        let usage = resources::measure(&nodes, Duration::from_secs_f64(args.resources_s), |t| {
+            if p.tty {
+                print!(
+                    "\r\x1b[K[profile] resources {:.0}/{:.0} s",
+                    t.as_secs_f64(),
+                    args.resources_s
+                );
+                let _ = std::io::stdout().flush();
+            }
+        });
+        watch.lock().measuring = false;
+        usage
+    } else {
+        Vec::new()
+    };
+
+    p.say(&format!(
+        "{} rounds of {} (hold-off windows at {}x)",
+        args.runs,
+        kinds
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        args.speedup
+    ));
+    let recorder = args
+        .record
+        .then(|| record::Recorder::new(&out.join("bags")));
+    let injections_started = Instant::now();
+    let (mut runs, mut failures) = (Vec::new(), Vec::new());
+    'rounds: for round in 0..args.runs {
+        for &kind in &kinds {
+            let fault = Fault::of(kind);
+            p.progress(round, &fault, injections_started, failures.len());
+            if watch.lock().planner == Some(TaskPlannerStatus::STATUS_NO_TASK) {
+                p.say("the task ended; serving the route again");
+                p.serve()?;
+                p.wait_nominal("re-served route")?;
+            }
+            let bag = match &recorder {
+                Some(r) => Some(r.start(&format!("{}_{round:03}", kind.name()))?),
+                None => None,
+            };
+            for direction in [Direction::Fault, Direction::Recovery] {
+                match p.chain(fault, direction, round) {
+                    Ok(r) => runs.push(r),
+                    Err(f) => {
+                        p.say(&format!(
+                            "{} {} run {round}: {}",
+                            kind.name(),
+                            direction.name(),
+                            f.reason
+                        ));
+                        failures.push(f);
+                        // Back to nominal before going on; give up if the suite cannot.
+                        p.set(&fault, fault.good)?;
+                        if let Err(e) = p.wait_nominal("after a failed run") {
+                            p.say(&format!("{e}; stopping early"));
+                            break 'rounds;
+                        }
+                        break;
+                    }
+                }
+            }
+            if let Some(bag) = bag {
+                bag.stop();
+            }
+        }
+    }
+    let injection_wall = injections_started.elapsed();
+    if p.tty {
+        println!();
+    }
+    p.set_speedup(1.0)?;
+    let periods = {
+        let l = watch.lock();
+        l.periods
+            .iter()
+            .filter_map(|(t, p)| p.stats().map(|s| (t.to_string(), s)))
+            .collect()
+    };
+    let report = report::Report {
+        args,
+        kinds: &kinds,
+        runs: &runs,
+        failures: &failures,
+        periods,
+        usage,
+        total_wall: started.elapsed(),
+        injection_wall,
+        attached: args.attach,
+    };
+    report.write(&out)?;
+    drop(subs);
+    anyhow::ensure!(
+        failures.is_empty(),
+        "{} runs failed (see the report)",
+        failures.len()
+    );
+    Ok(())
+}
+
+/// Every subscription has a connected publisher and has delivered at least one message
+/// (the action's goal, cancel and result topics only carry messages on events, so for them
+/// the connection is enough).
+fn verify_connected(
+    watch: &Watch,
+    subs: &[(&'static str, rosrust::Subscriber)],
+) -> anyhow::Result<()> {
+    const EVENT_ONLY: [&str; 3] = [
+        "/navigate_waypoints/goal",
+        "/navigate_waypoints/cancel",
+        "/navigate_waypoints/result",
+    ];
+    let ok = watch.wait(NOMINAL_WAIT, |l| {
+        subs.iter().all(|(topic, s)| {
+            s.publisher_count() > 0
+                && (EVENT_ONLY.contains(topic) || l.counts.get(topic).copied().unwrap_or(0) > 0)
+        })
+    });
+    if !ok {
+        let l = watch.lock();
+        let bad: Vec<String> = subs
+            .iter()
+            .filter(|(t, s)| {
+                s.publisher_count() == 0
+                    || (!EVENT_ONLY.contains(t) && l.counts.get(t).copied().unwrap_or(0) == 0)
+            })
+            .map(|(t, s)| format!("{t} ({} publishers)", s.publisher_count()))
+            .collect();
+        bail!("subscriptions not delivering: {}", bad.join(", "));
+    }
+    Ok(())
+}
+
+/// Every node registered at the master (except this one) with its pid.
+fn list_nodes() -> anyhow::Result<Vec<(String, u32)>> {
+    let state = rosrust::state().map_err(|e| anyhow!("getSystemState: {e}"))?;
+    let mut names: Vec<String> = state
+        .publishers
+        .iter()
+        .chain(&state.subscribers)
+        .chain(&state.services)
+        .flat_map(|t| t.connections.iter().cloned())
+        .collect();
+    names.sort();
+    names.dedup();
+    let me = rosrust::name();
+    let mut nodes = Vec::new();
+    for n in names.into_iter().filter(|n| *n != me) {
+        match gem_ros::node::pid_of(&n) {
+            Ok(pid) => nodes.push((n, pid)),
+            Err(e) => println!("[profile] skipping {n}: {e}"),
+        }
+    }
+    Ok(nodes)
+}

@@ -1,0 +1,500 @@
+//! The profile's report: `profile.md` (machine and settings, the summary table, per-type
+//! chain tables, message periods, resources, failed runs), `profile.json` (every raw
+//! sample) and two SVG figures (latency box plots per failure type, chain breakdown).
+
+use super::resources::NodeUsage;
+use super::{Args, Failure};
+use anyhow::{anyhow, Context};
+use gem_core::profile::{
+    link_stats, Direction, FaultKind, Link, LinkStats, PeriodStats, RunRecord,
+};
+use gem_core::stats::Summary;
+use plotters::prelude::*;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+/// The acceptance bounds of issue 10, p99 over every failure type.
+const ZERO_COMMAND_P99_MS: f64 = 5.0;
+const SYSTEM_STATE_P99_MS: f64 = 2.0;
+
+/// Everything the report is made of.
+pub struct Report<'a> {
+    pub args: &'a Args,
+    pub kinds: &'a [FaultKind],
+    pub runs: &'a [RunRecord],
+    pub failures: &'a [Failure],
+    pub periods: Vec<(String, PeriodStats)>,
+    pub usage: Vec<NodeUsage>,
+    pub total_wall: Duration,
+    pub injection_wall: Duration,
+    pub attached: bool,
+}
+
+#[derive(Serialize)]
+struct Machine {
+    host: String,
+    cpu: String,
+    cores: usize,
+    memory_gib: f64,
+    kernel: String,
+    date_utc: String,
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+fn machine() -> Machine {
+    let cpuinfo = read("/proc/cpuinfo");
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .unwrap_or("unknown")
+        .trim()
+        .to_owned();
+    let mem_kib: f64 = read("/proc/meminfo")
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    Machine {
+        host: read("/proc/sys/kernel/hostname"),
+        cpu,
+        cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        memory_gib: mem_kib / 1024.0 / 1024.0,
+        kernel: read("/proc/sys/kernel/osrelease"),
+        date_utc: date,
+    }
+}
+
+/// Samples of `link` (wall ms since the chain's start) in the runs of `kinds`/`direction`.
+fn samples(runs: &[RunRecord], kinds: &[FaultKind], direction: Direction, link: Link) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.direction == direction && kinds.contains(&r.kind))
+        .flat_map(|r| r.links.iter().filter(|s| s.link == link).map(|s| s.wall_ms))
+        .collect()
+}
+
+fn pcts(s: &Summary) -> String {
+    if s.is_empty() {
+        return "— | — | — | —".into();
+    }
+    format!(
+        "{:.2} | {:.2} | {:.2} | {:.2}",
+        s.percentile(50.0),
+        s.percentile(95.0),
+        s.percentile(99.0),
+        s.percentile(100.0)
+    )
+}
+
+fn four(v: &[f64; 4]) -> String {
+    format!("{:.2} | {:.2} | {:.2} | {:.2}", v[0], v[1], v[2], v[3])
+}
+
+#[derive(Serialize)]
+struct Json<'a> {
+    machine: Machine,
+    settings: Settings,
+    stats: Vec<LinkStats>,
+    runs: &'a [RunRecord],
+    failures: &'a [Failure],
+    periods: &'a [(String, PeriodStats)],
+    resources: &'a [NodeUsage],
+}
+
+#[derive(Serialize)]
+struct Settings {
+    runs: usize,
+    faults: Vec<&'static str>,
+    speedup: f64,
+    resources_s: f64,
+    attached: bool,
+    total_wall_s: f64,
+    injection_wall_s: f64,
+}
+
+impl Report<'_> {
+    fn settings(&self) -> Settings {
+        Settings {
+            runs: self.args.runs,
+            faults: self.kinds.iter().map(|k| k.name()).collect(),
+            speedup: self.args.speedup,
+            resources_s: self.args.resources_s,
+            attached: self.attached,
+            total_wall_s: self.total_wall.as_secs_f64(),
+            injection_wall_s: self.injection_wall.as_secs_f64(),
+        }
+    }
+
+    /// The summary table (also printed at the end of the run).
+    pub fn summary(&self) -> String {
+        let mut md = String::from(
+            "| failure type | runs | fault → /system_state ERROR p50 | p95 | p99 | max | fault → speed < 0.01 p50 | p95 | p99 | max | cleared → speed > 1.0 p50 | p99 | hold-off observed (sim) |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        );
+        let mut rows: Vec<(String, Vec<FaultKind>)> = self
+            .kinds
+            .iter()
+            .map(|k| (k.name().to_string(), vec![*k]))
+            .collect();
+        if self.kinds.len() > 1 {
+            rows.push(("**all**".into(), self.kinds.to_vec()));
+        }
+        for (name, kinds) in rows {
+            let err = Summary::new(samples(
+                self.runs,
+                &kinds,
+                Direction::Fault,
+                Link::SystemError,
+            ));
+            let zero = Summary::new(samples(
+                self.runs,
+                &kinds,
+                Direction::Fault,
+                Link::ZeroCommand,
+            ));
+            let moving = Summary::new(samples(
+                self.runs,
+                &kinds,
+                Direction::Recovery,
+                Link::MovingCommand,
+            ));
+            let holds: Vec<f64> = self
+                .runs
+                .iter()
+                .filter(|r| kinds.contains(&r.kind))
+                .filter_map(|r| r.observed_hold_off_s)
+                .collect();
+            let hold = if holds.is_empty() {
+                "—".to_string()
+            } else {
+                let h = Summary::new(holds);
+                format!("{:.2}–{:.2} s", h.percentile(0.0), h.percentile(100.0))
+            };
+            let _ = writeln!(
+                md,
+                "| {name} | {} | {} | {} | {:.1} | {:.1} | {hold} |",
+                err.len(),
+                pcts(&err),
+                pcts(&zero),
+                moving.percentile(50.0),
+                moving.percentile(99.0),
+            );
+        }
+        md += "\nLatencies in ms of wall time on loopback, from the fault's onset (first faulty input \
+               message received; for GPS and signal faults the first /clock past the hold-off \
+               deadline) as seen by the profiler's own subscriptions.\n";
+        md
+    }
+
+    fn verdicts(&self) -> String {
+        let err = Summary::new(samples(
+            self.runs,
+            self.kinds,
+            Direction::Fault,
+            Link::SystemError,
+        ));
+        let zero = Summary::new(samples(
+            self.runs,
+            self.kinds,
+            Direction::Fault,
+            Link::ZeroCommand,
+        ));
+        let verdict = |s: &Summary, bound: f64| {
+            if s.is_empty() {
+                "no samples".to_string()
+            } else if s.percentile(99.0) < bound {
+                format!("met ({:.2} ms)", s.percentile(99.0))
+            } else {
+                format!("**NOT met** ({:.2} ms)", s.percentile(99.0))
+            }
+        };
+        format!(
+            "- p99 fault → /system_state ERROR below {SYSTEM_STATE_P99_MS} ms: {}\n\
+             - p99 fault → zero command below {ZERO_COMMAND_P99_MS} ms (the controller's safety gate): {}\n",
+            verdict(&err, SYSTEM_STATE_P99_MS),
+            verdict(&zero, ZERO_COMMAND_P99_MS)
+        )
+    }
+
+    fn markdown(&self, m: &Machine, stats: &[LinkStats]) -> String {
+        let s = self.settings();
+        let mut md = format!(
+            "# GEM e2 fault-latency profile\n\n\
+             | machine | |\n|---|---|\n\
+             | host | {} |\n| CPU | {} ({} cores) |\n| memory | {:.1} GiB |\n| kernel | {} |\n| date | {} |\n\n\
+             | settings | |\n|---|---|\n\
+             | runs per failure type | {} (each a fault chain and a recovery chain) |\n\
+             | failure types | {} |\n\
+             | suite | {} |\n\
+             | clock | links measured at 1×; hold-off windows fast-forwarded at {}× (gem_sim speed-up) |\n\
+             | nominal window | {:.0} s at 1× |\n\
+             | wall time | {:.0} s in all, {:.0} s of injections |\n\n",
+            m.host,
+            m.cpu,
+            m.cores,
+            m.memory_gib,
+            m.kernel,
+            m.date_utc,
+            s.runs,
+            s.faults.join(", "),
+            if self.attached {
+                "attached to a running suite"
+            } else {
+                "launched by the profiler (integration_run.launch, headless)"
+            },
+            s.speedup,
+            s.resources_s,
+            s.total_wall_s,
+            s.injection_wall_s,
+        );
+        md += "## Summary\n\n";
+        md += &self.summary();
+        md += "\n";
+        md += &self.verdicts();
+        md += "\nFigures: [latency box plots](latency_boxplot.svg), [chain breakdown](chain_breakdown.svg); raw samples in `profile.json`.\n\n";
+        md += "## Chains per failure type\n\n\
+               Each link: wall ms since the chain's first link and since its cause (the link it follows \
+               in the chain; the safety gate's zero command follows ERROR directly, in parallel with \
+               the planner's pause and cancel), and sim ms since the chain's start (header stamps, else \
+               the latest /clock; quantised by the simulator's step).\n\n";
+        for kind in self.kinds {
+            let _ = writeln!(md, "### {}\n", kind.name());
+            md += "| chain | link | after | n | since start p50 | p95 | p99 | max | since cause p50 | p95 | p99 | max | sim p50 | sim max |\n\
+                   |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+            for st in stats.iter().filter(|s| s.kind == *kind) {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} | {:.0} | {:.0} |",
+                    st.direction.name(),
+                    st.link.label(),
+                    st.link.cause().map_or("—", |c| c.label()),
+                    st.n,
+                    four(&st.wall_ms),
+                    four(&st.step_wall_ms),
+                    st.sim_ms[0],
+                    st.sim_ms[1]
+                );
+            }
+            md += "\n";
+        }
+        md += "## Message periods (nominal window, 1×)\n\n";
+        if self.periods.is_empty() {
+            md += "Not measured (`--resources-s 0`).\n\n";
+        } else {
+            md += "| topic | messages | wall period p50 (ms) | p95 | p99 | max | sim period p50 (ms) | p95 | p99 | max |\n\
+                   |---|---|---|---|---|---|---|---|---|---|\n";
+            for (topic, p) in &self.periods {
+                let _ = writeln!(
+                    md,
+                    "| {topic} | {} | {} | {} |",
+                    p.messages,
+                    four(&p.wall_ms),
+                    four(&p.sim_ms)
+                );
+            }
+            md += "\nEvent-driven topics (/system_state, /task_planner_status, the action's status) add \
+                   messages between heartbeats, so their minimum periods are short by design.\n\n";
+        }
+        md += "## Resources (nominal window, 1×)\n\n";
+        if self.usage.is_empty() {
+            md += "Not measured (`--resources-s 0`).\n\n";
+        } else {
+            md +=
+                "| node | pid | CPU (% of one core) | RSS mean (MiB) | RSS max (MiB) | threads |\n\
+                   |---|---|---|---|---|---|\n";
+            for u in &self.usage {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {:.2} | {:.1} | {:.1} | {} |",
+                    u.node, u.pid, u.cpu_percent, u.rss_mean_mib, u.rss_max_mib, u.threads
+                );
+            }
+            md += "\nFrom /proc (user + system CPU time over the window; resident set sampled each second). \
+                   The profiler's own subscriptions are part of the load.\n\n";
+        }
+        md += "## Failed runs\n\n";
+        if self.failures.is_empty() {
+            md += "None.\n";
+        } else {
+            for f in self.failures {
+                let _ = writeln!(
+                    md,
+                    "- {} {} run {}: {}",
+                    f.kind.name(),
+                    f.direction.name(),
+                    f.index,
+                    f.reason
+                );
+            }
+        }
+        md
+    }
+
+    /// Writes `profile.md`, `profile.json` and the figures into `out`; prints the summary.
+    pub fn write(&self, out: &Path) -> anyhow::Result<()> {
+        let m = machine();
+        let stats = link_stats(self.runs);
+        let md = self.markdown(&m, &stats);
+        let md_file = out.join("profile.md");
+        std::fs::write(&md_file, &md)
+            .with_context(|| format!("cannot write {}", md_file.display()))?;
+        let json = Json {
+            machine: m,
+            settings: self.settings(),
+            stats: stats.clone(),
+            runs: self.runs,
+            failures: self.failures,
+            periods: &self.periods,
+            resources: &self.usage,
+        };
+        let json_file = out.join("profile.json");
+        let f = std::fs::File::create(&json_file)
+            .with_context(|| format!("cannot write {}", json_file.display()))?;
+        serde_json::to_writer_pretty(std::io::BufWriter::new(f), &json)?;
+        boxplot(&out.join("latency_boxplot.svg"), self.runs, self.kinds)
+            .map_err(|e| anyhow!("latency_boxplot.svg: {e}"))?;
+        breakdown(&out.join("chain_breakdown.svg"), &stats, self.kinds)
+            .map_err(|e| anyhow!("chain_breakdown.svg: {e}"))?;
+        println!("{}", self.summary());
+        print!("{}", self.verdicts());
+        println!(
+            "[profile] wrote {}, {} and the figures",
+            md_file.display(),
+            json_file.display()
+        );
+        Ok(())
+    }
+}
+
+type Plot = Result<(), Box<dyn std::error::Error>>;
+
+/// Box plots (Tukey whiskers) of fault → ERROR and fault → zero command per failure type.
+fn boxplot(file: &Path, runs: &[RunRecord], kinds: &[FaultKind]) -> Plot {
+    let root = SVGBackend::new(file, (900, 480)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let names: Vec<String> = kinds.iter().map(|k| k.name().to_string()).collect();
+    let series = [(Link::SystemError, BLUE, -14), (Link::ZeroCommand, RED, 14)];
+    let mut ymax = 0.5f32;
+    let mut boxes = Vec::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        for (link, color, offset) in series {
+            let v = samples(runs, &[*kind], Direction::Fault, link);
+            if v.is_empty() {
+                continue;
+            }
+            let q = Quartiles::new(&v);
+            ymax = ymax.max(q.values()[4]);
+            boxes.push((i, q, color, offset));
+        }
+    }
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "fault onset → /system_state ERROR (blue) and → zero command (red), wall ms",
+            ("sans-serif", 16),
+        )
+        .margin(12)
+        .x_label_area_size(35)
+        .y_label_area_size(50)
+        .build_cartesian_2d(names[..].into_segmented(), 0f32..ymax * 1.15)?;
+    chart
+        .configure_mesh()
+        .y_desc("ms (wall)")
+        .x_desc("failure type")
+        .draw()?;
+    chart.draw_series(boxes.iter().map(|(i, q, color, offset)| {
+        Boxplot::new_vertical(SegmentValue::CenterOf(&names[*i]), q)
+            .width(20)
+            .whisker_width(0.6)
+            .style(*color)
+            .offset(*offset)
+    }))?;
+    root.present()?;
+    Ok(())
+}
+
+/// Per failure type and direction, each link as a bar from its cause's median to its own
+/// median (wall ms since the chain's start).
+fn breakdown(file: &Path, stats: &[LinkStats], kinds: &[FaultKind]) -> Plot {
+    let root = SVGBackend::new(file, (1100, 120 + 90 * kinds.len() as u32)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((1, 2));
+    for (panel, direction) in panels.iter().zip([Direction::Fault, Direction::Recovery]) {
+        let mine: Vec<&LinkStats> = stats.iter().filter(|s| s.direction == direction).collect();
+        let xmax = mine.iter().fold(0.1f64, |m, s| m.max(s.wall_ms[0])) * 1.1;
+        let links = direction.links();
+        let mut chart = ChartBuilder::on(panel)
+            .caption(
+                format!(
+                    "{} chain: median ms since its start (wall)",
+                    direction.name()
+                ),
+                ("sans-serif", 15),
+            )
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(130)
+            .build_cartesian_2d(0.0..xmax, 0.0..kinds.len() as f64)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(kinds.len() * 2 + 1)
+            .y_label_formatter(&|y| {
+                let row = y.floor() as usize;
+                if (y - y.floor() - 0.5).abs() < 0.26 && row < kinds.len() {
+                    kinds[kinds.len() - 1 - row].name().to_string()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("ms")
+            .draw()?;
+        for (li, link) in links.iter().enumerate().skip(1) {
+            let color = Palette99::pick(li).to_rgba();
+            let h = 0.8 / links.len() as f64;
+            let bars: Vec<Rectangle<(f64, f64)>> = kinds
+                .iter()
+                .enumerate()
+                .filter_map(|(row, kind)| {
+                    let me = mine.iter().find(|s| s.kind == *kind && s.link == *link)?;
+                    let from = link
+                        .cause()
+                        .and_then(|c| mine.iter().find(|s| s.kind == *kind && s.link == c))
+                        .map_or(0.0, |c| c.wall_ms[0]);
+                    let y = (kinds.len() - 1 - row) as f64 + 0.1 + h * li as f64;
+                    Some(Rectangle::new(
+                        [(from, y), (me.wall_ms[0], y + h * 0.8)],
+                        color.filled(),
+                    ))
+                })
+                .collect();
+            chart
+                .draw_series(bars)?
+                .label(link.label())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}

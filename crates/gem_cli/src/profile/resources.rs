@@ -1,0 +1,119 @@
+//! Resource figures of the running nodes: CPU time and resident memory from `/proc`
+//! (Linux; the nodes must run on this machine), sampled once a second over a window.
+
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// One node's figures over the window.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeUsage {
+    /// ROS node name.
+    pub node: String,
+    /// Process id.
+    pub pid: u32,
+    /// CPU time over wall time, percent of one core.
+    pub cpu_percent: f64,
+    /// Mean resident set size, MiB.
+    pub rss_mean_mib: f64,
+    /// Largest resident set size seen, MiB.
+    pub rss_max_mib: f64,
+    /// Threads at the end of the window.
+    pub threads: u64,
+}
+
+/// CPU ticks (user + system) and resident KiB and threads of `pid`.
+fn sample(pid: u32) -> Option<(u64, u64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name (which may hold spaces).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 here (0-based 11, 12).
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| -> Option<u64> {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    Some((ticks, field("VmRSS:")?, field("Threads:")?))
+}
+
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf only reads a system constant.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// Samples `nodes` (name, pid) once a second for `window`, calling `tick` with the elapsed
+/// time after each sample (for a progress line). Nodes whose process vanished are dropped.
+pub fn measure(
+    nodes: &[(String, u32)],
+    window: Duration,
+    mut tick: impl FnMut(Duration),
+) -> Vec<NodeUsage> {
+    let start = Instant::now();
+    let first: Vec<Option<(u64, u64, u64)>> = nodes.iter().map(|n| sample(n.1)).collect();
+    let mut rss: Vec<Vec<u64>> = first
+        .iter()
+        .map(|s| s.map(|s| vec![s.1]).unwrap_or_default())
+        .collect();
+    let mut last = first.clone();
+    while start.elapsed() < window {
+        let left = window.saturating_sub(start.elapsed());
+        std::thread::sleep(left.min(Duration::from_secs(1)));
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some(s) = sample(n.1) {
+                rss[i].push(s.1);
+                last[i] = Some(s);
+            }
+        }
+        tick(start.elapsed());
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let hz = ticks_per_second();
+    nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (node, pid))| {
+            let (a, b) = (first[i]?, last[i]?);
+            let r = &rss[i];
+            Some(NodeUsage {
+                node: node.clone(),
+                pid: *pid,
+                cpu_percent: 100.0 * (b.0.saturating_sub(a.0)) as f64 / hz / seconds,
+                rss_mean_mib: r.iter().sum::<u64>() as f64 / r.len() as f64 / 1024.0,
+                rss_max_mib: r.iter().copied().max().unwrap_or(0) as f64 / 1024.0,
+                threads: b.2,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_has_memory_threads_and_cpu_time() {
+        let me = std::process::id();
+        let (_, rss_kib, threads) = sample(me).expect("own /proc entry");
+        assert!(rss_kib > 100, "{rss_kib} KiB");
+        assert!(threads >= 1);
+        let usage = measure(&[("me".into(), me)], Duration::from_millis(300), |_| {});
+        assert_eq!(usage.len(), 1);
+        assert!(usage[0].rss_max_mib > 0.0);
+    }
+
+    #[test]
+    fn a_vanished_process_is_dropped() {
+        assert!(measure(&[("ghost".into(), u32::MAX)], Duration::ZERO, |_| {}).is_empty());
+    }
+}

@@ -1,0 +1,325 @@
+//! The profiler's subscriptions: every message is stamped on arrival (wall time taken
+//! before any lock), translated into a [`Seen`] and fed to the armed run; the latest values
+//! and, while measuring, each topic's message periods are kept too.
+
+use super::Fault;
+use anyhow::anyhow;
+use gem_core::profile::{Periods, Run, Seen, Stamp};
+use gem_core::state_manager::ErrorBits;
+use gem_core::time::Time;
+use gem_msgs::ackermann_msgs::AckermannDrive;
+use gem_msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
+use gem_msgs::gem_controller_action::{
+    NavigateWaypointsActionFeedback, NavigateWaypointsActionGoal, NavigateWaypointsActionResult,
+};
+use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys, TaskPlannerStatus};
+use gem_msgs::rosgraph_msgs::Clock;
+use gem_msgs::std_msgs::Header;
+use gem_ros::time::to_core;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// What the subscriptions know.
+#[derive(Default)]
+pub struct Live {
+    /// Latest `/clock`.
+    pub sim: Time,
+    /// Latest `/system_state` (state, error bits).
+    pub state: Option<(u8, u8)>,
+    /// Latest `/task_planner_status`.
+    pub planner: Option<u8>,
+    /// Latest commanded speed.
+    pub speed: Option<f32>,
+    /// Latest goal progress (0..1).
+    pub progress: f64,
+    /// Per input topic: the sim stamp of its last good message for each fault watching it.
+    pub last_input: BTreeMap<&'static str, (f64, Time)>,
+    /// The run being measured.
+    pub run: Option<(Fault, Run)>,
+    /// Message periods per topic, while `measuring`.
+    pub periods: BTreeMap<&'static str, Periods>,
+    /// Count periods now.
+    pub measuring: bool,
+    /// Messages per topic since start.
+    pub counts: BTreeMap<&'static str, u64>,
+}
+
+/// [`Live`] behind a lock, with a condition variable the callbacks notify.
+pub struct Watch {
+    live: Mutex<Live>,
+    changed: Condvar,
+    epoch: Instant,
+}
+
+impl Watch {
+    /// A watch whose wall stamps count from now.
+    pub fn new() -> Arc<Watch> {
+        Arc::new(Watch {
+            live: Mutex::default(),
+            changed: Condvar::new(),
+            epoch: Instant::now(),
+        })
+    }
+
+    /// The state, locked.
+    pub fn lock(&self) -> MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Seconds since the epoch.
+    pub fn wall_s(&self, at: Instant) -> f64 {
+        at.duration_since(self.epoch).as_secs_f64()
+    }
+
+    /// Waits until `cond` holds or `timeout` passes; the final verdict of `cond`.
+    pub fn wait(&self, timeout: Duration, mut cond: impl FnMut(&mut Live) -> bool) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut live = self.lock();
+        loop {
+            if cond(&mut live) {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || !rosrust::is_ok() {
+                return false;
+            }
+            // Bounded so a shut-down ROS is noticed even without messages.
+            live = self
+                .changed
+                .wait_timeout(live, left.min(Duration::from_millis(200)))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Records one message of `topic` that arrived at `at` with ROS time `stamp` (zero:
+    /// none, the latest clock is used) and feeds `seen` to the armed run.
+    fn note(
+        &self,
+        topic: &'static str,
+        at: Instant,
+        stamp: Time,
+        seen: &[Seen],
+        f: impl FnOnce(&mut Live),
+    ) {
+        let wall_s = self.wall_s(at);
+        let mut live = self.lock();
+        f(&mut live);
+        let sim = if stamp.is_zero() { live.sim } else { stamp };
+        let t = Stamp { wall_s, sim };
+        *live.counts.entry(topic).or_default() += 1;
+        if live.measuring {
+            live.periods.entry(topic).or_default().push(t);
+        }
+        if let Some((fault, run)) = &mut live.run {
+            let mine = fault.topic == topic;
+            for s in seen {
+                if mine || !matches!(s, Seen::Input(_)) {
+                    run.observe(*s, t);
+                }
+            }
+        }
+        drop(live);
+        self.changed.notify_all();
+    }
+}
+
+fn stamp_of(h: &Header) -> Time {
+    to_core(h.stamp)
+}
+
+fn sub<T: rosrust::Message>(
+    w: &Arc<Watch>,
+    topic: &'static str,
+    handle: fn(&Watch, &'static str, Instant, T),
+) -> anyhow::Result<rosrust::Subscriber> {
+    let w = w.clone();
+    rosrust::subscribe(topic, 1000, move |m: T| {
+        handle(&w, topic, Instant::now(), m)
+    })
+    .map_err(|e| anyhow!("subscribe {topic}: {e}"))
+}
+
+/// An input topic's message: remember it as the last value, feed it as `Input`.
+fn input(w: &Watch, topic: &'static str, at: Instant, value: f64, h: &Header) {
+    let stamp = stamp_of(h);
+    w.note(topic, at, stamp, &[Seen::Input(value)], |l| {
+        l.last_input.insert(topic, (value, stamp));
+    });
+}
+
+/// Subscribes to everything the chains need; keep the subscribers alive.
+pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, rosrust::Subscriber)>> {
+    let subs = vec![
+        (
+            "/clock",
+            sub(w, "/clock", |w, topic, at, m: Clock| {
+                let t = to_core(m.clock);
+                w.note(topic, at, t, &[Seen::Clock], |l| l.sim = t)
+            })?,
+        ),
+        (
+            "/estop",
+            sub(w, "/estop", |w, topic, at, m: msg::EstopStamped| {
+                input(w, topic, at, f64::from(u8::from(m.enabled)), &m.header)
+            })?,
+        ),
+        (
+            "/battery_level",
+            sub(
+                w,
+                "/battery_level",
+                |w, topic, at, m: msg::BatteryLevelStamped| {
+                    input(w, topic, at, f64::from(m.battery_level), &m.header)
+                },
+            )?,
+        ),
+        (
+            "/temperature",
+            sub(
+                w,
+                "/temperature",
+                |w, topic, at, m: msg::TemperatureStamped| {
+                    input(w, topic, at, f64::from(m.temperature), &m.header)
+                },
+            )?,
+        ),
+        (
+            "/gps_accuracy",
+            sub(
+                w,
+                "/gps_accuracy",
+                |w, topic, at, m: msg::GpsAccuracyStamped| {
+                    input(w, topic, at, f64::from(m.accuracy), &m.header)
+                },
+            )?,
+        ),
+        (
+            "/signal_strength",
+            sub(
+                w,
+                "/signal_strength",
+                |w, topic, at, m: msg::SignalStrengthStamped| {
+                    input(w, topic, at, f64::from(m.strength), &m.header)
+                },
+            )?,
+        ),
+        (
+            "/system_state",
+            sub(w, "/system_state", |w, topic, at, m: Sys| {
+                let seen = match m.state {
+                    Sys::STATE_ERROR => Some(Seen::SystemError(ErrorBits::from_bits(m.error_code))),
+                    Sys::STATE_RUNNING => Some(Seen::SystemRunning),
+                    _ => None,
+                };
+                w.note(topic, at, stamp_of(&m.header), seen.as_slice(), |l| {
+                    l.state = Some((m.state, m.error_code))
+                })
+            })?,
+        ),
+        (
+            "/task_planner_status",
+            sub(
+                w,
+                "/task_planner_status",
+                |w, topic, at, m: TaskPlannerStatus| {
+                    let seen = match m.status {
+                        TaskPlannerStatus::STATUS_PAUSED_TASK => Some(Seen::PlannerPaused),
+                        TaskPlannerStatus::STATUS_RUNNING_TASK => Some(Seen::PlannerRunning),
+                        _ => None,
+                    };
+                    w.note(topic, at, stamp_of(&m.header), seen.as_slice(), |l| {
+                        l.planner = Some(m.status)
+                    })
+                },
+            )?,
+        ),
+        (
+            "/gem/ackermann_cmd",
+            sub(
+                w,
+                "/gem/ackermann_cmd",
+                |w, topic, at, m: AckermannDrive| {
+                    w.note(
+                        topic,
+                        at,
+                        Time::ZERO,
+                        &[Seen::Command(f64::from(m.speed))],
+                        |l| l.speed = Some(m.speed),
+                    )
+                },
+            )?,
+        ),
+        (
+            "/navigate_waypoints/cancel",
+            sub(
+                w,
+                "/navigate_waypoints/cancel",
+                |w, topic, at, _m: GoalID| {
+                    w.note(topic, at, Time::ZERO, &[Seen::CancelSent], |_| {})
+                },
+            )?,
+        ),
+        (
+            "/navigate_waypoints/goal",
+            sub(
+                w,
+                "/navigate_waypoints/goal",
+                |w, topic, at, m: NavigateWaypointsActionGoal| {
+                    w.note(
+                        topic,
+                        at,
+                        stamp_of(&m.header),
+                        &[Seen::GoalSent(&m.goal_id.id)],
+                        |_| {},
+                    )
+                },
+            )?,
+        ),
+        (
+            "/navigate_waypoints/status",
+            sub(
+                w,
+                "/navigate_waypoints/status",
+                |w, topic, at, m: GoalStatusArray| {
+                    let seen: Vec<Seen> = m
+                        .status_list
+                        .iter()
+                        .filter(|s| s.status == GoalStatus::ACTIVE)
+                        .map(|s| Seen::GoalActive(&s.goal_id.id))
+                        .collect();
+                    w.note(topic, at, stamp_of(&m.header), &seen, |_| {})
+                },
+            )?,
+        ),
+        (
+            "/navigate_waypoints/result",
+            sub(
+                w,
+                "/navigate_waypoints/result",
+                |w, topic, at, m: NavigateWaypointsActionResult| {
+                    let seen: &[Seen] = if m.status.status == GoalStatus::PREEMPTED {
+                        &[Seen::GoalPreempted]
+                    } else {
+                        &[]
+                    };
+                    w.note(topic, at, stamp_of(&m.header), seen, |_| {})
+                },
+            )?,
+        ),
+        (
+            "/navigate_waypoints/feedback",
+            sub(
+                w,
+                "/navigate_waypoints/feedback",
+                |w, topic, at, m: NavigateWaypointsActionFeedback| {
+                    w.note(topic, at, stamp_of(&m.header), &[], |l| {
+                        l.progress = f64::from(m.feedback.progress)
+                    })
+                },
+            )?,
+        ),
+    ];
+    Ok(subs)
+}
