@@ -5,7 +5,9 @@
 # (a pyenv `python3` has no ROS modules), logs in a writable place and a loopback master.
 # runners/setup.sh builds what this file points at.
 
-if [ -f /opt/ros/noetic/setup.bash ]; then
+# Source ROS Noetic unless a ROS environment is active already (a catkin workspace built on
+# it, e.g. the GEM e2 simulator's in the gazebo image: re-sourcing Noetic would drop it).
+if [ -z "${ROS_DISTRO:-}" ] && [ -f /opt/ros/noetic/setup.bash ]; then
   # shellcheck disable=SC1091
   . /opt/ros/noetic/setup.bash
 fi

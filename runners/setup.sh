@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent, non-interactive set-up on a fresh machine:
 #   1. installs Debian's ROS 1 packages when they are missing (or uses /opt/ros/noetic);
-#   2. builds the workspace in release mode;
+#   2. builds the workspace in release mode (GEM_BUILD_PROFILE=debug: debug);
 #   3. generates the Python message modules of our msg/ packages into build/py;
 #   4. lays out build/ros/gem_nodes so `rosrun gem_nodes <node>` finds our binaries.
 # Afterwards `source runners/env.sh` gives a shell with everything on its paths.
@@ -20,7 +20,7 @@ DEBIAN_ROS_PACKAGES=(
   libstd-msgs-dev libgeometry-msgs-dev libnav-msgs-dev libactionlib-msgs-dev
   libdiagnostic-msgs-dev libros-rosgraph-msgs-dev libsensor-msgs-dev
   libvisualization-msgs-dev libstd-srvs-dev libdynamic-reconfigure-config-init-mutex-dev
-  libdiagnostic-aggregator-tools libdiagnostic-aggregator-dev shellcheck
+  libdiagnostic-aggregator-tools libdiagnostic-aggregator-dev shellcheck python3-venv
 )
 
 install_ros() {
@@ -44,10 +44,35 @@ install_ros() {
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# GEM_BUILD_PROFILE=debug builds and lays out the debug binaries (the dev Docker image);
+# the default is release.
+profile_dir() {
+  case "${GEM_BUILD_PROFILE:-release}" in
+    release) echo release ;;
+    debug) echo debug ;;
+    *) echo "GEM_BUILD_PROFILE must be release or debug, not '${GEM_BUILD_PROFILE}'" >&2; exit 2 ;;
+  esac
+}
+
 build_rust() {
-  command -v cargo >/dev/null || { echo "cargo not found: install a Rust toolchain (rustup)" >&2; exit 1; }
-  log "cargo build --release --workspace"
-  cargo build --release --workspace --bins --quiet
+  local dir
+  dir=$(profile_dir)
+  if ! command -v cargo >/dev/null; then
+    # An image that copied the binaries from its builder stage has no toolchain.
+    if [ -x "$ROOT/target/$dir/gemctl" ]; then
+      log "no cargo: using the binaries already in target/$dir"
+      return
+    fi
+    echo "cargo not found: install a Rust toolchain (rustup)" >&2
+    exit 1
+  fi
+  if [ "$dir" = debug ]; then
+    log "cargo build --workspace (debug)"
+    cargo build --workspace --bins --quiet
+  else
+    log "cargo build --release --workspace"
+    cargo build --release --workspace --bins --quiet
+  fi
 }
 
 # genpy tools live in /usr/lib on Debian, /opt/ros/noetic/lib with Noetic.
@@ -102,7 +127,8 @@ gen_python() {
 
 # A ROS package whose directory holds links to the release binaries, for rosrun/roslaunch.
 layout_nodes() {
-  local pkg="$ROOT/build/ros/gem_nodes" src name
+  local pkg="$ROOT/build/ros/gem_nodes" src name dir
+  dir=$(profile_dir)
   mkdir -p "$pkg/bin"
   cat > "$pkg/package.xml" <<XML
 <?xml version="1.0"?>
@@ -121,7 +147,7 @@ XML
     [ -e "$src" ] || continue
     name=$(basename "$src" .rs)
     [ "$name" = main ] && name=gemctl
-    ln -sf "$ROOT/target/release/$name" "$pkg/bin/$name"
+    ln -sf "$ROOT/target/$dir/$name" "$pkg/bin/$name"
   done
 }
 

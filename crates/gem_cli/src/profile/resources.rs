@@ -21,6 +21,29 @@ pub struct NodeUsage {
     pub threads: u64,
 }
 
+/// The machine's CPU time so far, all CPUs: (total ticks, steal ticks). Steal is the time
+/// a virtual machine's CPUs were ready but the hypervisor ran someone else: on a shared
+/// host it shows up directly as latency outliers, so the report states it.
+pub fn cpu_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal [guest guest_nice]: guest time is
+    // already part of user time.
+    let total = f.iter().take(8).sum();
+    Some((total, *f.get(7)?))
+}
+
+/// Percent of CPU time stolen between two [`cpu_ticks`] readings.
+pub fn steal_percent(from: Option<(u64, u64)>, to: Option<(u64, u64)>) -> Option<f64> {
+    let ((t0, s0), (t1, s1)) = (from?, to?);
+    (t1 > t0).then(|| 100.0 * s1.saturating_sub(s0) as f64 / (t1 - t0) as f64)
+}
+
 /// CPU ticks (user + system) and resident KiB and threads of `pid`.
 fn sample(pid: u32) -> Option<(u64, u64, u64)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -110,6 +133,13 @@ mod tests {
         let usage = measure(&[("me".into(), me)], Duration::from_millis(300), |_| {});
         assert_eq!(usage.len(), 1);
         assert!(usage[0].rss_max_mib > 0.0);
+    }
+
+    #[test]
+    fn steal_is_a_share_of_the_elapsed_cpu_time() {
+        assert_eq!(steal_percent(Some((100, 5)), Some((300, 25))), Some(10.0));
+        assert_eq!(steal_percent(Some((100, 5)), Some((100, 5))), None);
+        assert!(cpu_ticks().is_some_and(|(total, steal)| total >= steal));
     }
 
     #[test]

@@ -20,10 +20,10 @@ use gem_msgs::nav_msgs::Path as PathMsg;
 use gem_msgs::std_msgs::{Float64, Header};
 use gem_msgs::visualization_msgs::Marker;
 use gem_ros::actionlib::{ActionServer, GoalHandle, NavigateWaypoints};
-use gem_ros::time::Waker;
 use gem_ros::node::RosError;
 use gem_ros::service::TimedClient;
 use gem_ros::time::to_ros;
+use gem_ros::time::Waker;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -336,13 +336,15 @@ fn safety_gate(out: Arc<Outputs>) -> Result<rosrust::Subscriber, RosError> {
             let error = m.state == SystemStateStamped::STATE_ERROR;
             let was = out.gated.swap(error, Ordering::Relaxed);
             if error && out.driving.load(Ordering::Relaxed) {
+                // Stop first, log after: the log line (stdout and /rosout) is not on the
+                // fault's critical path.
+                out.stop();
                 if !was {
                     tracing::warn!(
                         "system_state ERROR (error_code {}): speed zeroed",
                         m.error_code
                     );
                 }
-                out.stop();
             }
         },
     )?)

@@ -156,9 +156,9 @@ impl PlannerNode {
         ids.unsent.retain(|(g, _, _)| *g != goal);
         if let Some(id) = ids.by_seq.get(&goal).cloned() {
             drop(ids);
-            tracing::info!("cancelling goal {id}");
-            if let Err(e) = self.client.cancel(&id) {
-                tracing::error!("cannot cancel goal {id}: {e}");
+            match self.client.cancel(&id) {
+                Ok(()) => tracing::info!("cancelled goal {id}"),
+                Err(e) => tracing::error!("cannot cancel goal {id}: {e}"),
             }
         }
     }

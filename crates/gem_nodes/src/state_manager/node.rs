@@ -98,7 +98,7 @@ impl Shared {
     fn evaluate(&self, inner: &mut Inner, now: Time, heartbeat: bool) {
         let before = inner.core.state();
         let report = inner.core.evaluate(now);
-        log_report(inner, &report, before, now);
+        // Publish first, log after: a fault must not wait for its log line.
         if report.changed || heartbeat {
             if let Err(e) =
                 self.publisher
@@ -107,6 +107,7 @@ impl Shared {
                 tracing::error!("cannot publish system_state: {e}");
             }
         }
+        log_report(inner, &report, before, now);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {

@@ -1,0 +1,293 @@
+//! Static checks of the Docker flow (issue 11) that need no Docker engine: every path the
+//! Dockerfile and the runner scripts name exists in the repository, every launch argument
+//! they pass is declared by the launch file, every build argument a stage uses is declared
+//! in that stage, and the runners answer `--help`, refuse bad options, and fail clearly
+//! when Docker or X11 is missing. (shellcheck and hadolint run in runners/test.sh.)
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+const RUNNERS: [&str; 5] = [
+    "runners/docker_build.sh",
+    "runners/launch_integration_run.sh",
+    "runners/run_state_manager_rostests.sh",
+    "runners/run_integration_tests.sh",
+    "runners/docker_common.sh",
+];
+
+/// Dockerfile lines with their continuation lines joined.
+fn dockerfile_instructions() -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for line in read("docker/Dockerfile").lines() {
+        let t = line.trim();
+        if t.starts_with('#') || (t.is_empty() && cur.is_empty()) {
+            continue;
+        }
+        if let Some(body) = t.strip_suffix('\\') {
+            cur.push_str(body);
+            cur.push(' ');
+        } else {
+            cur.push_str(t);
+            if !cur.trim().is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            cur.clear();
+        }
+    }
+    out
+}
+
+/// Repository-relative paths mentioned in `text` (words starting with a top-level
+/// directory of ours), without trailing punctuation.
+fn repo_paths(text: &str) -> Vec<String> {
+    const TOP: [&str; 6] = [
+        "runners/", "docker/", "launch/", "msg/", "crates/", "tests/",
+    ];
+    text.split(|c: char| c.is_whitespace() || "\"'`()=,;|".contains(c))
+        .map(|w| w.trim_start_matches("$ROOT/").trim_end_matches(['.', ':']))
+        .filter(|w| TOP.iter().any(|t| w.starts_with(t)))
+        .filter(|w| !w.contains('$') && !w.contains('<'))
+        .map(String::from)
+        .collect()
+}
+
+fn exists(rel: &str) -> bool {
+    if rel.contains('*') {
+        // A glob: at least one match in its directory.
+        let (dir, pat) = rel.rsplit_once('/').expect("glob with a directory");
+        let (pre, post) = pat.split_once('*').expect("one star");
+        return std::fs::read_dir(root().join(dir)).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.starts_with(pre) && n.ends_with(post)
+            })
+        });
+    }
+    root().join(rel).exists()
+}
+
+#[test]
+fn every_path_the_dockerfile_and_the_runners_name_exists() {
+    let mut checked = 0;
+    for ins in dockerfile_instructions() {
+        if let Some(rest) = ins.strip_prefix("COPY ") {
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            if words.iter().any(|w| w.starts_with("--from")) {
+                continue;
+            }
+            let sources: Vec<&str> = words
+                .iter()
+                .filter(|w| !w.starts_with("--"))
+                .copied()
+                .collect();
+            for src in &sources[..sources.len() - 1] {
+                assert!(exists(src), "Dockerfile COPY of missing {src}");
+                checked += 1;
+            }
+        }
+    }
+    let mut texts = vec![("docker/Dockerfile".to_string(), read("docker/Dockerfile"))];
+    for r in RUNNERS
+        .iter()
+        .chain(&["docker/entrypoint.sh", "docker/add_user.sh"])
+    {
+        texts.push((r.to_string(), read(r)));
+    }
+    for (file, text) in &texts {
+        // The BuildKit syntax directive names an image, not a path.
+        let text: String = text
+            .lines()
+            .filter(|l| !l.starts_with("# syntax="))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for p in repo_paths(&text) {
+            assert!(
+                exists(&p),
+                "{file} names {p}, which is not in the repository"
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 15,
+        "only {checked} paths found: the parser is broken"
+    );
+}
+
+/// `<arg name="..." default="...">` declarations of the integration launch file (an `arg`
+/// with a `value` inside an `include` passes a value on; it declares nothing).
+fn launch_args() -> Vec<String> {
+    read("launch/launch/integration_run.launch")
+        .split("<arg name=\"")
+        .skip(1)
+        .filter(|s| {
+            s.split("/>")
+                .next()
+                .unwrap_or_default()
+                .contains("default=")
+        })
+        .map(|s| s.split('"').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn every_launch_argument_passed_is_declared_and_every_test_file_exists() {
+    let declared = launch_args();
+    assert!(declared.contains(&"sim".to_string()), "{declared:?}");
+    let mut texts: Vec<String> = RUNNERS.iter().map(|r| read(r)).collect();
+    texts.push(read("docker/Dockerfile"));
+    let mut passed = 0;
+    for text in &texts {
+        for word in text.split(|c: char| c.is_whitespace() || "\"'[],".contains(c)) {
+            let Some((name, _)) = word.split_once(":=") else {
+                continue;
+            };
+            if name.is_empty() || name.starts_with('_') {
+                continue;
+            }
+            assert!(
+                declared.iter().any(|d| d == name),
+                "{name}:= is not an argument of integration_run.launch ({declared:?})"
+            );
+            passed += 1;
+        }
+        for (i, _) in text.match_indices("rostest gem_bringup ") {
+            let name = text[i + "rostest gem_bringup ".len()..]
+                .split(|c: char| c.is_whitespace() || "|'\"".contains(c))
+                .next()
+                .unwrap_or_default();
+            if !name.contains('$') {
+                assert!(
+                    exists(&format!("launch/test/{name}")),
+                    "no launch/test/{name}"
+                );
+            }
+        }
+    }
+    assert!(passed >= 5, "only {passed} launch arguments found");
+    // The gazebo branch exists and is guarded, so headless users never need gem_gazebo.
+    let launch = read("launch/launch/integration_run.launch");
+    assert!(launch.contains("<group if=\"$(eval sim == 'gazebo')\">"));
+    assert!(launch.contains("$(find gem_gazebo)/launch/gem_gazebo_rviz.launch"));
+}
+
+#[test]
+fn every_build_argument_a_stage_uses_is_declared_in_it() {
+    let mut declared: Vec<String> = Vec::new();
+    let mut global: Vec<String> = Vec::new();
+    let mut in_stage = false;
+    for ins in dockerfile_instructions() {
+        let (kw, rest) = ins.split_once(' ').unwrap_or((&ins, ""));
+        match kw {
+            "FROM" => {
+                for v in vars(rest) {
+                    assert!(global.contains(&v), "FROM uses undeclared {v}");
+                }
+                in_stage = true;
+                declared.clear();
+            }
+            "ARG" | "ENV" => {
+                for def in rest.split_whitespace() {
+                    let name = def.split('=').next().unwrap_or_default().to_string();
+                    if in_stage {
+                        declared.push(name);
+                    } else {
+                        global.push(name);
+                    }
+                }
+            }
+            _ => {
+                for v in vars(rest) {
+                    assert!(
+                        declared.contains(&v) || v == "PATH" || v == "dir",
+                        "{kw} uses {v}, not declared in its stage: {ins}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(global.contains(&"RUST_VERSION".to_string()));
+}
+
+/// `${NAME}` references in a Dockerfile instruction.
+fn vars(text: &str) -> Vec<String> {
+    text.split("${")
+        .skip(1)
+        .filter_map(|s| s.split('}').next())
+        .map(|s| s.split(':').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn run(script: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join(script)).args(args);
+    // No docker on this PATH (unless the distribution installed one in /usr/bin).
+    cmd.env("PATH", "/usr/bin:/bin").env_remove("DISPLAY");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("bash runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn docker_on_plain_path() -> bool {
+    Path::new("/usr/bin/docker").exists() || Path::new("/bin/docker").exists()
+}
+
+#[test]
+fn runners_answer_help_refuse_bad_options_and_name_what_is_missing() {
+    for script in &RUNNERS[..4] {
+        let (code, out, _) = run(script, &["--help"], &[]);
+        assert_eq!(code, 0, "{script} --help");
+        assert!(out.contains("Usage: runners/"), "{script}: {out}");
+        let (code, _, err) = run(script, &["--bogus"], &[]);
+        assert_eq!(code, 2, "{script} --bogus");
+        assert!(err.contains("unknown option '--bogus'"), "{script}: {err}");
+        let (code, _, err) = run(script, &["--variant", "fast"], &[]);
+        assert_eq!(code, 2, "{script} --variant fast");
+        assert!(
+            err.contains("--variant must be prod or dev"),
+            "{script}: {err}"
+        );
+    }
+    // X11 is checked before Docker: without DISPLAY the Gazebo run names it.
+    let (code, _, err) = run("runners/launch_integration_run.sh", &[], &[]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("DISPLAY is not set"), "{err}");
+    let (code, _, err) = run("runners/run_integration_tests.sh", &["--test", "nope"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no launch/test/nope.test"), "{err}");
+    let (code, _, err) = run(
+        "runners/run_state_manager_rostests.sh",
+        &["--repeat", "0"],
+        &[],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--repeat must be a positive integer"), "{err}");
+    if docker_on_plain_path() {
+        return;
+    }
+    for (script, args) in [
+        ("runners/docker_build.sh", &[][..]),
+        ("runners/launch_integration_run.sh", &["--no-gui"][..]),
+        ("runners/run_state_manager_rostests.sh", &[][..]),
+        ("runners/run_integration_tests.sh", &[][..]),
+    ] {
+        let (code, _, err) = run(script, args, &[]);
+        assert_eq!(code, 3, "{script}: {err}");
+        assert!(err.contains("docker not found on PATH"), "{script}: {err}");
+    }
+}
