@@ -7,7 +7,7 @@
 //! most a tenth of the samples may be such).
 //! Bad arguments are refused before anything starts.
 
-use gem_core::profile::{check, early_samples, Direction, FaultKind, RunRecord};
+use gem_core::profile::{check, early_samples, runs_of, Direction, FaultKind, RunRecord};
 use gem_e2e::bags::scratch_dir;
 use gem_e2e::{cli, node_binary};
 use std::time::Duration;
@@ -51,10 +51,7 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
         serde_json::from_value(json["runs"].clone()).expect("runs read back");
     for kind in FaultKind::ALL {
         for direction in [Direction::Fault, Direction::Recovery] {
-            let mine: Vec<&RunRecord> = runs
-                .iter()
-                .filter(|r| r.kind == kind && r.direction == direction)
-                .collect();
+            let mine = runs_of(&runs, kind, direction);
             assert_eq!(mine.len(), RUNS, "{kind:?} {direction:?} runs");
             for r in mine {
                 let links: Vec<_> = r.links.iter().map(|s| s.link).collect();

@@ -174,12 +174,13 @@ impl Launch {
                 "gem_bringup",
                 "integration_run.launch",
             ])
-            // ROS-time timeouts sized for a loaded 2-core machine at 10x and more.
+            // ROS-time timeouts sized for fast-forwarding at 10x on a loaded 2-core machine
+            // (5 s of sim time is half a wall second there).
             .args([
                 "speedup:=1",
-                "state_timeout_ms:=3000",
-                "system_state_timeout_s:=3",
-                "pose_timeout_s:=3",
+                "state_timeout_ms:=5000",
+                "system_state_timeout_s:=5",
+                "pose_timeout_s:=5",
             ])
             .args(extra)
             .env("ROS_MASTER_URI", &uri)
@@ -558,12 +559,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 match p.chain(fault, direction, round) {
                     Ok(r) => runs.push(r),
                     Err(f) => {
-                        p.say(&format!(
-                            "{} {} run {round}: {}",
-                            kind.name(),
-                            direction.name(),
-                            f.reason
-                        ));
+                        let run = gem_core::profile::run_label(kind, direction, round);
+                        p.say(&format!("{run}: {}", f.reason));
                         failures.push(f);
                         // Back to nominal before going on; give up if the suite cannot.
                         p.set(&fault, fault.good)?;

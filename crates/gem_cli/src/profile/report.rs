@@ -6,7 +6,8 @@ use super::resources::NodeUsage;
 use super::{Args, Failure};
 use anyhow::{anyhow, Context};
 use gem_core::profile::{
-    early_samples, link_stats, Direction, FaultKind, Link, LinkStats, PeriodStats, RunRecord,
+    early_samples, link_stats, run_label, Direction, FaultKind, Link, LinkStats, PeriodStats,
+    RunRecord,
 };
 use gem_core::stats::Summary;
 use plotters::prelude::*;
@@ -351,28 +352,16 @@ impl Report<'_> {
             early.len()
         );
         for (r, link, ms) in early.iter().take(20) {
-            let _ = writeln!(
-                md,
-                "- {} {} run {}: {} at {ms:.3} ms",
-                r.kind.name(),
-                r.direction.name(),
-                r.index,
-                link.label()
-            );
+            let run = run_label(r.kind, r.direction, r.index);
+            let _ = writeln!(md, "- {run}: {} at {ms:.3} ms", link.label());
         }
         md += "\n## Failed runs\n\n";
         if self.failures.is_empty() {
             md += "None.\n";
         } else {
             for f in self.failures {
-                let _ = writeln!(
-                    md,
-                    "- {} {} run {}: {}",
-                    f.kind.name(),
-                    f.direction.name(),
-                    f.index,
-                    f.reason
-                );
+                let run = run_label(f.kind, f.direction, f.index);
+                let _ = writeln!(md, "- {run}: {}", f.reason);
             }
         }
         md

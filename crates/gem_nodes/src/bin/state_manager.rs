@@ -34,8 +34,8 @@ fn run() -> anyhow::Result<()> {
     loop {
         let deadline = shared.next_deadline(time::now());
         match ticker.wait_or_until(deadline) {
-            Some(Wake::Tick(now)) => shared.tick(now, true),
-            Some(Wake::Deadline(now)) => shared.tick(now, false),
+            Some(Wake::Tick(_)) => shared.tick(true),
+            Some(Wake::Deadline(_)) => shared.tick(false),
             // No stall limit is set: never returned.
             Some(Wake::Stalled(_)) => {}
             // No waker is set: never returned.

@@ -42,19 +42,25 @@ impl Shared {
         self.acks.register();
     }
 
-    /// Applies one `input` message stamped `stamp` through `update`, then evaluates and
-    /// publishes at once if the state or the error code changed (under the lock, so
-    /// messages stay in order), then acknowledges the message if enabled.
+    /// Applies one `input` message stamped `stamp` through `update` (given ROS now), then
+    /// evaluates and publishes at once if the state or the error code changed (under the
+    /// lock, so messages stay in order), then acknowledges the message if enabled.
+    ///
+    /// "Now" is read *under the lock*: read before it, a callback thread descheduled
+    /// between the read and the lock (a busy machine, CPU steal) would hand the core a time
+    /// older than one another thread already applied, which looks exactly like a simulator
+    /// reset and restarts every hold-off window (`gemctl profile` caught a GPS fault raised
+    /// 4.7 s late that way).
     pub fn ingest(
         &self,
-        now: Time,
         input: Input,
         stamp: rosrust::Time,
-        update: impl FnOnce(&mut StateManager) -> Vec<InputIssue>,
+        update: impl FnOnce(&mut StateManager, Time) -> Vec<InputIssue>,
     ) {
         {
             let mut inner = self.lock();
-            let issues = update(&mut inner.core);
+            let now = gem_ros::time::now();
+            let issues = update(&mut inner.core, now);
             for issue in issues {
                 if inner.issues.first_time(&issue) {
                     tracing::warn!("{issue}");
@@ -75,18 +81,19 @@ impl Shared {
     ) -> Result<rosrust::Subscriber, gem_ros::node::RosError> {
         let shared = self.clone();
         let sub = rosrust::subscribe(input.topic(), 50, move |m: T| {
-            let now = gem_ros::time::now();
             let h = header(&m);
-            shared.ingest(now, input, h.stamp, |sm| {
+            shared.ingest(input, h.stamp, |sm, now| {
                 update(sm, convert::stamp(h), &m, now)
             });
         })?;
         Ok(sub)
     }
 
-    /// Timer path: evaluates at `now`; publishes when `heartbeat` or on a change.
-    pub fn tick(&self, now: Time, heartbeat: bool) {
+    /// Timer path: evaluates at ROS now (read under the lock, see [`Shared::ingest`]);
+    /// publishes when `heartbeat` or on a change.
+    pub fn tick(&self, heartbeat: bool) {
         let mut inner = self.lock();
+        let now = gem_ros::time::now();
         self.evaluate(&mut inner, now, heartbeat);
     }
 
