@@ -5,11 +5,12 @@
 //! medians, up to the receive skew between two connections (`RECEIPT_SKEW_MS`); a lagging
 //! subscription can deliver a single effect before its cause, which the report counts (at
 //! most a tenth of the samples may be such).
-//! Bad arguments are refused before anything starts.
+//! `--record` leaves one bag per injection holding its chain. Bad arguments are refused
+//! before anything starts.
 
 use gem_core::profile::{check, early_samples, runs_of, Direction, FaultKind, RunRecord};
 use gem_e2e::bags::scratch_dir;
-use gem_e2e::{cli, node_binary};
+use gem_e2e::{cli, node_binary, ros};
 use std::time::Duration;
 
 const RUNS: usize = 3;
@@ -25,6 +26,8 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn short_profile_reports_every_link_with_positive_ordered_latencies() {
+    // One launched suite at a time (the profiler launches its own on a private master).
+    let _serial = ros();
     let out = scratch_dir("profile");
     let out_s = out.to_str().expect("utf-8 path");
     let o = gemctl(
@@ -112,6 +115,48 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
     for svg in ["latency_boxplot.svg", "chain_breakdown.svg"] {
         let body = std::fs::read_to_string(out.join(svg)).expect("figure written");
         assert!(body.contains("<svg") && body.len() > 2000, "{svg}");
+    }
+}
+
+#[test]
+fn record_writes_one_bag_per_injection_holding_its_chain() {
+    let _serial = ros();
+    let out = scratch_dir("profile_record");
+    let out_s = out.to_str().expect("utf-8 path");
+    let args = [
+        "profile",
+        "--runs",
+        "2",
+        "--faults",
+        "estop",
+        "--resources-s",
+        "0",
+        "--record",
+        "--out",
+        out_s,
+    ];
+    let o = gemctl(&args, Duration::from_secs(300));
+    let log = format!("stdout: {}\nstderr: {}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "gemctl profile --record failed\n{log}");
+    for bag in ["estop_000.bag", "estop_001.bag"] {
+        let file = out.join("bags").join(bag);
+        let info = gemctl(
+            &["bag", "info", file.to_str().expect("utf-8 path")],
+            Duration::from_secs(60),
+        );
+        let info = text(&info.stdout);
+        // The recorder was connected before the injection: the whole chain is in the bag.
+        for topic in [
+            "/estop",
+            "/system_state",
+            "/task_planner_status",
+            "/navigate_waypoints/cancel",
+            "/navigate_waypoints/result",
+            "/navigate_waypoints/goal",
+            "/gem/ackermann_cmd",
+        ] {
+            assert!(info.contains(topic), "{bag} lacks {topic}:\n{info}");
+        }
     }
 }
 
