@@ -81,8 +81,11 @@ pub fn pid_of(name: &str) -> Result<u32, RosError> {
     }
 }
 
-/// The topics node `name` has at least one inbound (subscriber) connection on, from the
-/// slave API's `getBusInfo`: a subscription is only useful once it is in this set.
+/// The topics node `name` has at least one established inbound (subscriber) connection
+/// on, from the slave API's `getBusInfo`: a subscription is only useful once it is in this
+/// set. roscpp lists a publisher link as soon as it knows of it and flags whether it is
+/// connected yet, so the flag is checked too (a recorder counted "subscribed" by the entry
+/// alone missed the first message now and then).
 pub fn inbound_topics(name: &str) -> Result<std::collections::BTreeSet<String>, RosError> {
     let xml_rpc::Value::Array(connections) = slave_call(name, "getBusInfo")? else {
         return Err(RosError(format!("getBusInfo of {name}: not a list")));
@@ -91,8 +94,10 @@ pub fn inbound_topics(name: &str) -> Result<std::collections::BTreeSet<String>, 
     Ok(connections
         .into_iter()
         .filter_map(|c| match c {
-            xml_rpc::Value::Array(f) => match (f.get(2), f.get(4)) {
-                (Some(xml_rpc::Value::String(d)), Some(xml_rpc::Value::String(t))) if d == "i" => {
+            xml_rpc::Value::Array(f) => match (f.get(2), f.get(4), f.get(5)) {
+                (Some(xml_rpc::Value::String(d)), Some(xml_rpc::Value::String(t)), connected)
+                    if d == "i" && is_true(connected) =>
+                {
                     Some(t.clone())
                 }
                 _ => None,
@@ -100,6 +105,17 @@ pub fn inbound_topics(name: &str) -> Result<std::collections::BTreeSet<String>, 
             _ => None,
         })
         .collect())
+}
+
+/// A connected flag as rospy (bool) or roscpp (bool or int) sends it; absent counts as
+/// connected (older implementations list established connections only).
+fn is_true(v: Option<&xml_rpc::Value>) -> bool {
+    match v {
+        None => true,
+        Some(xml_rpc::Value::Bool(b)) => *b,
+        Some(xml_rpc::Value::Int(i)) => *i != 0,
+        Some(_) => false,
+    }
 }
 
 /// Unregisters the node's publishers, subscribers and services from the master.

@@ -87,15 +87,9 @@ impl Recorder {
     }
 }
 
-/// How long a recorder keeps running after its injection's last link: every topic has its
-/// own connection, and a message still in flight on one (the goal's result, say) when the
-/// recorder is interrupted is lost.
-const TAIL: Duration = Duration::from_millis(300);
-
 impl Bag {
-    /// Stops the recorder after [`TAIL`] (it closes the bag on SIGINT).
+    /// Stops the recorder (it closes the bag on SIGINT).
     pub fn stop(mut self) {
-        std::thread::sleep(TAIL);
         super::stop_child(&mut self.child, Duration::from_secs(15));
     }
 }
