@@ -24,6 +24,9 @@ pub const TOPICS: [&str; 13] = [
     "/navigate_waypoints/result",
 ];
 
+/// See [`Recorder::start`].
+const PUBLISHER_SIDE_MARGIN: Duration = Duration::from_millis(200);
+
 /// Starts recorders in one directory.
 pub struct Recorder {
     dir: PathBuf,
@@ -65,6 +68,11 @@ impl Recorder {
         loop {
             let connected = gem_ros::node::inbound_topics(&node).unwrap_or_default();
             if TOPICS.iter().all(|t| connected.contains(*t)) {
+                // The recorder's side is connected; a rosrust publisher adds the new
+                // subscriber from its own writer thread a moment later and cannot be asked
+                // (its slave API has no getBusInfo). Without this margin about one bag in
+                // twenty missed the goal's result.
+                std::thread::sleep(PUBLISHER_SIDE_MARGIN);
                 return Ok(bag);
             }
             if let Ok(Some(status)) = bag.child.try_wait() {
