@@ -177,9 +177,10 @@ fn scenario_file_plays_in_ros_time_through_the_reconfigure_server() {
         .wait_for(T, |m| (m.battery_level - 0.3).abs() < 1e-6)
         .expect("battery never 30 %");
     assert!(estop.wait_latest(T, |m| !m.enabled).is_some());
-    // The steps are 0.5 s apart in ROS time (±one 50 ms publication period).
+    // The steps are 0.5 s apart in ROS time: ±one 50 ms publication period, plus the
+    // ticker's wake-up jitter on wall time (a CI run measured 0.4499 s).
     let apart = (drained.header.stamp - pressed.header.stamp).seconds();
-    assert!((0.45..=0.55).contains(&apart), "steps {apart} s apart");
+    assert!((0.43..=0.57).contains(&apart), "steps {apart} s apart");
     // The change went through the server: dynparam sees it.
     let values = dynparam(&["get", &format!("{ns}/mock_signals")]);
     assert!(values.contains("'battery_level': 30"), "{values}");
