@@ -21,7 +21,7 @@ use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::std_msgs::Header;
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
-use gem_ros::time::{self, to_ros, Ticker, Wake};
+use gem_ros::time::{self, to_ros, Ticker, Wake, Waker};
 use rosrust::{DynamicMsg, MsgValue, RawMessage};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -96,6 +96,9 @@ struct Shared {
     last_now: Time,
     out: rosrust::Publisher<DiagnosticArray>,
     hardware_id: String,
+    /// Wakes the loop when a silent topic speaks: its first staleness deadline appears,
+    /// and the loop, asleep until its next tick, must learn it.
+    waker: Waker,
 }
 
 impl Shared {
@@ -186,8 +189,14 @@ fn subscribe(
                     flatten("", &MsgValue::Message(value), &mut fields);
                     let mut sh = lock(&s);
                     let now = time::now();
+                    let was_silent = sh.published[index] == Level::Stale;
                     sh.monitor.on_message(index, now, &type_name, fields);
                     sh.publish(false);
+                    let waker = sh.waker.clone();
+                    drop(sh);
+                    if was_silent {
+                        waker.wake();
+                    }
                 }
                 Some((type_name, Err(e))) => {
                     tracing::warn!("{topic_name}: cannot decode a {type_name} from {caller}: {e}")
@@ -247,6 +256,7 @@ fn run() -> anyhow::Result<()> {
         last_now: now,
         out: rosrust::publish("/diagnostics", 10).map_err(RosError::from)?,
         hardware_id,
+        waker: Waker::default(),
     }));
     let _subs = topics
         .iter()
@@ -256,7 +266,7 @@ fn run() -> anyhow::Result<()> {
     tracing::info!("health_monitor up: {} topics, {rate} Hz", topics.len());
     // Report at once: "never received" is news too.
     lock(&shared).publish(true);
-    let mut ticker = Ticker::from_rate(rate);
+    let mut ticker = Ticker::from_rate(rate).with_waker(lock(&shared).waker.clone());
     loop {
         let deadline = lock(&shared).monitor.next_deadline(time::now());
         match ticker.wait_or_until(deadline) {
@@ -264,7 +274,7 @@ fn run() -> anyhow::Result<()> {
             Some(Wake::Deadline(_)) => lock(&shared).publish(false),
             // No stall limit is set: never returned.
             Some(Wake::Stalled(_)) => {}
-            // No waker is set: never returned.
+            // A silent topic spoke: loop to learn its deadline.
             Some(Wake::Event(_)) => {}
             None => return Ok(()),
         }
