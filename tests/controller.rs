@@ -10,10 +10,12 @@ use gem_core::vehicle::kinematic::VehicleParams;
 use gem_e2e::{cli, cli_background, repo_root, ros, wait_until, Collector, NodeProc, RosGuard};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
-use gem_msgs::gem_controller_action::{NavigateWaypointsFeedback, NavigateWaypointsGoal};
+use gem_msgs::gem_controller_action::{
+    NavigateWaypointsFeedback, NavigateWaypointsGoal, NavigateWaypointsResult,
+};
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::geometry_msgs::Pose2D;
-use gem_ros::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints};
+use gem_ros::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints, RESULT_GRACE};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -98,12 +100,17 @@ fn goal(waypoints: Vec<Pose2D>, start_index: u64) -> NavigateWaypointsGoal {
     }
 }
 
-/// Waits for goal `id` to end; returns (status, text, feedback seen).
+/// Waits for goal `id` to end; returns (status, text, feedback seen, result).
 fn wait_done(
     client: &ActionClient<NavigateWaypoints>,
     id: &str,
     timeout: Duration,
-) -> (u8, String, Vec<NavigateWaypointsFeedback>) {
+) -> (
+    u8,
+    String,
+    Vec<NavigateWaypointsFeedback>,
+    Option<NavigateWaypointsResult>,
+) {
     let deadline = Instant::now() + timeout;
     let mut feedback = Vec::new();
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {
@@ -116,8 +123,8 @@ fn wait_done(
                 id: did,
                 status,
                 text,
-                ..
-            }) if did == id => return (status, text, feedback),
+                result,
+            }) if did == id => return (status, text, feedback, result),
             Some(_) => {}
             None => break,
         }
@@ -187,7 +194,7 @@ fn preempted_goal_stops_the_car_and_resumes_forward_from_the_feedback_index() {
         }
     }
     client.cancel(&id).unwrap();
-    let (st, _, fb) = wait_done(&client, &id, T);
+    let (st, _, fb, _) = wait_done(&client, &id, T);
     assert_eq!(status::name(st), "PREEMPTED");
     if let Some(f) = fb.last() {
         last_target = f.target_index;
@@ -198,7 +205,7 @@ fn preempted_goal_stops_the_car_and_resumes_forward_from_the_feedback_index() {
     );
     let x_at_stop = states.last().unwrap().pose[0].position.x;
     let id2 = client.send_goal(goal(path, last_target)).unwrap();
-    let (st2, text2, fb2) = wait_done(&client, &id2, Duration::from_secs(60));
+    let (st2, text2, fb2, _) = wait_done(&client, &id2, Duration::from_secs(60));
     assert_eq!(
         status::name(st2),
         "SUCCEEDED",
@@ -265,13 +272,13 @@ fn bad_goals_are_aborted_with_a_reason_and_a_zero_command() {
     ];
     for (what, g, reason) in cases {
         let id = client.send_goal(g).unwrap();
-        let (st, text, _) = wait_done(&client, &id, T);
+        let (st, text, _, _) = wait_done(&client, &id, T);
         assert_eq!(status::name(st), "ABORTED", "{what}");
         assert!(text.contains(reason), "{what}: {text}");
     }
     // The node survived all of them and still drives a good goal.
     let id = client.send_goal(goal(line(11, 1.0), 0)).unwrap();
-    let (st, text, _) = wait_done(&client, &id, T);
+    let (st, text, _, _) = wait_done(&client, &id, T);
     assert_eq!(status::name(st), "SUCCEEDED", "{text}\n{}", stack.output());
 }
 
@@ -289,7 +296,7 @@ fn simulator_killed_mid_goal_aborts_with_a_zero_command_within_the_pose_timeout(
     );
     stack.sim.kill();
     let killed = Instant::now();
-    let (st, text, _) = wait_done(&client, &id, T);
+    let (st, text, _, _) = wait_done(&client, &id, T);
     let took = killed.elapsed();
     assert_eq!(status::name(st), "ABORTED", "{text}");
     assert!(text.contains("no pose"), "{text}");
@@ -357,8 +364,9 @@ fn rust_client_drives_a_python_simple_action_server() {
     let client = ActionClient::<NavigateWaypoints>::new(&ns).unwrap();
     assert!(client.wait_for_server(T), "Python server not found");
     let id = client.send_goal(goal(line(4, 1.0), 7)).unwrap();
-    let (st, text, fb) = wait_done(&client, &id, T);
+    let (st, text, fb, result) = wait_done(&client, &id, T);
     assert_eq!((status::name(st), text.as_str()), ("SUCCEEDED", "done"));
+    assert_eq!(result.map(|r| r.success), Some(true));
     let targets: Vec<u64> = fb.iter().map(|f| f.target_index).collect();
     // The first feedback can race the feedback connection (as for Python's own client).
     assert!(
@@ -381,8 +389,18 @@ fn rust_client_drives_a_python_simple_action_server() {
         "never ACTIVE"
     );
     client.cancel(&id).unwrap();
-    let (st, _, _) = wait_done(&client, &id, T);
+    let (st, _, _, _) = wait_done(&client, &id, T);
     assert_eq!(status::name(st), "PREEMPTED");
+    // A goal whose result never reaches us still ends, from the status list.
+    let id = client.send_goal(goal(line(2, 1.0), 999)).unwrap();
+    let sent = Instant::now();
+    let (st, text, _, result) = wait_done(&client, &id, T);
+    assert_eq!(
+        (status::name(st), text.as_str()),
+        ("SUCCEEDED", "result withheld")
+    );
+    assert!(result.is_none(), "{result:?}");
+    assert!(sent.elapsed() >= RESULT_GRACE, "ended before the grace");
 }
 
 /// The GEM track's waypoints (x, y) from the project's copy.
@@ -439,7 +457,7 @@ fn full_lap(controller: &str, law: Law) {
     let client = stack.client();
     let wall = Instant::now();
     let id = client.send_goal(goal(track.clone(), 0)).unwrap();
-    let (st, text, fb) = wait_done(&client, &id, Duration::from_secs(120));
+    let (st, text, fb, _) = wait_done(&client, &id, Duration::from_secs(120));
     let wall_s = wall.elapsed().as_secs_f64();
     assert_eq!(status::name(st), "SUCCEEDED", "{text}\n{}", stack.output());
     // The final feedback (last index, progress 1) is published just before the result,

@@ -4,7 +4,9 @@
 Usage: nav_server.py NS
 Each goal: publishes one feedback per waypoint (target_index = start_index + i) 20 ms apart,
 then succeeds with success = True; a goal whose first waypoint has x < 0 instead waits
-(up to 30 s) until it is preempted.
+(up to 30 s) until it is preempted. A goal with start_index 999 succeeds at once but its
+result message is never sent (as when the result is lost on the wire): only the status list
+tells that it ended.
 """
 import sys
 
@@ -21,6 +23,13 @@ def main():
 
     def execute(goal):
         s = server[0]
+        if goal.start_index == 999:
+            s.action_server.publish_result = lambda status, result: s.action_server.publish_status()
+            try:
+                s.set_succeeded(NavigateWaypointsResult(success=True), "result withheld")
+            finally:
+                del s.action_server.publish_result
+            return
         if goal.waypoints and goal.waypoints[0].x < 0:
             for _ in range(3000):
                 if s.is_preempt_requested():

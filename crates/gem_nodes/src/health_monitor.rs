@@ -21,7 +21,7 @@ use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::std_msgs::Header;
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
-use gem_ros::time::{self, to_ros, Ticker, Wake, Waker};
+use gem_ros::time::{self, to_ros, Ticker, Waker};
 use rosrust::{DynamicMsg, MsgValue, RawMessage};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -102,10 +102,10 @@ struct Shared {
 }
 
 impl Shared {
-    /// Publishes every topic's status when `always` or when a level changed. `now` is read
-    /// here, under the lock, so every thread sees ROS time in order and only a real jump
-    /// back (a simulator reset) looks like one.
-    fn publish(&mut self, always: bool) {
+    /// Publishes every topic's status when `always` or when a level changed; returns the
+    /// ROS time it judged at. `now` is read here, under the lock, so every thread sees ROS
+    /// time in order and only a real jump back (a simulator reset) looks like one.
+    fn publish(&mut self, always: bool) -> Time {
         let now = time::now();
         if now < self.last_now {
             tracing::warn!("ROS time jumped back to {now}: silences restart");
@@ -115,7 +115,7 @@ impl Shared {
         let healths = self.monitor.healths(now);
         let levels: Vec<Level> = healths.iter().map(|h| h.level).collect();
         if !always && levels == self.published {
-            return;
+            return now;
         }
         for (h, old) in healths.iter().zip(&self.published) {
             if h.level != *old {
@@ -137,6 +137,14 @@ impl Shared {
         if let Err(e) = self.out.send(msg) {
             tracing::error!("cannot publish /diagnostics: {e}");
         }
+        now
+    }
+
+    /// Publishes what changed by now and returns the next timeout after it (see
+    /// [`time::deadline_loop`]).
+    fn catch_up(&mut self) -> Option<Time> {
+        let now = self.publish(false);
+        self.monitor.next_deadline(now)
     }
 }
 
@@ -266,19 +274,15 @@ fn run() -> anyhow::Result<()> {
     tracing::info!("health_monitor up: {} topics, {rate} Hz", topics.len());
     // Report at once: "never received" is news too.
     lock(&shared).publish(true);
-    let mut ticker = Ticker::from_rate(rate).with_waker(lock(&shared).waker.clone());
-    loop {
-        let deadline = lock(&shared).monitor.next_deadline(time::now());
-        match ticker.wait_or_until(deadline) {
-            Some(Wake::Tick(_)) => lock(&shared).publish(true),
-            Some(Wake::Deadline(_)) => lock(&shared).publish(false),
-            // No stall limit is set: never returned.
-            Some(Wake::Stalled(_)) => {}
-            // A silent topic spoke: loop to learn its deadline.
-            Some(Wake::Event(_)) => {}
-            None => return Ok(()),
-        }
-    }
+    let ticker = Ticker::from_rate(rate).with_waker(lock(&shared).waker.clone());
+    time::deadline_loop(
+        ticker,
+        || lock(&shared).catch_up(),
+        || {
+            lock(&shared).publish(true);
+        },
+    );
+    Ok(())
 }
 
 #[cfg(test)]

@@ -18,13 +18,21 @@
 //!   tells clients the server is alive, and must keep coming when sim time is paused);
 //!   finished goals stay in it for 5 s, as actionlib does.
 //!
+//! Client robustness beyond actionlib's own clients:
+//! - [`ActionClient::wait_for_server`] waits until the node whose status it hears has an
+//!   *established* connection on the feedback and result topics too (a subscriber's
+//!   publisher count in rosrust counts a publisher as soon as its address is known);
+//! - a goal the server lists as terminal whose result never arrives (a publisher adds a
+//!   fresh connection to its send list asynchronously, so the first result on a new link
+//!   can be lost) still ends, after [`RESULT_GRACE`], with the status's text and no result.
+//!
 //! Not implemented: rejecting goals older than the current one by stamp (actionlib's
 //! SimpleActionServer does), and the client-side LOST state.
 
 use crate::node::RosError;
 use gem_msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
 use gem_msgs::std_msgs::Header;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -369,7 +377,7 @@ impl<A: Action> Drop for ActionServer<A> {
 
 impl<A: Action> ServerShared<A> {
     fn lock(&self) -> MutexGuard<'_, ServerState<A>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     fn wake(&self) {
@@ -490,9 +498,44 @@ pub enum ClientEvent<A: Action> {
         status: u8,
         /// The server's text.
         text: String,
-        /// The result.
-        result: A::Result,
+        /// The result; `None` when it never arrived and the end was read from the
+        /// server's status list instead (see [`RESULT_GRACE`]).
+        result: Option<A::Result>,
     },
+}
+
+/// How long a goal may be listed as terminal in the server's status without its result
+/// arriving before the client ends it from the status alone.
+pub const RESULT_GRACE: Duration = Duration::from_secs(1);
+
+/// Which goals have ended for the client, and since when the server has listed the others
+/// as terminal without their result reaching us.
+#[derive(Default)]
+struct Endings {
+    ended: HashSet<String>,
+    terminal_since: HashMap<String, Instant>,
+}
+
+impl Endings {
+    /// A result arrived: true when it is the goal's first ending.
+    fn result(&mut self, id: &str) -> bool {
+        self.terminal_since.remove(id);
+        self.ended.insert(id.to_owned())
+    }
+
+    /// The server lists goal `id` with `status` at `now`: true when the client should end
+    /// it from the status (terminal for [`RESULT_GRACE`] with no result).
+    fn listed(&mut self, id: &str, status: u8, now: Instant) -> bool {
+        if !status::is_terminal(status) || self.ended.contains(id) {
+            return false;
+        }
+        let since = *self.terminal_since.entry(id.to_owned()).or_insert(now);
+        if now.duration_since(since) < RESULT_GRACE {
+            return false;
+        }
+        self.terminal_since.remove(id);
+        self.ended.insert(id.to_owned())
+    }
 }
 
 /// How long a sent goal may go unlisted in the server's status (or a cancelled goal stay
@@ -519,7 +562,7 @@ impl<M: rosrust::Message> Outstanding<M> {
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<(String, Instant, M)>> {
-        self.items.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.items)
     }
 
     fn send(&self, id: &str, msg: M) -> Result<(), RosError> {
@@ -556,7 +599,29 @@ struct ClientShared {
     mine: Mutex<HashSet<String>>,
     /// Latest status of each of our goals.
     statuses: Mutex<Vec<GoalStatus>>,
-    status_seen: AtomicBool,
+    /// The node whose status reached us last.
+    server: Mutex<Option<String>>,
+    /// Nodes with an established connection on the feedback and on the result topic.
+    feedback_links: Mutex<HashSet<String>>,
+    result_links: Mutex<HashSet<String>>,
+    endings: Mutex<Endings>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `on_connect` for a client subscription: records the publishing node in `links`.
+fn record_link(
+    shared: &Arc<ClientShared>,
+    links: fn(&ClientShared) -> &Mutex<HashSet<String>>,
+) -> impl Fn(HashMap<String, String>) + Send + 'static {
+    let shared = shared.clone();
+    move |header| {
+        if let Some(node) = header.get("callerid") {
+            lock(links(&shared)).insert(node.clone());
+        }
+    }
 }
 
 /// An action client.
@@ -576,70 +641,93 @@ impl<A: Action> ActionClient<A> {
         let shared = Arc::new(ClientShared {
             mine: Mutex::default(),
             statuses: Mutex::default(),
-            status_seen: AtomicBool::new(false),
+            server: Mutex::default(),
+            feedback_links: Mutex::default(),
+            result_links: Mutex::default(),
+            endings: Mutex::default(),
         });
         let (tx, rx) = mpsc::channel();
-        let (s1, s2, s3) = (shared.clone(), shared.clone(), shared.clone());
-        let tx2 = tx.clone();
         let goal_pub = rosrust::publish(&format!("{ns}/goal"), 50)?;
         let cancel_pub = rosrust::publish(&format!("{ns}/cancel"), 50)?;
         let goals = Arc::new(Outstanding::new(goal_pub, "goal"));
         let cancels = Arc::new(Outstanding::new(cancel_pub.clone(), "cancel of goal"));
-        let (g1, c1) = (goals.clone(), cancels.clone());
-        let status_sub =
-            rosrust::subscribe(&format!("{ns}/status"), 50, move |m: GoalStatusArray| {
-                s1.status_seen.store(true, Ordering::Relaxed);
+        let status_sub = rosrust::subscribe_with_ids(&format!("{ns}/status"), 50, {
+            let (shared, tx) = (shared.clone(), tx.clone());
+            let (goals, cancels) = (goals.clone(), cancels.clone());
+            move |m: GoalStatusArray, node: &str| {
+                *lock(&shared.server) = Some(node.to_owned());
                 let status = |id: &str| {
                     m.status_list
                         .iter()
                         .find(|g| g.goal_id.id == id)
                         .map(|g| g.status)
                 };
-                g1.review(|id| status(id).is_some());
-                c1.review(|id| !matches!(status(id), Some(status::PENDING | status::ACTIVE)));
-                let mine = s1.mine.lock().unwrap_or_else(|e| e.into_inner());
-                let ours = m
-                    .status_list
-                    .into_iter()
-                    .filter(|g| mine.contains(&g.goal_id.id))
-                    .collect();
-                *s1.statuses.lock().unwrap_or_else(|e| e.into_inner()) = ours;
-            })?;
-        let feedback_sub = rosrust::subscribe(
+                goals.review(|id| status(id).is_some());
+                cancels.review(|id| !matches!(status(id), Some(status::PENDING | status::ACTIVE)));
+                let ours: Vec<GoalStatus> = {
+                    let mine = lock(&shared.mine);
+                    m.status_list
+                        .into_iter()
+                        .filter(|g| mine.contains(&g.goal_id.id))
+                        .collect()
+                };
+                let now = Instant::now();
+                for g in &ours {
+                    if lock(&shared.endings).listed(&g.goal_id.id, g.status, now) {
+                        tracing::warn!(
+                            "goal {} is {} on the server but its result never arrived; \
+                             ending it from the status",
+                            g.goal_id.id,
+                            status::name(g.status)
+                        );
+                        let _ = tx.send(ClientEvent::Done {
+                            id: g.goal_id.id.clone(),
+                            status: g.status,
+                            text: g.text.clone(),
+                            result: None,
+                        });
+                    }
+                }
+                *lock(&shared.statuses) = ours;
+            }
+        })?;
+        let feedback_sub = rosrust::subscribe_with_ids_and_headers(
             &format!("{ns}/feedback"),
             50,
-            move |m: A::ActionFeedback| {
-                let (_, st, feedback) = A::unwrap_feedback(m);
-                if s2
-                    .mine
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .contains(&st.goal_id.id)
-                {
-                    let _ = tx.send(ClientEvent::Feedback {
-                        id: st.goal_id.id,
-                        feedback,
-                    });
+            {
+                let (shared, tx) = (shared.clone(), tx.clone());
+                move |m: A::ActionFeedback, _: &str| {
+                    let (_, st, feedback) = A::unwrap_feedback(m);
+                    if lock(&shared.mine).contains(&st.goal_id.id) {
+                        let _ = tx.send(ClientEvent::Feedback {
+                            id: st.goal_id.id,
+                            feedback,
+                        });
+                    }
                 }
             },
+            record_link(&shared, |s| &s.feedback_links),
         )?;
-        let result_sub =
-            rosrust::subscribe(&format!("{ns}/result"), 50, move |m: A::ActionResult| {
-                let (_, st, result) = A::unwrap_result(m);
-                if s3
-                    .mine
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .contains(&st.goal_id.id)
-                {
-                    let _ = tx2.send(ClientEvent::Done {
-                        id: st.goal_id.id,
-                        status: st.status,
-                        text: st.text,
-                        result,
-                    });
+        let result_sub = rosrust::subscribe_with_ids_and_headers(
+            &format!("{ns}/result"),
+            50,
+            {
+                let shared = shared.clone();
+                move |m: A::ActionResult, _: &str| {
+                    let (_, st, result) = A::unwrap_result(m);
+                    let id = st.goal_id.id;
+                    if lock(&shared.mine).contains(&id) && lock(&shared.endings).result(&id) {
+                        let _ = tx.send(ClientEvent::Done {
+                            id,
+                            status: st.status,
+                            text: st.text,
+                            result: Some(result),
+                        });
+                    }
                 }
-            })?;
+            },
+            record_link(&shared, |s| &s.result_links),
+        )?;
         Ok(ActionClient {
             goals,
             cancels,
@@ -651,8 +739,9 @@ impl<A: Action> ActionClient<A> {
         })
     }
 
-    /// Waits (bounded) until a server subscribes to our goal and cancel topics and its
-    /// status heartbeat reaches us.
+    /// Waits (bounded) until a server subscribes to our goal and cancel topics, its status
+    /// heartbeat reaches us, and it has established connections to our feedback and result
+    /// subscriptions.
     pub fn wait_for_server(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         loop {
@@ -668,10 +757,13 @@ impl<A: Action> ActionClient<A> {
 
     /// True when a server is connected (see [`ActionClient::wait_for_server`]).
     pub fn is_server_connected(&self) -> bool {
+        let Some(server) = lock(&self.shared.server).clone() else {
+            return false;
+        };
         self.goals.publisher.subscriber_count() > 0
             && self.cancel_pub.subscriber_count() > 0
-            && self._subs.iter().all(|s| s.publisher_count() > 0)
-            && self.shared.status_seen.load(Ordering::Relaxed)
+            && lock(&self.shared.feedback_links).contains(&server)
+            && lock(&self.shared.result_links).contains(&server)
     }
 
     /// Sends a goal; returns its id.
@@ -679,11 +771,7 @@ impl<A: Action> ActionClient<A> {
         let now = crate::time::to_ros(crate::time::now());
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let id = format!("{}-{n}-{}.{:09}", rosrust::name(), now.sec, now.nsec);
-        self.shared
-            .mine
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id.clone());
+        lock(&self.shared.mine).insert(id.clone());
         let goal_id = GoalID {
             stamp: now,
             id: id.clone(),
@@ -711,21 +799,15 @@ impl<A: Action> ActionClient<A> {
 
     /// The latest status the server reported for goal `id`.
     pub fn status_of(&self, id: &str) -> Option<u8> {
-        let st = self
-            .shared
-            .statuses
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        st.iter().find(|g| g.goal_id.id == id).map(|g| g.status)
+        lock(&self.shared.statuses)
+            .iter()
+            .find(|g| g.goal_id.id == id)
+            .map(|g| g.status)
     }
 
     /// The next event, waiting at most `timeout`.
     pub fn next_event(&self, timeout: Duration) -> Option<ClientEvent<A>> {
-        self.events
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .recv_timeout(timeout)
-            .ok()
+        lock(&self.events).recv_timeout(timeout).ok()
     }
 }
 
@@ -756,6 +838,37 @@ mod tests {
         assert!(cancel_matches(&id("", 5), &id("a", 5)));
         assert!(cancel_matches(&id("", 5), &id("a", 4)));
         assert!(!cancel_matches(&id("", 5), &id("a", 6)));
+    }
+
+    #[test]
+    fn a_result_ends_a_goal_once() {
+        let mut e = Endings::default();
+        assert!(e.result("a"));
+        assert!(!e.result("a"));
+        let t = Instant::now();
+        assert!(!e.listed("a", status::SUCCEEDED, t + RESULT_GRACE * 2));
+    }
+
+    #[test]
+    fn a_goal_listed_terminal_without_its_result_ends_after_the_grace() {
+        let mut e = Endings::default();
+        let t = Instant::now();
+        assert!(!e.listed("a", status::ACTIVE, t));
+        assert!(!e.listed("a", status::ABORTED, t));
+        assert!(!e.listed("a", status::ABORTED, t + RESULT_GRACE / 2));
+        assert!(e.listed("a", status::ABORTED, t + RESULT_GRACE));
+        // Once only, and a late result is not a second ending.
+        assert!(!e.listed("a", status::ABORTED, t + RESULT_GRACE * 2));
+        assert!(!e.result("a"));
+    }
+
+    #[test]
+    fn a_result_within_the_grace_wins_over_the_status() {
+        let mut e = Endings::default();
+        let t = Instant::now();
+        assert!(!e.listed("a", status::PREEMPTED, t));
+        assert!(e.result("a"));
+        assert!(!e.listed("a", status::PREEMPTED, t + RESULT_GRACE));
     }
 
     #[test]

@@ -276,6 +276,27 @@ impl Ticker {
     }
 }
 
+/// A node's timer loop for time-driven rules, until shutdown. Each round, `catch_up`
+/// judges at ROS now, publishes what changed and returns the next deadline *after that
+/// now* (one `now` for both, under the node's lock): a deadline the clock jumped past while
+/// the loop was busy is then handled, not dropped as "already past". `heartbeat` runs at
+/// every periodic tick. Give the ticker a [`Waker`] that inputs wake when they bring a
+/// deadline earlier than the one the loop sleeps on.
+pub fn deadline_loop(
+    mut ticker: Ticker,
+    mut catch_up: impl FnMut() -> Option<Time>,
+    mut heartbeat: impl FnMut(),
+) {
+    loop {
+        let deadline = catch_up();
+        match ticker.wait_or_until(deadline) {
+            Some(Wake::Tick(_)) => heartbeat(),
+            Some(Wake::Deadline(_) | Wake::Event(_) | Wake::Stalled(_)) => {}
+            None => return,
+        }
+    }
+}
+
 /// Why [`Ticker::wait_or_until`] returned, with the ROS time it returned at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wake {

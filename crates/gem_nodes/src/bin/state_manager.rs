@@ -5,7 +5,7 @@ use anyhow::Context;
 use gem_core::state_manager::StateManager;
 use gem_msgs::gem_state_msgs as msg;
 use gem_nodes::state_manager::{node::Shared, params::Params};
-use gem_ros::time::{self, Ticker, Wake};
+use gem_ros::time::{self, Ticker, Waker};
 use std::sync::Arc;
 
 fn main() -> anyhow::Result<()> {
@@ -18,10 +18,12 @@ fn run() -> anyhow::Result<()> {
         return Ok(());
     }
     // The ticker starts with the core, before any subscription can let the clock move on.
-    let mut ticker = Ticker::from_rate(params.rate_hz);
+    let waker = Waker::default();
+    let ticker = Ticker::from_rate(params.rate_hz).with_waker(waker.clone());
     let shared = Shared::new(
         StateManager::new(params.config.clone(), time::now()),
         params.publish_processed,
+        waker,
     )?;
     let _subscriptions = subscribe(&shared)?;
     shared.register_acks();
@@ -31,18 +33,8 @@ fn run() -> anyhow::Result<()> {
         params.config.stale_after,
         time::is_sim_time()
     );
-    loop {
-        let deadline = shared.next_deadline(time::now());
-        match ticker.wait_or_until(deadline) {
-            Some(Wake::Tick(_)) => shared.tick(true),
-            Some(Wake::Deadline(_)) => shared.tick(false),
-            // No stall limit is set: never returned.
-            Some(Wake::Stalled(_)) => {}
-            // No waker is set: never returned.
-            Some(Wake::Event(_)) => {}
-            None => return Ok(()),
-        }
-    }
+    time::deadline_loop(ticker, || shared.catch_up(), || shared.tick(true));
+    Ok(())
 }
 
 fn subscribe(s: &Arc<Shared>) -> Result<Vec<rosrust::Subscriber>, gem_ros::node::RosError> {

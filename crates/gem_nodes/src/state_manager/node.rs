@@ -7,6 +7,7 @@ use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::std_msgs::Header;
 use gem_ros::convert;
 use gem_ros::processed::Acks;
+use gem_ros::time::Waker;
 use std::sync::{Arc, Mutex};
 
 /// Core + publisher; cheap to share between subscription threads.
@@ -14,6 +15,9 @@ pub struct Shared {
     inner: Mutex<Inner>,
     publisher: rosrust::Publisher<SystemStateStamped>,
     acks: Acks,
+    /// Wakes the timer loop when an input brings a deadline earlier than the one it sleeps
+    /// on (a GPS fault's hold-off window starting, say).
+    waker: Waker,
 }
 
 struct Inner {
@@ -22,8 +26,13 @@ struct Inner {
 }
 
 impl Shared {
-    /// Wraps a core and advertises `system_state` (and `~processed` when `acks`).
-    pub fn new(core: StateManager, acks: bool) -> Result<Arc<Self>, gem_ros::node::RosError> {
+    /// Wraps a core and advertises `system_state` (and `~processed` when `acks`); `waker`
+    /// is the timer loop's.
+    pub fn new(
+        core: StateManager,
+        acks: bool,
+        waker: Waker,
+    ) -> Result<Arc<Self>, gem_ros::node::RosError> {
         let publisher = rosrust::publish("system_state", 10)?;
         let inner = Mutex::new(Inner {
             core,
@@ -33,6 +42,7 @@ impl Shared {
             inner,
             publisher,
             acks: Acks::new(acks)?,
+            waker,
         }))
     }
 
@@ -57,9 +67,10 @@ impl Shared {
         stamp: rosrust::Time,
         update: impl FnOnce(&mut StateManager, Time) -> Vec<InputIssue>,
     ) {
-        {
+        let earlier = {
             let mut inner = self.lock();
             let now = gem_ros::time::now();
+            let before = inner.core.next_deadline(now);
             let issues = update(&mut inner.core, now);
             for issue in issues {
                 if inner.issues.first_time(&issue) {
@@ -67,6 +78,11 @@ impl Shared {
                 }
             }
             self.evaluate(&mut inner, now, false);
+            let after = inner.core.next_deadline(now);
+            after.is_some_and(|a| before.is_none_or(|b| a < b))
+        };
+        if earlier {
+            self.waker.wake();
         }
         self.acks.ack(input.topic(), stamp);
     }
@@ -97,9 +113,13 @@ impl Shared {
         self.evaluate(&mut inner, now, heartbeat);
     }
 
-    /// When the next time-driven rule may fire (for the timer to wake then).
-    pub fn next_deadline(&self, now: Time) -> Option<Time> {
-        self.lock().core.next_deadline(now)
+    /// Evaluates at ROS now (publishing a change) and returns when the next time-driven
+    /// rule may fire after that now (see [`gem_ros::time::deadline_loop`]).
+    pub fn catch_up(&self) -> Option<Time> {
+        let mut inner = self.lock();
+        let now = gem_ros::time::now();
+        self.evaluate(&mut inner, now, false);
+        inner.core.next_deadline(now)
     }
 
     fn evaluate(&self, inner: &mut Inner, now: Time, heartbeat: bool) {
