@@ -5,7 +5,7 @@
 //! reset, bad parameters.
 
 use gem_e2e::sm_scenarios::{self as sc, secs, Driver, Scenario};
-use gem_e2e::{ros, NodeProc, RosGuard};
+use gem_e2e::{ros, wait_until, NodeProc, RosGuard};
 use gem_msgs::gem_state_msgs::SystemStateStamped as S;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -207,6 +207,46 @@ fn invalid_parameter_is_a_clear_startup_error() {
         out.contains("~battery_low_below_frac") && out.contains("must be within 0..1"),
         "{out}"
     );
+}
+
+#[test]
+fn rt_priority_from_the_environment_and_a_bad_value_named() {
+    const T: Duration = Duration::from_secs(20);
+    let ros = ros();
+    ros.set_sim_time(false);
+    let spawn = |value: &str| {
+        ros.node("state_manager")
+            .arg(&format!("__ns:={}", fresh_ns()))
+            .env("GEM_RT_PRIORITY", value)
+            .spawn()
+    };
+    let policy = |node: &NodeProc| gem_ros::realtime::policy_of(node.pid().unwrap()).unwrap();
+    // Real-time needs root or CAP_SYS_NICE: either the node gets it, or it says why not
+    // and runs normally.
+    let node = spawn("20");
+    assert!(
+        wait_until(T, || {
+            policy(&node) == ("SCHED_FIFO", 20) || node.output().contains("SCHED_FIFO 20 refused")
+        }),
+        "{}",
+        node.output()
+    );
+    if policy(&node).0 == "SCHED_FIFO" {
+        assert!(
+            wait_until(T, || node.output().contains("running at SCHED_FIFO 20")),
+            "{}",
+            node.output()
+        );
+    }
+    let node = spawn("high");
+    assert!(
+        wait_until(T, || node
+            .output()
+            .contains("GEM_RT_PRIORITY=\"high\" is not")),
+        "{}",
+        node.output()
+    );
+    assert_eq!(policy(&node), ("SCHED_OTHER", 0));
 }
 
 #[test]

@@ -344,6 +344,7 @@ pub struct NodeBuilder {
     program: PathBuf,
     name: Option<String>,
     args: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 impl NodeBuilder {
@@ -353,7 +354,14 @@ impl NodeBuilder {
             program: program.into(),
             name: None,
             args: Vec::new(),
+            env: Vec::new(),
         }
+    }
+
+    /// Sets an environment variable of the process.
+    pub fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_owned(), value.to_owned()));
+        self
     }
 
     /// Sets the node name (`__name:=`).
@@ -395,6 +403,7 @@ impl NodeBuilder {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args).arg(format!("__name:={name}"));
         apply_env(&mut cmd, &m.uri, &m.home);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.stdin(Stdio::null())
             .stdout(file.try_clone().expect("log fd"))
             .stderr(file);

@@ -3,15 +3,18 @@
 //! Everything a node binary needs beyond wiring lives here once: start-up that waits for the
 //! master instead of panicking ([`node`]), `tracing` bridged to `/rosout` ([`log`]), typed
 //! private parameters with errors that name the parameter ([`params`]), and ROS time
-//! conversions plus a sim-time-aware ticker ([`time`]).
+//! conversions plus a sim-time-aware ticker ([`time`]), and `TCP_NODELAY` on every link
+//! ([`net`]).
 #![warn(missing_docs)]
 
 pub mod actionlib;
 pub mod convert;
 pub mod dynamic_reconfigure;
 pub mod log;
+pub mod net;
 pub mod node;
 pub mod params;
 pub mod processed;
+pub mod realtime;
 pub mod service;
 pub mod time;

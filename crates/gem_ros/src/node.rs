@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 /// logging bridge.
 pub fn start(name: &str) {
     crate::log::install();
+    // Before rosrust starts its threads, so they inherit the policy.
+    let scheduling = crate::realtime::from_env();
     let started = Instant::now();
     let mut next_report = Duration::ZERO;
     while let Err(e) = rosrust::try_init(name) {
@@ -25,7 +27,26 @@ pub fn start(name: &str) {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+    nodelay();
+    match scheduling {
+        Ok(crate::realtime::Outcome::Normal) => {}
+        Ok(crate::realtime::Outcome::Fifo(p)) => tracing::info!("running at SCHED_FIFO {p}"),
+        Err(e) => tracing::warn!("{e}; running at normal priority"),
+    }
 }
+
+/// Keeps this process's TCPROS links at `TCP_NODELAY` (see [`crate::net`]) unless the
+/// environment sets `GEM_TCP_NODELAY=0` (for A/B measurements).
+fn nodelay() {
+    if std::env::var("GEM_TCP_NODELAY").is_ok_and(|v| v == "0") {
+        tracing::info!("GEM_TCP_NODELAY=0: Nagle's algorithm stays on");
+        return;
+    }
+    crate::net::keep_nodelay(NODELAY_SWEEP);
+}
+
+/// How often new links are swept to `TCP_NODELAY` (peers connect while a node runs).
+const NODELAY_SWEEP: Duration = Duration::from_millis(500);
 
 /// For command-line tools: initialises rosrust as `name` (no `/rosout` bridge, so log
 /// lines do not interleave with the tool's output) or gives up after `timeout` with an
@@ -34,7 +55,10 @@ pub fn start_within(name: &str, timeout: Duration) -> Result<(), RosError> {
     let started = Instant::now();
     loop {
         match rosrust::try_init(name) {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                nodelay();
+                return Ok(());
+            }
             Err(e) if started.elapsed() >= timeout => {
                 return Err(RosError(format!(
                     "no ROS master at {} after {:.0} s ({e}); is the suite running?",

@@ -71,6 +71,11 @@ pub struct Args {
     /// Wall seconds a chain may take beyond its hold-off window before the run fails.
     #[arg(long, default_value_t = 5.0)]
     chain_timeout_s: f64,
+    /// SCHED_FIFO priority (1–99) of the profiler's own threads, the measuring instrument;
+    /// 0: nice -5 when permitted. The suite's own setting is integration_run.launch's
+    /// `rt_priority` (`--launch-arg rt_priority:=20`).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=99))]
+    rt_priority: i32,
 }
 
 fn parse_fault(s: &str) -> Result<FaultKind, String> {
@@ -463,7 +468,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         Some(Launch::start(&out, &args.launch_args)?)
     };
-    raise_priority();
+    let scheduling = raise_priority(args.rt_priority);
+    println!("[profile] the profiler runs at {scheduling}");
     gem_ros::node::start_within(
         &format!("gemctl_profile_{}", std::process::id()),
         Duration::from_secs(30),
@@ -499,6 +505,18 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         subs.len()
     ));
 
+    let nodes = list_nodes()?;
+    let suite_scheduling = nodes
+        .iter()
+        .map(|(name, pid)| {
+            let policy = gem_ros::realtime::policy_of(*pid).map_or("unknown".into(), |p| match p {
+                (name, 0) => name.to_string(),
+                (name, priority) => format!("{name} {priority}"),
+            });
+            (name.clone(), policy)
+        })
+        .collect();
+
     // CPU ticks (total, steal) at the start and end of the nominal window and the rounds.
     let mut steal = (None, None, None, None);
     let usage = if args.resources_s > 0.0 {
@@ -506,7 +524,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             "nominal running at 1x for {:.0} s: CPU, memory, message periods",
             args.resources_s
         ));
-        let nodes = list_nodes()?;
         watch.lock().measuring = true;
         steal.0 = resources::cpu_ticks();
         let usage = resources::measure(&nodes, Duration::from_secs_f64(args.resources_s), |t| {
@@ -600,6 +617,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         total_wall: started.elapsed(),
         injection_wall,
         attached: args.attach,
+        scheduling,
+        suite_scheduling,
         steal_percent: (
             resources::steal_percent(steal.0, steal.1),
             resources::steal_percent(steal.2, steal.3),
@@ -616,14 +635,24 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 }
 
 /// The profiler is the measuring instrument: when allowed (root or CAP_SYS_NICE), it runs
-/// at nice -5 so its subscriber threads wake before the suite's on a busy CPU and its
-/// receive times stay close to the arrivals. Called after the suite was launched (children
-/// inherit the value) and before rosrust starts its threads (they inherit it too).
-fn raise_priority() {
+/// at SCHED_FIFO `rt_priority` (or else nice -5) so its subscriber threads wake at once on
+/// a busy CPU and its receive times stay close to the arrivals. Called before rosrust
+/// starts its threads (they inherit it); programs it starts later run normally (reset on
+/// fork). Returns what it got, for the report.
+fn raise_priority(rt_priority: i32) -> String {
+    let fifo = match rt_priority {
+        0 => None,
+        p => match gem_ros::realtime::set_fifo(p) {
+            Ok(_) => return format!("SCHED_FIFO {p}"),
+            Err(e) => Some(e),
+        },
+    };
     // SAFETY: setpriority only changes this process's scheduling value.
-    let ok = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -5) } == 0;
-    if !ok {
-        println!("[profile] running at normal priority (nice -5 not permitted)");
+    let niced = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -5) } == 0;
+    let got = if niced { "nice -5" } else { "normal priority" };
+    match fifo {
+        Some(e) => format!("{got} ({e})"),
+        None => got.to_string(),
     }
 }
 

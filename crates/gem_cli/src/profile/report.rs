@@ -31,6 +31,10 @@ pub struct Report<'a> {
     pub total_wall: Duration,
     pub injection_wall: Duration,
     pub attached: bool,
+    /// How the profiler itself is scheduled.
+    pub scheduling: String,
+    /// Each node's scheduling policy (name, `SCHED_FIFO 20` / `SCHED_OTHER`).
+    pub suite_scheduling: Vec<(String, String)>,
     /// CPU steal (percent of all CPU time) in the nominal window and during the rounds.
     pub steal_percent: (Option<f64>, Option<f64>),
 }
@@ -133,6 +137,8 @@ struct Settings {
     injection_wall_s: f64,
     steal_percent_nominal: Option<f64>,
     steal_percent_rounds: Option<f64>,
+    profiler_scheduling: String,
+    suite_scheduling: Vec<(String, String)>,
 }
 
 impl Report<'_> {
@@ -147,6 +153,8 @@ impl Report<'_> {
             injection_wall_s: self.injection_wall.as_secs_f64(),
             steal_percent_nominal: self.steal_percent.0,
             steal_percent_rounds: self.steal_percent.1,
+            profiler_scheduling: self.scheduling.clone(),
+            suite_scheduling: self.suite_scheduling.clone(),
         }
     }
 
@@ -254,7 +262,8 @@ impl Report<'_> {
              | clock | links measured at 1×; hold-off windows fast-forwarded at {}× (gem_sim speed-up) |\n\
              | nominal window | {:.0} s at 1× |\n\
              | wall time | {:.0} s in all, {:.0} s of injections |\n\
-             | CPU steal (hypervisor) | {} in the nominal window, {} during the rounds |\n\n",
+             | CPU steal (hypervisor) | {} in the nominal window, {} during the rounds |\n\
+             | scheduling | {}; the profiler: {} |\n\n",
             m.host,
             m.cpu,
             m.cores,
@@ -274,6 +283,8 @@ impl Report<'_> {
             s.injection_wall_s,
             percent(s.steal_percent_nominal),
             percent(s.steal_percent_rounds),
+            scheduling_line(&s.suite_scheduling),
+            s.profiler_scheduling,
         );
         md += "## Summary\n\n";
         md += &self.summary();
@@ -524,4 +535,53 @@ fn breakdown(file: &Path, stats: &[LinkStats], kinds: &[FaultKind]) -> Plot {
     }
     root.present()?;
     Ok(())
+}
+
+/// `/controller and /state_manager SCHED_FIFO 20, the others SCHED_OTHER`: the nodes whose
+/// policy differs from the most common one, grouped by policy.
+fn scheduling_line(nodes: &[(String, String)]) -> String {
+    let mut by_policy: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (node, policy) in nodes {
+        match by_policy.iter_mut().find(|(p, _)| p == policy) {
+            Some((_, names)) => names.push(node),
+            None => by_policy.push((policy, vec![node])),
+        }
+    }
+    by_policy.sort_by_key(|(_, names)| std::cmp::Reverse(names.len()));
+    let Some(((common, _), rest)) = by_policy.split_first() else {
+        return "nodes not listed".into();
+    };
+    let mut parts: Vec<String> = rest
+        .iter()
+        .map(|(policy, names)| format!("{} {policy}", names.join(" and ")))
+        .collect();
+    parts.push(if rest.is_empty() {
+        format!("every node {common}")
+    } else {
+        format!("the others {common}")
+    });
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scheduling_line;
+
+    #[test]
+    fn scheduling_line_names_the_exceptions_and_then_the_rest() {
+        let n = |a: &str, b: &str| (a.to_string(), b.to_string());
+        let nodes = [
+            n("/controller", "SCHED_FIFO 20"),
+            n("/gem_sim", "SCHED_OTHER"),
+            n("/mock_signals", "SCHED_OTHER"),
+            n("/state_manager", "SCHED_FIFO 20"),
+            n("/task_planner", "SCHED_OTHER"),
+        ];
+        assert_eq!(
+            scheduling_line(&nodes),
+            "/controller and /state_manager SCHED_FIFO 20, the others SCHED_OTHER"
+        );
+        assert_eq!(scheduling_line(&nodes[1..3]), "every node SCHED_OTHER");
+        assert_eq!(scheduling_line(&[]), "nodes not listed");
+    }
 }
