@@ -122,3 +122,59 @@ fn action_client_resends_a_goal_the_server_never_listed() {
         .len()
         > copies));
 }
+
+#[test]
+fn direct_subscriber_reads_python_and_rust_publishers_and_refuses_a_wrong_type() {
+    use gem_msgs::std_msgs::Float64;
+    use std::sync::{Arc, Mutex};
+    let _ros = ros();
+    let topic = "/interop/direct";
+    let heard: Arc<Mutex<Vec<f64>>> = Arc::default();
+    let sink = heard.clone();
+    let before = std::time::Instant::now();
+    let sub = gem_ros::direct::subscribe(topic, move |m: Float64, at| {
+        assert!(at >= before);
+        sink.lock().unwrap().push(m.data);
+    })
+    .unwrap();
+    let has = |v: f64| heard.lock().unwrap().contains(&v);
+    // A publisher of another type: refused by its side, the subscription unharmed.
+    let _wrong = cli_background(
+        "rostopic",
+        &["pub", "-r", "20", topic, "std_msgs/String", "x"],
+    );
+    // A Python publisher that appears after the subscription.
+    let _py = cli_background(
+        "rostopic",
+        &["pub", "-r", "20", topic, "std_msgs/Float64", "2.5"],
+    );
+    assert!(
+        gem_e2e::wait_until(T, || has(2.5)),
+        "nothing from rostopic pub"
+    );
+    // A rosrust publisher in this process.
+    let publisher = rosrust::publish::<Float64>(topic, 10).unwrap();
+    assert!(
+        gem_e2e::wait_until(T, || {
+            publisher.send(Float64 { data: 7.0 }).unwrap();
+            has(7.0)
+        }),
+        "nothing from the rosrust publisher"
+    );
+    assert_eq!(
+        sub.publisher_count(),
+        2,
+        "the String publisher must stay unlinked"
+    );
+    let info = cli_ok("rostopic", &["info", topic], T);
+    assert!(info.contains(&rosrust::name()), "{info}");
+    // Dropped: unregistered from the master, links closed.
+    drop(sub);
+    assert!(
+        gem_e2e::wait_until(T, || !cli_ok("rostopic", &["info", topic], T)
+            .split("Subscribers:")
+            .nth(1)
+            .is_some_and(|s| s.contains(&rosrust::name()))),
+        "still registered"
+    );
+}

@@ -9,6 +9,7 @@
 
 pub mod actionlib;
 pub mod convert;
+pub mod direct;
 pub mod dynamic_reconfigure;
 pub mod log;
 pub mod net;

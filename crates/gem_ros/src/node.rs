@@ -150,7 +150,7 @@ pub fn shutdown() {
     }
 }
 
-fn master_uri() -> String {
+pub(crate) fn master_uri() -> String {
     std::env::var("ROS_MASTER_URI").unwrap_or_else(|_| "http://localhost:11311/".into())
 }
 

@@ -661,7 +661,7 @@ fn raise_priority(rt_priority: i32) -> String {
 /// the connection is enough).
 fn verify_connected(
     watch: &Watch,
-    subs: &[(&'static str, rosrust::Subscriber)],
+    subs: &[(&'static str, gem_ros::direct::DirectSubscriber)],
 ) -> anyhow::Result<()> {
     const EVENT_ONLY: [&str; 3] = [
         "/navigate_waypoints/goal",

@@ -15,6 +15,7 @@ use gem_msgs::gem_controller_action::{
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys, TaskPlannerStatus};
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
+use gem_ros::direct::DirectSubscriber;
 use gem_ros::time::to_core;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -129,16 +130,16 @@ fn stamp_of(h: &Header) -> Time {
     to_core(h.stamp)
 }
 
+/// A direct subscription (`gem_ros::direct`): the receive instant is taken on the thread
+/// that read the message, not two thread hand-overs later as in rosrust's subscriber.
 fn sub<T: rosrust::Message>(
     w: &Arc<Watch>,
     topic: &'static str,
     handle: fn(&Watch, &'static str, Instant, T),
-) -> anyhow::Result<rosrust::Subscriber> {
+) -> anyhow::Result<DirectSubscriber> {
     let w = w.clone();
-    rosrust::subscribe(topic, 1000, move |m: T| {
-        handle(&w, topic, Instant::now(), m)
-    })
-    .map_err(|e| anyhow!("subscribe {topic}: {e}"))
+    gem_ros::direct::subscribe(topic, move |m: T, at| handle(&w, topic, at, m))
+        .map_err(|e| anyhow!("subscribe {topic}: {e}"))
 }
 
 /// An input topic's message: remember it as the last value, feed it as `Input`.
@@ -150,7 +151,7 @@ fn input(w: &Watch, topic: &'static str, at: Instant, value: f64, h: &Header) {
 }
 
 /// Subscribes to everything the chains need; keep the subscribers alive.
-pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, rosrust::Subscriber)>> {
+pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubscriber)>> {
     let subs = vec![
         (
             "/clock",

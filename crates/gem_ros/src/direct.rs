@@ -1,0 +1,347 @@
+//! A TCPROS subscriber that hands each message to its callback from the thread that read
+//! it off the socket, with the receive instant taken as the read completes.
+//!
+//! rosrust passes every message through three threads (the connection's reader, the
+//! topic's fan-out, the subscription's callback thread) before a callback sees it; on a
+//! busy two-core machine each hand-over is a scheduling delay. A measuring instrument
+//! (`gemctl profile`) wants the arrival time, not the time the third thread got to run.
+//!
+//! The protocol, as any ROS 1 client implements it: register as a subscriber with the
+//! master (which answers with the publishers' slave URIs), ask each publisher's slave
+//! `requestTopic` for a TCPROS endpoint, connect, exchange connection headers (the
+//! publisher checks our type and MD5 and may refuse), then read length-prefixed messages.
+//! New publishers are found by registering again (the master's `publisherUpdate` callbacks
+//! go to rosrust's slave, which is not ours to extend): every [`DISCOVERY_FAST`] while no
+//! publisher is linked, every [`DISCOVERY_SLOW`] after, to spare the master. A publisher
+//! that failed is tried again after [`RETRY_AFTER`]. Names must be absolute (no remapping
+//! or namespaces here).
+
+use crate::node::RosError;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often the master is asked for the topic's publishers while none is linked.
+pub const DISCOVERY_FAST: Duration = Duration::from_millis(100);
+/// How often once one is.
+pub const DISCOVERY_SLOW: Duration = Duration::from_secs(1);
+/// How long a publisher whose connection failed is left alone.
+pub const RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// Largest message accepted (a corrupt length must not allocate gigabytes).
+const MAX_MESSAGE: usize = 64 << 20;
+
+/// A live direct subscription; dropping it closes every link and unregisters.
+pub struct DirectSubscriber {
+    inner: Arc<Inner>,
+    discovery: Option<std::thread::JoinHandle<()>>,
+}
+
+struct Inner {
+    topic: String,
+    msg_type: String,
+    md5sum: String,
+    definition: String,
+    stop: AtomicBool,
+    /// Publisher slave URI → a handle on its connected stream (to shut it down).
+    links: Mutex<HashMap<String, TcpStream>>,
+    /// Publishers whose connection failed (reported once each), and when it was tried.
+    failed: Mutex<HashMap<String, Instant>>,
+}
+
+type Callback<T> = dyn Fn(T, Instant) + Send + Sync;
+
+/// Subscribes to absolute `topic`; `on_message` gets each message and the instant its
+/// last byte was read, on the link's own thread.
+pub fn subscribe<T: rosrust::Message>(
+    topic: &str,
+    on_message: impl Fn(T, Instant) + Send + Sync + 'static,
+) -> Result<DirectSubscriber, RosError> {
+    if !topic.starts_with('/') {
+        return Err(RosError::new(format!(
+            "direct subscription to {topic:?}: the name must be absolute"
+        )));
+    }
+    let inner = Arc::new(Inner {
+        topic: topic.to_owned(),
+        msg_type: T::msg_type(),
+        md5sum: T::md5sum(),
+        definition: T::msg_definition(),
+        stop: AtomicBool::new(false),
+        links: Mutex::default(),
+        failed: Mutex::default(),
+    });
+    let master = master()?;
+    // The first registration is synchronous so that a master refusing it is an error.
+    let first = master
+        .register_subscriber(topic, &inner.msg_type)
+        .map_err(|e| RosError::new(format!("registerSubscriber {topic}: {e}")))?;
+    let callback: Arc<Callback<T>> = Arc::new(on_message);
+    connect_new(&inner, &first, &callback);
+    let discovery = {
+        let inner = inner.clone();
+        std::thread::Builder::new()
+            .name(format!("direct{topic}"))
+            .spawn(move || {
+                while !inner.stop.load(Ordering::SeqCst) {
+                    let linked = !lock(&inner.links).is_empty();
+                    std::thread::sleep(if linked {
+                        DISCOVERY_SLOW
+                    } else {
+                        DISCOVERY_FAST
+                    });
+                    match master.register_subscriber(&inner.topic, &inner.msg_type) {
+                        Ok(publishers) => connect_new(&inner, &publishers, &callback),
+                        Err(e) => tracing::debug!("registerSubscriber {}: {e}", inner.topic),
+                    }
+                }
+                let _ = master.unregister_subscriber(&inner.topic);
+            })
+            .map_err(|e| RosError::new(format!("cannot start a thread: {e}")))?
+    };
+    Ok(DirectSubscriber {
+        inner,
+        discovery: Some(discovery),
+    })
+}
+
+impl DirectSubscriber {
+    /// Publishers with an established link (headers exchanged).
+    pub fn publisher_count(&self) -> usize {
+        lock(&self.inner.links).len()
+    }
+}
+
+impl Drop for DirectSubscriber {
+    fn drop(&mut self) {
+        self.inner.stop.store(true, Ordering::SeqCst);
+        for (_, stream) in lock(&self.inner.links).drain() {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+        if let Some(d) = self.discovery.take() {
+            let _ = d.join();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn master() -> Result<rosrust::api::Master, RosError> {
+    rosrust::api::Master::new(
+        &crate::node::master_uri(),
+        &rosrust::name(),
+        &rosrust::uri(),
+    )
+    .map_err(|e| RosError::new(format!("master: {e}")))
+}
+
+/// Connects to every publisher in `publishers` not linked yet.
+fn connect_new<T: rosrust::Message>(
+    inner: &Arc<Inner>,
+    publishers: &[String],
+    callback: &Arc<Callback<T>>,
+) {
+    for uri in publishers {
+        let resting = lock(&inner.failed)
+            .get(uri)
+            .is_some_and(|t| t.elapsed() < RETRY_AFTER);
+        if inner.stop.load(Ordering::SeqCst) || resting || lock(&inner.links).contains_key(uri) {
+            continue;
+        }
+        match connect(inner, uri) {
+            Ok((stream, reader)) => {
+                lock(&inner.failed).remove(uri);
+                lock(&inner.links).insert(uri.clone(), stream);
+                let (inner, callback, uri) = (inner.clone(), callback.clone(), uri.clone());
+                let spawned = std::thread::Builder::new()
+                    .name(format!("direct{}", inner.topic))
+                    .spawn(move || read_loop(&inner, &uri, reader, &*callback));
+                if let Err(e) = spawned {
+                    tracing::warn!("cannot start a reader thread: {e}");
+                }
+            }
+            Err(e) => {
+                if lock(&inner.failed)
+                    .insert(uri.clone(), Instant::now())
+                    .is_none()
+                {
+                    tracing::warn!(
+                        "{}: cannot connect to the publisher at {uri}: {e}",
+                        inner.topic
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `requestTopic`, TCP connect and the header exchange; returns a handle for shutdown and
+/// the stream to read.
+fn connect(inner: &Inner, uri: &str) -> Result<(TcpStream, TcpStream), String> {
+    use xml_rpc::Value;
+    let url = xml_rpc::Url::parse(uri).map_err(|e| format!("{uri}: {e}"))?;
+    let protocols = Value::Array(vec![Value::Array(vec![Value::String("TCPROS".into())])]);
+    let answer = xml_rpc::call_value(
+        &url,
+        "requestTopic",
+        vec![
+            Value::String(rosrust::name()),
+            Value::String(inner.topic.clone()),
+            protocols,
+        ],
+    )
+    .map_err(|e| format!("requestTopic: {e}"))?
+    .map_err(|e| format!("requestTopic: {e:?}"))?;
+    let answer = match <[Value; 1]>::try_from(answer) {
+        Ok([Value::Array(a)]) => a,
+        Ok([other]) => vec![other],
+        Err(a) => a,
+    };
+    let (host, port) = match answer.as_slice() {
+        [Value::Int(1), _, Value::Array(p)] => match p.as_slice() {
+            [Value::String(proto), Value::String(host), Value::Int(port)] if proto == "TCPROS" => {
+                (host.clone(), *port)
+            }
+            other => return Err(format!("requestTopic: unexpected protocol {other:?}")),
+        },
+        other => return Err(format!("requestTopic refused: {other:?}")),
+    };
+    let port = u16::try_from(port).map_err(|_| format!("requestTopic: port {port}"))?;
+    let mut stream =
+        TcpStream::connect((host.as_str(), port)).map_err(|e| format!("{host}:{port}: {e}"))?;
+    stream
+        .set_nodelay(true)
+        .and_then(|()| stream.set_read_timeout(Some(Duration::from_secs(5))))
+        .map_err(|e| e.to_string())?;
+    let request = encode_header(&[
+        ("callerid", &rosrust::name()),
+        ("topic", &inner.topic),
+        ("type", &inner.msg_type),
+        ("md5sum", &inner.md5sum),
+        ("message_definition", &inner.definition),
+        ("tcp_nodelay", "1"),
+    ]);
+    stream.write_all(&request).map_err(|e| e.to_string())?;
+    let answer = decode_header(&read_frame(&mut stream).map_err(|e| e.to_string())?)?;
+    if let Some(error) = answer.get("error") {
+        return Err(format!("the publisher refused: {error}"));
+    }
+    if answer
+        .get("md5sum")
+        .is_some_and(|m| m != "*" && *m != inner.md5sum)
+    {
+        return Err(format!(
+            "MD5 {} from the publisher, {} here",
+            answer["md5sum"], inner.md5sum
+        ));
+    }
+    stream.set_read_timeout(None).map_err(|e| e.to_string())?;
+    let handle = stream.try_clone().map_err(|e| e.to_string())?;
+    Ok((handle, stream))
+}
+
+fn read_loop<T: rosrust::Message>(
+    inner: &Inner,
+    uri: &str,
+    mut stream: TcpStream,
+    callback: &Callback<T>,
+) {
+    loop {
+        let body = match read_frame(&mut stream) {
+            Ok(body) => body,
+            Err(e) => {
+                if !inner.stop.load(Ordering::SeqCst) {
+                    tracing::debug!("{}: link to {uri} closed: {e}", inner.topic);
+                }
+                break;
+            }
+        };
+        let at = Instant::now();
+        match T::decode(std::io::Cursor::new(&body)) {
+            Ok(msg) => callback(msg, at),
+            Err(e) => tracing::warn!("{}: cannot decode a message from {uri}: {e}", inner.topic),
+        }
+    }
+    lock(&inner.links).remove(uri);
+}
+
+/// Reads one length-prefixed frame (a message or a connection header).
+fn read_frame(stream: &mut impl Read) -> std::io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len)?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_MESSAGE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a frame of {len} bytes"),
+        ));
+    }
+    let mut body = vec![0u8; len];
+    stream.read_exact(&mut body)?;
+    Ok(body)
+}
+
+/// A connection header: `len | (len | key=value)*`.
+fn encode_header(fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (k, v) in fields {
+        let field = format!("{k}={v}");
+        body.extend_from_slice(&(field.len() as u32).to_le_bytes());
+        body.extend_from_slice(field.as_bytes());
+    }
+    let mut out = (body.len() as u32).to_le_bytes().to_vec();
+    out.extend(body);
+    out
+}
+
+/// The fields of a connection header's body.
+fn decode_header(mut body: &[u8]) -> Result<HashMap<String, String>, String> {
+    let mut fields = HashMap::new();
+    while !body.is_empty() {
+        let Some((len, rest)) = body.split_first_chunk::<4>() else {
+            return Err("a truncated connection header".into());
+        };
+        let len = u32::from_le_bytes(*len) as usize;
+        if rest.len() < len {
+            return Err("a truncated connection header".into());
+        }
+        let (field, rest) = rest.split_at(len);
+        let field = String::from_utf8_lossy(field);
+        let (k, v) = field
+            .split_once('=')
+            .ok_or_else(|| format!("a header field without '=': {field:?}"))?;
+        fields.insert(k.to_owned(), v.to_owned());
+        body = rest;
+    }
+    Ok(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_round_trip() {
+        let encoded = encode_header(&[("topic", "/a"), ("md5sum", "*"), ("x", "1=2")]);
+        let body = read_frame(&mut std::io::Cursor::new(&encoded)).unwrap();
+        let fields = decode_header(&body).unwrap();
+        assert_eq!(fields["topic"], "/a");
+        assert_eq!(fields["md5sum"], "*");
+        assert_eq!(fields["x"], "1=2");
+    }
+
+    #[test]
+    fn bad_headers_and_frames_are_errors() {
+        assert!(decode_header(&[5, 0, 0, 0, b'a']).is_err());
+        assert!(decode_header(&[1, 0, 0]).is_err());
+        assert!(decode_header(&[1, 0, 0, 0, b'a']).is_err());
+        let huge = (u32::MAX).to_le_bytes();
+        assert!(read_frame(&mut std::io::Cursor::new(&huge)).is_err());
+        assert!(read_frame(&mut std::io::Cursor::new(&[3, 0, 0, 0, 1])).is_err());
+    }
+}
