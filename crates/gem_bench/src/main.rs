@@ -7,6 +7,7 @@
 //! cargo run --release -p gem_bench -- health [--messages N] [--seconds S]
 //! cargo run --release -p gem_bench -- introspect [--messages N]
 //! cargo run --release -p gem_bench -- replay [--per-topic N]
+//! cargo run --release -p gem_bench -- subscribe [--messages N] [--rounds N]
 //! ```
 
 mod baseline;
@@ -14,6 +15,7 @@ mod health;
 mod introspect;
 mod replay;
 mod state_manager;
+mod subscribe;
 mod track;
 mod waypoints;
 
@@ -67,6 +69,15 @@ enum Bench {
         #[arg(long, default_value_t = 1000)]
         per_topic: usize,
     },
+    /// Publish → callback latency: rosrust's subscriber (Nagle on / TCP_NODELAY) vs gem_ros::direct.
+    Subscribe {
+        /// Messages per kind and round.
+        #[arg(long, default_value_t = 1000)]
+        messages: usize,
+        /// Rounds (the kinds alternate within each).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
     /// Load time of a large waypoint file.
     Waypoints {
         /// Rows in the generated file.
@@ -83,5 +94,6 @@ fn main() -> anyhow::Result<()> {
         Bench::Health { messages, seconds } => health::run(messages, seconds),
         Bench::Introspect { messages } => introspect::run(messages),
         Bench::Replay { per_topic } => replay::run(per_topic),
+        Bench::Subscribe { messages, rounds } => subscribe::run(messages, rounds),
     }
 }

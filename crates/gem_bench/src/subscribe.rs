@@ -1,0 +1,110 @@
+//! Publish → callback latency on loopback, per subscriber kind, in one process: rosrust's
+//! subscriber (a message passes its reader, fan-out and callback threads) with Nagle's
+//! algorithm on and with `TCP_NODELAY` (`gem_ros::net`), and `gem_ros::direct` (the callback
+//! runs on the reading thread). Each message carries its send time; messages go out 5 ms
+//! apart so no queue builds up. Rounds alternate the kinds, so a noisy stretch of the
+//! machine does not land on one kind only.
+
+use gem_core::stats::Summary;
+use gem_e2e::{ros, wait_until};
+use gem_msgs::std_msgs::Float64;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Rosrust,
+    RosrustNodelay,
+    Direct,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Rosrust => "rosrust subscriber, Nagle on",
+            Kind::RosrustNodelay => "rosrust subscriber, TCP_NODELAY",
+            Kind::Direct => "gem_ros::direct, TCP_NODELAY",
+        }
+    }
+}
+
+/// Keeps a subscription of either kind alive.
+enum Sub {
+    Rosrust(#[allow(dead_code)] rosrust::Subscriber),
+    Direct(#[allow(dead_code)] gem_ros::direct::DirectSubscriber),
+}
+
+pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
+    let _ros = ros();
+    let epoch = Instant::now();
+    let kinds = [Kind::Rosrust, Kind::RosrustNodelay, Kind::Direct];
+    let mut latencies: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
+    for round in 0..rounds {
+        for (k, kind) in kinds.iter().enumerate() {
+            let topic = format!("/bench_subscribe/r{round}k{k}");
+            let (tx, rx) = mpsc::channel::<f64>();
+            let since = move |at: Instant, sent: f64| at.duration_since(epoch).as_secs_f64() - sent;
+            let _sub = match kind {
+                Kind::Direct => Sub::Direct(gem_ros::direct::subscribe(
+                    &topic,
+                    move |m: Float64, at| {
+                        let _ = tx.send(since(at, m.data));
+                    },
+                )?),
+                _ => Sub::Rosrust(
+                    rosrust::subscribe(&topic, 100, move |m: Float64| {
+                        let _ = tx.send(since(Instant::now(), m.data));
+                    })
+                    .map_err(|e| anyhow::anyhow!("subscribe {topic}: {e}"))?,
+                ),
+            };
+            let publisher = rosrust::publish::<Float64>(&topic, 100)
+                .map_err(|e| anyhow::anyhow!("publish {topic}: {e}"))?;
+            let now = || epoch.elapsed().as_secs_f64();
+            // Warm up until the link delivers.
+            anyhow::ensure!(
+                wait_until(Duration::from_secs(20), || {
+                    publisher.send(Float64 { data: now() }).is_ok()
+                        && rx.recv_timeout(Duration::from_millis(50)).is_ok()
+                }),
+                "{topic}: no link"
+            );
+            if *kind != Kind::Rosrust {
+                gem_ros::net::set_nodelay_on_all_sockets();
+            }
+            while rx.try_recv().is_ok() {}
+            for _ in 0..messages {
+                publisher
+                    .send(Float64 { data: now() })
+                    .map_err(|e| anyhow::anyhow!("send: {e}"))?;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let got: Vec<f64> = (0..messages)
+                .map_while(|_| rx.recv_timeout(Duration::from_secs(5)).ok())
+                .map(|s| s * 1e6)
+                .collect();
+            anyhow::ensure!(
+                got.len() == messages,
+                "{topic}: {} of {messages} arrived",
+                got.len()
+            );
+            latencies[k].extend(got);
+        }
+    }
+    println!(
+        "publish → callback on loopback, one process, {messages} messages × {rounds} rounds per kind, 5 ms apart (µs)"
+    );
+    println!("| subscriber | p50 | p95 | p99 | max |\n|---|---|---|---|---|");
+    for (kind, l) in kinds.iter().zip(latencies) {
+        let s = Summary::new(l);
+        println!(
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} |",
+            kind.name(),
+            s.percentile(50.0),
+            s.percentile(95.0),
+            s.percentile(99.0),
+            s.percentile(100.0)
+        );
+    }
+    Ok(())
+}
