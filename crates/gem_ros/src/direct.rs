@@ -13,8 +13,8 @@
 //! New publishers are found by registering again (the master's `publisherUpdate` callbacks
 //! go to rosrust's slave, which is not ours to extend): every [`DISCOVERY_FAST`] while no
 //! publisher is linked, every [`DISCOVERY_SLOW`] after, to spare the master. A publisher
-//! that failed is tried again after [`RETRY_AFTER`]. Names must be absolute (no remapping
-//! or namespaces here).
+//! that failed is tried again after [`RETRY_AFTER`]. Names resolve as rosrust resolves
+//! them (namespace, `~private`, `from:=to` remappings on the command line).
 
 use crate::node::RosError;
 use std::collections::HashMap;
@@ -46,6 +46,8 @@ struct Inner {
     md5sum: String,
     definition: String,
     stop: AtomicBool,
+    /// Wakes the discovery thread when `stop` is set.
+    stop_signal: (Mutex<()>, std::sync::Condvar),
     /// Publisher slave URI → a handle on its connected stream (to shut it down).
     links: Mutex<HashMap<String, TcpStream>>,
     /// Publishers whose connection failed (reported once each), and when it was tried.
@@ -54,23 +56,22 @@ struct Inner {
 
 type Callback<T> = dyn Fn(T, Instant) + Send + Sync;
 
-/// Subscribes to absolute `topic`; `on_message` gets each message and the instant its
-/// last byte was read, on the link's own thread.
+/// Subscribes to `topic` (resolved like rosrust's names); `on_message` gets each message
+/// and the instant its last byte was read, on the link's own thread (one per publisher).
 pub fn subscribe<T: rosrust::Message>(
     topic: &str,
     on_message: impl Fn(T, Instant) + Send + Sync + 'static,
 ) -> Result<DirectSubscriber, RosError> {
-    if !topic.starts_with('/') {
-        return Err(RosError::new(format!(
-            "direct subscription to {topic:?}: the name must be absolute"
-        )));
-    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let topic = resolve(&rosrust::name(), topic, &args)?;
+    let topic = topic.as_str();
     let inner = Arc::new(Inner {
         topic: topic.to_owned(),
         msg_type: T::msg_type(),
         md5sum: T::md5sum(),
         definition: T::msg_definition(),
         stop: AtomicBool::new(false),
+        stop_signal: (Mutex::default(), std::sync::Condvar::new()),
         links: Mutex::default(),
         failed: Mutex::default(),
     });
@@ -117,7 +118,11 @@ impl DirectSubscriber {
 
 impl Drop for DirectSubscriber {
     fn drop(&mut self) {
-        self.inner.stop.store(true, Ordering::SeqCst);
+        {
+            let _guard = lock(&self.inner.stop_signal.0);
+            self.inner.stop.store(true, Ordering::SeqCst);
+            self.inner.stop_signal.1.notify_all();
+        }
         for (_, stream) in lock(&self.inner.links).drain() {
             let _ = stream.shutdown(Shutdown::Both);
         }
@@ -270,6 +275,41 @@ fn read_loop<T: rosrust::Message>(
     lock(&inner.links).remove(uri);
 }
 
+/// Resolves `name` for node `node` (its full name) as ROS 1 does: `/abs` stays, `~priv`
+/// goes under the node's name, `rel` under the node's namespace; then a `from:=to`
+/// remapping in `args` whose resolved `from` matches applies (its `to` resolved alike).
+pub fn resolve(node: &str, name: &str, args: &[String]) -> Result<String, RosError> {
+    let base = |n: &str| -> Result<String, RosError> {
+        let bad = || RosError::new(format!("{n:?} is not a valid ROS name"));
+        let valid = !n.is_empty()
+            && n.trim_start_matches(['/', '~']).split('/').all(|part| {
+                !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+            });
+        if !valid {
+            return Err(bad());
+        }
+        Ok(if n.starts_with('/') {
+            n.to_owned()
+        } else if let Some(private) = n.strip_prefix('~') {
+            format!("{}/{private}", node.trim_end_matches('/'))
+        } else {
+            let ns = node.rsplit_once('/').map_or("", |(ns, _)| ns);
+            format!("{ns}/{n}")
+        })
+    };
+    let resolved = base(name)?;
+    for arg in args {
+        let Some((from, to)) = arg.split_once(":=") else {
+            continue;
+        };
+        if from.starts_with('_') || base(from).ok().as_deref() != Some(resolved.as_str()) {
+            continue;
+        }
+        return base(to);
+    }
+    Ok(resolved)
+}
+
 /// Reads one length-prefixed frame (a message or a connection header).
 fn read_frame(stream: &mut impl Read) -> std::io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
@@ -324,6 +364,29 @@ fn decode_header(mut body: &[u8]) -> Result<HashMap<String, String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_resolve_like_ros() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let none = args(&[]);
+        assert_eq!(resolve("/sm", "estop", &none).unwrap(), "/estop");
+        assert_eq!(resolve("/ns/sm", "estop", &none).unwrap(), "/ns/estop");
+        assert_eq!(resolve("/ns/sm", "/estop", &none).unwrap(), "/estop");
+        assert_eq!(resolve("/ns/sm", "~in", &none).unwrap(), "/ns/sm/in");
+        assert_eq!(resolve("/ns/sm", "a/b", &none).unwrap(), "/ns/a/b");
+        let remaps = args(&[
+            "_rate:=3",
+            "__ns:=/ns",
+            "estop:=/hw/estop",
+            "/ns/gps:=other",
+        ]);
+        assert_eq!(resolve("/ns/sm", "estop", &remaps).unwrap(), "/hw/estop");
+        assert_eq!(resolve("/ns/sm", "gps", &remaps).unwrap(), "/ns/other");
+        assert_eq!(resolve("/ns/sm", "rate", &remaps).unwrap(), "/ns/rate");
+        for bad in ["", "a b", "a//b", "/"] {
+            assert!(resolve("/sm", bad, &none).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn headers_round_trip() {

@@ -37,7 +37,9 @@ fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn subscribe(s: &Arc<Shared>) -> Result<Vec<rosrust::Subscriber>, gem_ros::node::RosError> {
+fn subscribe(
+    s: &Arc<Shared>,
+) -> Result<Vec<gem_ros::direct::DirectSubscriber>, gem_ros::node::RosError> {
     use gem_core::state_manager::Input::*;
     Ok(vec![
         s.subscribe(

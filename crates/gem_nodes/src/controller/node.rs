@@ -20,6 +20,7 @@ use gem_msgs::nav_msgs::Path as PathMsg;
 use gem_msgs::std_msgs::{Float64, Header};
 use gem_msgs::visualization_msgs::Marker;
 use gem_ros::actionlib::{ActionServer, GoalHandle, NavigateWaypoints};
+use gem_ros::direct::DirectSubscriber;
 use gem_ros::node::RosError;
 use gem_ros::service::TimedClient;
 use gem_ros::time::to_ros;
@@ -80,7 +81,7 @@ pub struct Controller {
     out: Arc<Outputs>,
     debug: Debug,
     active: Option<Active>,
-    _gate: Option<rosrust::Subscriber>,
+    _gate: Option<DirectSubscriber>,
 }
 
 impl Controller {
@@ -328,24 +329,20 @@ impl Controller {
 }
 
 /// Zeroes the speed the moment `system_state` reports ERROR while a goal is driven.
-fn safety_gate(out: Arc<Outputs>) -> Result<rosrust::Subscriber, RosError> {
-    Ok(rosrust::subscribe(
-        "system_state",
-        10,
-        move |m: SystemStateStamped| {
-            let error = m.state == SystemStateStamped::STATE_ERROR;
-            let was = out.gated.swap(error, Ordering::Relaxed);
-            if error && out.driving.load(Ordering::Relaxed) {
-                // Stop first, log after: the log line (stdout and /rosout) is not on the
-                // fault's critical path.
-                out.stop();
-                if !was {
-                    tracing::warn!(
-                        "system_state ERROR (error_code {}): speed zeroed",
-                        m.error_code
-                    );
-                }
+fn safety_gate(out: Arc<Outputs>) -> Result<DirectSubscriber, RosError> {
+    gem_ros::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
+        let error = m.state == SystemStateStamped::STATE_ERROR;
+        let was = out.gated.swap(error, Ordering::Relaxed);
+        if error && out.driving.load(Ordering::Relaxed) {
+            // Stop first, log after: the log line (stdout and /rosout) is not on the
+            // fault's critical path.
+            out.stop();
+            if !was {
+                tracing::warn!(
+                    "system_state ERROR (error_code {}): speed zeroed",
+                    m.error_code
+                );
             }
-        },
-    )?)
+        }
+    })
 }

@@ -6,6 +6,7 @@ use gem_core::time::Time;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::std_msgs::Header;
 use gem_ros::convert;
+use gem_ros::direct::DirectSubscriber;
 use gem_ros::processed::Acks;
 use gem_ros::time::Waker;
 use std::sync::{Arc, Mutex};
@@ -94,15 +95,14 @@ impl Shared {
         input: Input,
         header: fn(&T) -> &Header,
         update: fn(&mut StateManager, Time, &T, Time) -> Vec<InputIssue>,
-    ) -> Result<rosrust::Subscriber, gem_ros::node::RosError> {
+    ) -> Result<DirectSubscriber, gem_ros::node::RosError> {
         let shared = self.clone();
-        let sub = rosrust::subscribe(input.topic(), 50, move |m: T| {
+        gem_ros::direct::subscribe(input.topic(), move |m: T, _| {
             let h = header(&m);
             shared.ingest(input, h.stamp, |sm, now| {
                 update(sm, convert::stamp(h), &m, now)
             });
-        })?;
-        Ok(sub)
+        })
     }
 
     /// Timer path: evaluates at ROS now (read under the lock, see [`Shared::ingest`]);
