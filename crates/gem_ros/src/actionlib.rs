@@ -29,6 +29,7 @@
 //! Not implemented: rejecting goals older than the current one by stamp (actionlib's
 //! SimpleActionServer does), and the client-side LOST state.
 
+use crate::lock;
 use crate::node::RosError;
 use gem_msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
 use gem_msgs::std_msgs::Header;
@@ -605,10 +606,6 @@ struct ClientShared {
     feedback_links: Mutex<HashSet<String>>,
     result_links: Mutex<HashSet<String>>,
     endings: Mutex<Endings>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `on_connect` for a client subscription: records the publishing node in `links`.

@@ -16,6 +16,7 @@
 //! that failed is tried again after [`RETRY_AFTER`]. Names resolve as rosrust resolves
 //! them (namespace, `~private`, `from:=to` remappings on the command line).
 
+use crate::lock;
 use crate::node::RosError;
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -130,10 +131,6 @@ impl Drop for DirectSubscriber {
             let _ = d.join();
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn master() -> Result<rosrust::api::Master, RosError> {

@@ -19,3 +19,8 @@ pub mod processed;
 pub mod realtime;
 pub mod service;
 pub mod time;
+
+/// Locks `m`, keeping the data if a thread panicked while holding it (a node keeps going).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

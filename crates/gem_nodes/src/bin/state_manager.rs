@@ -33,7 +33,7 @@ fn run() -> anyhow::Result<()> {
         params.config.stale_after,
         time::is_sim_time()
     );
-    time::deadline_loop(ticker, || shared.catch_up(), || shared.tick(true));
+    time::deadline_loop(ticker, || shared.catch_up(), || shared.heartbeat());
     Ok(())
 }
 

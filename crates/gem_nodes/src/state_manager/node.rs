@@ -105,12 +105,12 @@ impl Shared {
         })
     }
 
-    /// Timer path: evaluates at ROS now (read under the lock, see [`Shared::ingest`]);
-    /// publishes when `heartbeat` or on a change.
-    pub fn tick(&self, heartbeat: bool) {
+    /// Heartbeat: evaluates at ROS now (read under the lock, see [`Shared::ingest`]) and
+    /// publishes whether or not anything changed.
+    pub fn heartbeat(&self) {
         let mut inner = self.lock();
         let now = gem_ros::time::now();
-        self.evaluate(&mut inner, now, heartbeat);
+        self.evaluate(&mut inner, now, true);
     }
 
     /// Evaluates at ROS now (publishing a change) and returns when the next time-driven
