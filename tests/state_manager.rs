@@ -237,6 +237,15 @@ fn rt_priority_from_the_environment_and_a_bad_value_named() {
             "{}",
             node.output()
         );
+        // Every thread: the policy is set before rosrust starts its threads, which must
+        // inherit it (they carry the inputs and the output).
+        let pid = node.pid().unwrap();
+        assert!(
+            wait_until(T, || gem_ros::realtime::thread_policies(pid).len() > 3
+                && gem_ros::realtime::describe(pid) == "SCHED_FIFO 20"),
+            "{:?}",
+            gem_ros::realtime::thread_policies(pid)
+        );
     }
     let node = spawn("high");
     assert!(

@@ -45,8 +45,12 @@ pub fn from_env() -> Result<Outcome, String> {
     set_fifo(priority).map(|_| Outcome::Fifo(priority))
 }
 
-/// Puts every thread of this process at `SCHED_FIFO` `priority`, with reset-on-fork so
-/// programs it starts run normally; returns how many threads were set.
+/// Puts every thread of this process at `SCHED_FIFO` `priority`; returns how many threads
+/// were set. Threads started later inherit the policy (they must: rosrust and
+/// [`crate::direct`] start a thread per link, and those threads carry the fault chain).
+/// Not set with `SCHED_RESET_ON_FORK`: the kernel applies that flag to new threads as
+/// well as to new processes, which would leave every later thread normally scheduled.
+/// Programs the process starts afterwards should go through [`run_normally`].
 pub fn set_fifo(priority: i32) -> Result<usize, String> {
     let tasks =
         std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?;
@@ -60,9 +64,7 @@ pub fn set_fifo(priority: i32) -> Result<usize, String> {
     {
         // SAFETY: sched_setscheduler reads `param` during the call only; a thread that
         // ended since it was listed makes the call fail with ESRCH, which is skipped.
-        let rc = unsafe {
-            libc::sched_setscheduler(tid, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param)
-        };
+        let rc = unsafe { libc::sched_setscheduler(tid, libc::SCHED_FIFO, &param) };
         if rc == 0 {
             set += 1;
             continue;
@@ -78,12 +80,75 @@ pub fn set_fifo(priority: i32) -> Result<usize, String> {
     Ok(set)
 }
 
+/// Makes a program started through `cmd` run at normal scheduling and nice 0, whatever
+/// this process runs at ([`set_fifo`] or a raised nice value are inherited otherwise).
+pub fn run_normally(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure only makes two async-signal-safe system
+    // calls on the child itself and allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Leaving SCHED_FIFO and raising a negative nice value to 0 need no privilege.
+            let param = libc::sched_param { sched_priority: 0 };
+            if libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getpriority(libc::PRIO_PROCESS, 0) < 0
+                && libc::setpriority(libc::PRIO_PROCESS, 0, 0) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
 /// The scheduling policy of process `pid`'s main thread, as `chrt -p` names it, and its
 /// real-time priority (0 for normal policies); from `/proc/<pid>/stat`.
 pub fn policy_of(pid: u32) -> Option<(&'static str, u32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the parenthesised command name: rt_priority and policy are fields 40
-    // and 41 of the whole line, 38 and 39 here (0-based 37, 38).
+    policy_in(&format!("/proc/{pid}/stat"))
+}
+
+/// [`policy_of`] for every thread of process `pid`, in `/proc/<pid>/task` order.
+pub fn thread_policies(pid: u32) -> Vec<(&'static str, u32)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| policy_in(&format!("{}/stat", t.path().display())))
+        .collect()
+}
+
+/// How process `pid`'s threads are scheduled, for a report: `SCHED_OTHER` or
+/// `SCHED_FIFO 20` when every thread runs so, else each policy with its thread count.
+pub fn describe(pid: u32) -> String {
+    let mut counts: Vec<((&str, u32), usize)> = Vec::new();
+    for p in thread_policies(pid) {
+        match counts.iter_mut().find(|(q, _)| *q == p) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((p, 1)),
+        }
+    }
+    let name = |(policy, priority): (&str, u32)| match priority {
+        0 => policy.to_string(),
+        p => format!("{policy} {p}"),
+    };
+    match counts.as_slice() {
+        [] => "unknown".into(),
+        [(p, _)] => name(*p),
+        many => format!(
+            "mixed ({})",
+            many.iter()
+                .map(|(p, n)| format!("{n} threads {}", name(*p)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn policy_in(stat_file: &str) -> Option<(&'static str, u32)> {
+    let stat = std::fs::read_to_string(stat_file).ok()?;
     let f: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
     let rt_priority = f.get(37)?.parse().ok()?;
     let name = match f.get(38)?.parse::<i32>().ok()? {
@@ -113,7 +178,42 @@ mod tests {
     }
 
     #[test]
+    fn programs_started_through_run_normally_leave_sched_fifo_behind() {
+        // On a thread of its own, so the other tests keep normal scheduling.
+        std::thread::spawn(|| {
+            let param = libc::sched_param { sched_priority: 1 };
+            // SAFETY: changes only this (the calling) thread's policy.
+            let granted = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
+            let policy_of_child = |cmd: &mut std::process::Command| {
+                let mut child = cmd.arg("30").spawn().expect("sleep runs");
+                let policy = policy_of(child.id());
+                child.kill().ok();
+                child.wait().ok();
+                policy
+            };
+            let plain = policy_of_child(&mut std::process::Command::new("sleep"));
+            let normal = policy_of_child(run_normally(&mut std::process::Command::new("sleep")));
+            assert_eq!(normal, Some(("SCHED_OTHER", 0)));
+            if granted {
+                // Without it the program inherits the thread's policy.
+                assert_eq!(plain, Some(("SCHED_FIFO", 1)));
+                let param = libc::sched_param { sched_priority: 0 };
+                // SAFETY: as above.
+                unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+            } else {
+                assert_eq!(plain, Some(("SCHED_OTHER", 0)));
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
     fn this_process_reads_as_normally_scheduled() {
         assert_eq!(policy_of(std::process::id()), Some(("SCHED_OTHER", 0)));
+        let threads = thread_policies(std::process::id());
+        assert!(!threads.is_empty());
+        assert_eq!(describe(std::process::id()), "SCHED_OTHER");
+        assert_eq!(describe(u32::MAX), "unknown");
     }
 }

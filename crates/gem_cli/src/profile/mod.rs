@@ -508,13 +508,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let nodes = list_nodes()?;
     let suite_scheduling = nodes
         .iter()
-        .map(|(name, pid)| {
-            let policy = gem_ros::realtime::policy_of(*pid).map_or("unknown".into(), |p| match p {
-                (name, 0) => name.to_string(),
-                (name, priority) => format!("{name} {priority}"),
-            });
-            (name.clone(), policy)
-        })
+        .map(|(name, pid)| (name.clone(), gem_ros::realtime::describe(*pid)))
         .collect();
 
     // CPU ticks (total, steal) at the start and end of the nominal window and the rounds.
@@ -637,8 +631,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 /// The profiler is the measuring instrument: when allowed (root or CAP_SYS_NICE), it runs
 /// at SCHED_FIFO `rt_priority` (or else nice -5) so its subscriber threads wake at once on
 /// a busy CPU and its receive times stay close to the arrivals. Called before rosrust
-/// starts its threads (they inherit it); programs it starts later run normally (reset on
-/// fork). Returns what it got, for the report.
+/// starts its threads (they inherit it); the programs it starts later (rosbag) are started
+/// through [`gem_ros::realtime::run_normally`]. Returns what it got, for the report.
 fn raise_priority(rt_priority: i32) -> String {
     let fifo = match rt_priority {
         0 => None,

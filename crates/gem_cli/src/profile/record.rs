@@ -53,7 +53,7 @@ impl Recorder {
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
         let file = self.dir.join(format!("{name}.bag"));
         let node = format!("/gemctl_record_{}_{name}", std::process::id());
-        let child = Command::new("rosbag")
+        let child = gem_ros::realtime::run_normally(&mut Command::new("rosbag"))
             .args(["record", "-O"])
             .arg(&file)
             .args(TOPICS)
