@@ -107,6 +107,37 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
             kind.name()
         );
     }
+    // Receive times are the kernel's; how late the profiler's threads read is stated.
+    let waits = json["settings"]["profiler_socket_wait_ms"]
+        .as_array()
+        .expect("socket waits reported");
+    let wait = |i: usize| waits[i].as_f64().expect("a number");
+    assert!(
+        wait(0) >= 0.0 && wait(0) <= wait(1) && wait(1) <= wait(2),
+        "{waits:?}"
+    );
+    assert!(md.contains("arrival timestamps"), "{md}");
+    // The fault chain's nodes (and the clock's source) run at the default SCHED_FIFO 20,
+    // every thread of them, when
+    // this machine permits it (the profiler's own policy tells); else all run normally.
+    let s = &json["settings"];
+    let fifo = s["profiler_scheduling"] == "SCHED_FIFO 20";
+    let policy_of = |node: &str| {
+        s["suite_scheduling"]
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p[0] == node))
+            .map(|p| p[1].clone())
+    };
+    for node in [
+        "/mock_signals",
+        "/state_manager",
+        "/controller",
+        "/task_planner",
+        "/gem_sim",
+    ] {
+        let expected = if fifo { "SCHED_FIFO 20" } else { "SCHED_OTHER" };
+        assert_eq!(policy_of(node), Some(expected.into()), "{node}: {s}");
+    }
     let periods = json["periods"].as_array().expect("periods");
     assert!(
         periods.iter().any(|p| p[0] == "/system_state"),

@@ -39,18 +39,27 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
     let epoch = Instant::now();
     let kinds = [Kind::Rosrust, Kind::RosrustNodelay, Kind::Direct];
     let mut latencies: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
+    // The direct subscriber's kernel arrival times (publish → on the socket), µs.
+    let wire: std::sync::Arc<std::sync::Mutex<Vec<f64>>> = Default::default();
+    let mut wire_all = Vec::new();
     for round in 0..rounds {
         for (k, kind) in kinds.iter().enumerate() {
             let topic = format!("/bench_subscribe/r{round}k{k}");
             let (tx, rx) = mpsc::channel::<f64>();
             let since = move |at: Instant, sent: f64| at.duration_since(epoch).as_secs_f64() - sent;
             let _sub = match kind {
-                Kind::Direct => Sub::Direct(gem_ros::direct::subscribe(
-                    &topic,
-                    move |m: Float64, at| {
-                        let _ = tx.send(since(at, m.data));
-                    },
-                )?),
+                Kind::Direct => {
+                    let wire = wire.clone();
+                    Sub::Direct(gem_ros::direct::subscribe(
+                        &topic,
+                        move |m: Float64, at: gem_ros::direct::Arrival| {
+                            if tx.send(since(at.read, m.data)).is_ok() {
+                                let mut w = wire.lock().unwrap_or_else(|p| p.into_inner());
+                                w.push(since(at.wire, m.data) * 1e6);
+                            }
+                        },
+                    )?)
+                }
                 _ => Sub::Rosrust(
                     rosrust::subscribe(&topic, 100, move |m: Float64| {
                         let _ = tx.send(since(Instant::now(), m.data));
@@ -73,6 +82,7 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
                 gem_ros::net::set_nodelay_on_all_sockets();
             }
             while rx.try_recv().is_ok() {}
+            wire.lock().unwrap_or_else(|p| p.into_inner()).clear();
             for _ in 0..messages {
                 publisher
                     .send(Float64 { data: now() })
@@ -89,17 +99,23 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
                 got.len()
             );
             latencies[k].extend(got);
+            if *kind == Kind::Direct {
+                wire_all.append(&mut wire.lock().unwrap_or_else(|p| p.into_inner()));
+            }
         }
     }
     println!(
         "publish → callback on loopback, one process, {messages} messages × {rounds} rounds per kind, 5 ms apart (µs)"
     );
     println!("| subscriber | p50 | p95 | p99 | max |\n|---|---|---|---|---|");
-    for (kind, l) in kinds.iter().zip(latencies) {
+    let rows = kinds.iter().map(|k| k.name()).zip(latencies).chain([(
+        "gem_ros::direct, kernel arrival (SO_TIMESTAMPNS), not the callback",
+        wire_all,
+    )]);
+    for (name, l) in rows {
         let s = Summary::new(l);
         println!(
-            "| {} | {:.0} | {:.0} | {:.0} | {:.0} |",
-            kind.name(),
+            "| {name} | {:.0} | {:.0} | {:.0} | {:.0} |",
             s.percentile(50.0),
             s.percentile(95.0),
             s.percentile(99.0),

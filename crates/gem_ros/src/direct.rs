@@ -1,5 +1,6 @@
 //! A TCPROS subscriber that hands each message to its callback from the thread that read
-//! it off the socket, with the receive instant taken as the read completes.
+//! it off the socket, with two instants: when the read completed and when the message's
+//! first bytes reached the socket (the kernel's receive timestamp, `SO_TIMESTAMPNS`).
 //!
 //! rosrust passes every message through three threads (the connection's reader, the
 //! topic's fan-out, the subscription's callback thread) before a callback sees it; on a
@@ -23,7 +24,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How often the master is asked for the topic's publishers while none is linked.
 pub const DISCOVERY_FAST: Duration = Duration::from_millis(100);
@@ -55,13 +56,31 @@ struct Inner {
     failed: Mutex<HashMap<String, Instant>>,
 }
 
-type Callback<T> = dyn Fn(T, Instant) + Send + Sync;
+/// When a message came in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// When the kernel queued its first bytes on the socket (`SO_TIMESTAMPNS`). On
+    /// loopback that is within the sender's write, so it leaves out how long the reading
+    /// thread took to be scheduled. Equal to `read` where the kernel gave no timestamp.
+    pub wire: Instant,
+    /// When the reading thread had the whole message.
+    pub read: Instant,
+}
+
+impl Arrival {
+    /// How long the message waited in the socket for the reading thread.
+    pub fn queued(&self) -> Duration {
+        self.read.saturating_duration_since(self.wire)
+    }
+}
+
+type Callback<T> = dyn Fn(T, Arrival) + Send + Sync;
 
 /// Subscribes to `topic` (resolved like rosrust's names); `on_message` gets each message
-/// and the instant its last byte was read, on the link's own thread (one per publisher).
+/// and its [`Arrival`], on the link's own thread (one per publisher).
 pub fn subscribe<T: rosrust::Message>(
     topic: &str,
-    on_message: impl Fn(T, Instant) + Send + Sync + 'static,
+    on_message: impl Fn(T, Arrival) + Send + Sync + 'static,
 ) -> Result<DirectSubscriber, RosError> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let topic = resolve(&rosrust::name(), topic, &args)?;
@@ -243,6 +262,7 @@ fn connect(inner: &Inner, uri: &str) -> Result<(TcpStream, TcpStream), String> {
         ));
     }
     stream.set_read_timeout(None).map_err(|e| e.to_string())?;
+    timestamp_arrivals(&stream)?;
     let handle = stream.try_clone().map_err(|e| e.to_string())?;
     Ok((handle, stream))
 }
@@ -254,8 +274,8 @@ fn read_loop<T: rosrust::Message>(
     callback: &Callback<T>,
 ) {
     loop {
-        let body = match read_frame(&mut stream) {
-            Ok(body) => body,
+        let (body, wire) = match read_timed_frame(&mut stream) {
+            Ok(frame) => frame,
             Err(e) => {
                 if !inner.stop.load(Ordering::SeqCst) {
                     tracing::debug!("{}: link to {uri} closed: {e}", inner.topic);
@@ -263,9 +283,13 @@ fn read_loop<T: rosrust::Message>(
                 break;
             }
         };
-        let at = Instant::now();
+        let read = Instant::now();
+        let arrival = Arrival {
+            wire: wire.map_or(read, |w| to_instant(w, read)),
+            read,
+        };
         match T::decode(std::io::Cursor::new(&body)) {
-            Ok(msg) => callback(msg, at),
+            Ok(msg) => callback(msg, arrival),
             Err(e) => tracing::warn!("{}: cannot decode a message from {uri}: {e}", inner.topic),
         }
     }
@@ -311,6 +335,10 @@ pub fn resolve(node: &str, name: &str, args: &[String]) -> Result<String, RosErr
 fn read_frame(stream: &mut impl Read) -> std::io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     stream.read_exact(&mut len)?;
+    read_body(stream, len)
+}
+
+fn read_body(stream: &mut impl Read, len: [u8; 4]) -> std::io::Result<Vec<u8>> {
     let len = u32::from_le_bytes(len) as usize;
     if len > MAX_MESSAGE {
         return Err(std::io::Error::new(
@@ -321,6 +349,102 @@ fn read_frame(stream: &mut impl Read) -> std::io::Result<Vec<u8>> {
     let mut body = vec![0u8; len];
     stream.read_exact(&mut body)?;
     Ok(body)
+}
+
+/// Asks the kernel to timestamp what arrives on `stream` (`SO_TIMESTAMPNS`).
+fn timestamp_arrivals(stream: &TcpStream) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: a valid socket, an int option of the right size.
+    let rc = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(format!(
+            "SO_TIMESTAMPNS: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// [`read_frame`], with the kernel's receive timestamp of the frame's first bytes: the
+/// length prefix is read with `recvmsg` alone, so the timestamp is the one of the segment
+/// that carried it.
+fn read_timed_frame(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, Option<SystemTime>)> {
+    let mut len = [0u8; 4];
+    let mut got = 0;
+    let mut stamp = None;
+    while got < len.len() {
+        let (n, t) = recv_timed(stream, &mut len[got..])?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        stamp = stamp.or(t);
+        got += n;
+    }
+    Ok((read_body(stream, len)?, stamp))
+}
+
+/// One `recvmsg` into `buf`: the bytes read and the `SCM_TIMESTAMPNS` that came with them.
+fn recv_timed(stream: &TcpStream, buf: &mut [u8]) -> std::io::Result<(usize, Option<SystemTime>)> {
+    use std::os::fd::AsRawFd;
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // Room for a few control messages, aligned for `cmsghdr`.
+    let mut control = [0u64; 16];
+    // SAFETY: msghdr is plain data; all-zero is its empty value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    let n = loop {
+        // SAFETY: `msg` points at `iov` (→ `buf`) and `control`, all alive for the call.
+        let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &mut msg, 0) };
+        if n >= 0 {
+            break n as usize;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    };
+    let mut stamp = None;
+    // SAFETY: the CMSG_* walk stays within `control`, bounded by the kernel's
+    // `msg_controllen`; the timestamp is read unaligned.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                stamp = u64::try_from(ts.tv_sec)
+                    .ok()
+                    .map(|s| UNIX_EPOCH + Duration::new(s, ts.tv_nsec as u32));
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n, stamp))
+}
+
+/// The monotonic instant of a wall-clock time `at` in the recent past, with `now` the
+/// monotonic instant read just before (the two clocks are read back to back).
+fn to_instant(at: SystemTime, now: Instant) -> Instant {
+    let wall_now = SystemTime::now();
+    match wall_now.duration_since(at) {
+        Ok(ago) => now.checked_sub(ago).unwrap_or(now),
+        // A timestamp "in the future" (clock stepped): no better guess than now.
+        Err(_) => now,
+    }
 }
 
 /// A connection header: `len | (len | key=value)*`.

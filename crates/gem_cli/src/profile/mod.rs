@@ -71,10 +71,13 @@ pub struct Args {
     /// Wall seconds a chain may take beyond its hold-off window before the run fails.
     #[arg(long, default_value_t = 5.0)]
     chain_timeout_s: f64,
-    /// SCHED_FIFO priority (1–99) of the profiler's own threads, the measuring instrument;
-    /// 0: nice -5 when permitted. The suite's own setting is integration_run.launch's
-    /// `rt_priority` (`--launch-arg rt_priority:=20`).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=99))]
+    /// SCHED_FIFO priority (1–99) of the fault chain's nodes in the suite it launches
+    /// (integration_run.launch's `rt_priority`: signal source, state manager, controller,
+    /// task planner, headless simulator)
+    /// and of the profiler's own threads; 0: normal scheduling (the profiler at nice -5
+    /// when permitted). Without the permission (root, CAP_SYS_NICE or an rtprio limit)
+    /// every process runs normally and the report says so.
+    #[arg(long, default_value_t = DEFAULT_RT_PRIORITY, value_parser = clap::value_parser!(i32).range(0..=99))]
     rt_priority: i32,
 }
 
@@ -158,13 +161,17 @@ pub struct Failure {
     reason: String,
 }
 
+/// The fault chain's real-time priority when profiling (see `Args::rt_priority`): the
+/// bounds of the fault chain are a property of the suite as it is meant to run on the car.
+const DEFAULT_RT_PRIORITY: i32 = 20;
+
 /// The suite launched by the profiler on a private master; stopped on drop.
 struct Launch {
     child: Child,
 }
 
 impl Launch {
-    fn start(out: &Path, extra: &[String]) -> anyhow::Result<Launch> {
+    fn start(out: &Path, rt_priority: i32, extra: &[String]) -> anyhow::Result<Launch> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -187,6 +194,8 @@ impl Launch {
                 "system_state_timeout_s:=5",
                 "pose_timeout_s:=5",
             ])
+            .arg(format!("rt_priority:={rt_priority}"))
+            // Last: roslaunch takes the last value of an argument given twice.
             .args(extra)
             .env("ROS_MASTER_URI", &uri)
             .stdin(Stdio::null())
@@ -466,7 +475,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let _launch = if args.attach {
         None
     } else {
-        Some(Launch::start(&out, &args.launch_args)?)
+        Some(Launch::start(&out, args.rt_priority, &args.launch_args)?)
     };
     let scheduling = raise_priority(args.rt_priority);
     println!("[profile] the profiler runs at {scheduling}");
@@ -594,12 +603,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         println!();
     }
     p.set_speedup(1.0)?;
-    let periods = {
-        let l = watch.lock();
-        l.periods
+    let (periods, socket_wait_ms) = {
+        let mut l = watch.lock();
+        let periods = l
+            .periods
             .iter()
             .filter_map(|(t, p)| p.stats().map(|s| (t.to_string(), s)))
-            .collect()
+            .collect();
+        (periods, std::mem::take(&mut l.socket_wait_ms))
     };
     let report = report::Report {
         args,
@@ -617,6 +628,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             resources::steal_percent(steal.0, steal.1),
             resources::steal_percent(steal.2, steal.3),
         ),
+        socket_wait_ms,
     };
     report.write(&out)?;
     drop(subs);

@@ -96,8 +96,120 @@ impl Recorder {
 }
 
 impl Bag {
-    /// Stops the recorder (it closes the bag on SIGINT).
+    /// Stops the recorder (it closes the bag on SIGINT) once it has read everything sent to
+    /// it: a message still in its sockets at SIGINT would be lost, and the chain's last
+    /// messages arrived at the profiler only moments ago.
     pub fn stop(mut self) {
+        if !wait_drained(self.child.id(), DRAIN_TIMEOUT) {
+            eprintln!(
+                "[profile] rosbag record for {} still had unread messages after {} s",
+                self.file.display(),
+                DRAIN_TIMEOUT.as_secs()
+            );
+        }
         super::stop_child(&mut self.child, Duration::from_secs(15));
+    }
+}
+
+/// How long [`Bag::stop`] waits for the recorder to read its sockets empty.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Waits until no TCP socket of process `pid` or of its children (`rosbag record` runs the
+/// recorder as a child) holds unread bytes; false if `timeout` passes first.
+fn wait_drained(pid: u32, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut inodes = socket_inodes(pid);
+        for child in children(pid) {
+            inodes.extend(socket_inodes(child));
+        }
+        if unread_bytes(&inodes) == 0 {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|c| c.parse().ok())
+        .collect()
+}
+
+/// The inodes of the sockets process `pid` has open.
+fn socket_inodes(pid: u32) -> std::collections::HashSet<u64> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Default::default();
+    };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter_map(|l| {
+            let l = l.to_string_lossy().into_owned();
+            l.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
+        })
+        .collect()
+}
+
+/// Bytes waiting in the receive queues of the TCP sockets among `inodes`
+/// (`/proc/net/tcp` and `tcp6`: `tx_queue:rx_queue` in hex, the inode in column ten).
+fn unread_bytes(inodes: &std::collections::HashSet<u64>) -> u64 {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|table| {
+            table
+                .lines()
+                .skip(1)
+                .filter_map(|line| {
+                    let cols: Vec<&str> = line.split_whitespace().collect();
+                    let inode: u64 = cols.get(9)?.parse().ok()?;
+                    let rx = cols.get(4)?.split_once(':')?.1;
+                    inodes
+                        .contains(&inode)
+                        .then(|| u64::from_str_radix(rx, 16).ok())
+                        .flatten()
+                })
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn unread_bytes_are_seen_until_read() {
+        use std::io::Read;
+        use std::os::fd::AsRawFd;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut tx = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut rx, _) = listener.accept().unwrap();
+        let inode = |s: &std::net::TcpStream| {
+            let link = std::fs::read_link(format!("/proc/self/fd/{}", s.as_raw_fd())).unwrap();
+            let l = link.to_string_lossy().into_owned();
+            l.trim_start_matches("socket:[")
+                .trim_end_matches(']')
+                .parse::<u64>()
+                .unwrap()
+        };
+        let mine: std::collections::HashSet<u64> = [inode(&rx)].into();
+        assert!(socket_inodes(std::process::id()).contains(&inode(&rx)));
+        assert_eq!(unread_bytes(&mine), 0);
+        tx.write_all(&[7; 100]).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while unread_bytes(&mine) != 100 && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert_eq!(unread_bytes(&mine), 100);
+        let mut buf = [0u8; 100];
+        rx.read_exact(&mut buf).unwrap();
+        assert_eq!(unread_bytes(&mine), 0);
     }
 }

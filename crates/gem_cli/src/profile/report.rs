@@ -37,6 +37,8 @@ pub struct Report<'a> {
     pub suite_scheduling: Vec<(String, String)>,
     /// CPU steal (percent of all CPU time) in the nominal window and during the rounds.
     pub steal_percent: (Option<f64>, Option<f64>),
+    /// How long the messages of the runs waited in the profiler's sockets (ms).
+    pub socket_wait_ms: Vec<f64>,
 }
 
 #[derive(Serialize)]
@@ -139,6 +141,8 @@ struct Settings {
     steal_percent_rounds: Option<f64>,
     profiler_scheduling: String,
     suite_scheduling: Vec<(String, String)>,
+    /// p50, p99, max of the profiler's socket waits (ms), if any message was received.
+    profiler_socket_wait_ms: Option<[f64; 3]>,
 }
 
 impl Report<'_> {
@@ -155,6 +159,10 @@ impl Report<'_> {
             steal_percent_rounds: self.steal_percent.1,
             profiler_scheduling: self.scheduling.clone(),
             suite_scheduling: self.suite_scheduling.clone(),
+            profiler_socket_wait_ms: (!self.socket_wait_ms.is_empty()).then(|| {
+                let s = Summary::new(self.socket_wait_ms.clone());
+                [50.0, 99.0, 100.0].map(|p| s.percentile(p))
+            }),
         }
     }
 
@@ -214,8 +222,9 @@ impl Report<'_> {
             );
         }
         md += "\nLatencies in ms of wall time on loopback, from the fault's onset (first faulty input \
-               message received; for GPS and signal faults the first /clock past the hold-off \
-               deadline) as seen by the profiler's own subscriptions.\n";
+               message's arrival; for GPS and signal faults the first /clock past the hold-off \
+               deadline), every instant the kernel's arrival timestamp of a message on the \
+               profiler's own subscriptions.\n";
         md
     }
 
@@ -263,7 +272,8 @@ impl Report<'_> {
              | nominal window | {:.0} s at 1× |\n\
              | wall time | {:.0} s in all, {:.0} s of injections |\n\
              | CPU steal (hypervisor) | {} in the nominal window, {} during the rounds |\n\
-             | scheduling | {}; the profiler: {} |\n\n",
+             | scheduling | {}; the profiler: {} |\n\
+             | receive times | the kernel's arrival timestamps on the profiler's sockets (SO_TIMESTAMPNS); its reading threads had the messages {} later |\n\n",
             m.host,
             m.cpu,
             m.cores,
@@ -285,6 +295,9 @@ impl Report<'_> {
             percent(s.steal_percent_rounds),
             scheduling_line(&s.suite_scheduling),
             s.profiler_scheduling,
+            s.profiler_socket_wait_ms.map_or("—".into(), |[p50, p99, max]| format!(
+                "p50 {p50:.2} / p99 {p99:.2} / max {max:.2} ms"
+            )),
         );
         md += "## Summary\n\n";
         md += &self.summary();

@@ -1,5 +1,6 @@
-//! The profiler's subscriptions: every message is stamped on arrival (wall time taken
-//! before any lock), translated into a [`Seen`] and fed to the armed run; the latest values
+//! The profiler's subscriptions: every message is stamped with its arrival on the socket
+//! (the kernel's receive timestamp, so a reading thread that was slow to be scheduled does
+//! not move it; how slow is kept apart), translated into a [`Seen`] and fed to the armed run; the latest values
 //! and, while measuring, each topic's message periods are kept too.
 
 use super::Fault;
@@ -15,7 +16,7 @@ use gem_msgs::gem_controller_action::{
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys, TaskPlannerStatus};
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
-use gem_ros::direct::DirectSubscriber;
+use gem_ros::direct::{Arrival, DirectSubscriber};
 use gem_ros::time::to_core;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -44,6 +45,9 @@ pub struct Live {
     pub measuring: bool,
     /// Messages per topic since start.
     pub counts: BTreeMap<&'static str, u64>,
+    /// For every message received while a run was armed: how long it waited in the
+    /// profiler's socket for the reading thread (ms; not part of the latencies).
+    pub socket_wait_ms: Vec<f64>,
 }
 
 /// [`Live`] behind a lock, with a condition variable the callbacks notify.
@@ -99,14 +103,17 @@ impl Watch {
     fn note(
         &self,
         topic: &'static str,
-        at: Instant,
+        at: Arrival,
         stamp: Time,
         seen: &[Seen],
         f: impl FnOnce(&mut Live),
     ) {
-        let wall_s = self.wall_s(at);
+        let wall_s = self.wall_s(at.wire);
         let mut live = self.lock();
         f(&mut live);
+        if live.run.is_some() {
+            live.socket_wait_ms.push(at.queued().as_secs_f64() * 1e3);
+        }
         let sim = if stamp.is_zero() { live.sim } else { stamp };
         let t = Stamp { wall_s, sim };
         *live.counts.entry(topic).or_default() += 1;
@@ -130,12 +137,12 @@ fn stamp_of(h: &Header) -> Time {
     to_core(h.stamp)
 }
 
-/// A direct subscription (`gem_ros::direct`): the receive instant is taken on the thread
-/// that read the message, not two thread hand-overs later as in rosrust's subscriber.
+/// A direct subscription (`gem_ros::direct`): the message's arrival on the socket as the
+/// kernel timestamped it, and when the reading thread had it.
 fn sub<T: rosrust::Message>(
     w: &Arc<Watch>,
     topic: &'static str,
-    handle: fn(&Watch, &'static str, Instant, T),
+    handle: fn(&Watch, &'static str, Arrival, T),
 ) -> anyhow::Result<DirectSubscriber> {
     let w = w.clone();
     gem_ros::direct::subscribe(topic, move |m: T, at| handle(&w, topic, at, m))
@@ -143,7 +150,7 @@ fn sub<T: rosrust::Message>(
 }
 
 /// An input topic's message: remember it as the last value, feed it as `Input`.
-fn input(w: &Watch, topic: &'static str, at: Instant, value: f64, h: &Header) {
+fn input(w: &Watch, topic: &'static str, at: Arrival, value: f64, h: &Header) {
     let stamp = stamp_of(h);
     w.note(topic, at, stamp, &[Seen::Input(value)], |l| {
         l.last_input.insert(topic, (value, stamp));
