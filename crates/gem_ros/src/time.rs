@@ -33,7 +33,7 @@ static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
 /// `None` when the node runs on wall time. Initialised on first use, after `rosrust::init`;
 /// the first call under sim time also subscribes to `/clock`.
 fn sim_clock() -> Option<&'static SimClock> {
-    static SUBSCRIPTION: Mutex<Option<rosrust::Subscriber>> = Mutex::new(None);
+    static SUBSCRIPTION: Mutex<Option<crate::direct::DirectSubscriber>> = Mutex::new(None);
     let clock = SIM
         .get_or_init(|| {
             uses_sim_time().then(|| SimClock {
@@ -44,7 +44,10 @@ fn sim_clock() -> Option<&'static SimClock> {
         .as_ref()?;
     let mut sub = SUBSCRIPTION.lock().unwrap_or_else(|e| e.into_inner());
     if sub.is_none() {
-        *sub = rosrust::subscribe("/clock", 1, |m: Clock| {
+        // A direct subscription: a deadline that a `/clock` message passes (a hold-off
+        // window's end) is seen on the thread that read the message, not after rosrust's
+        // fan-out and callback threads.
+        *sub = crate::direct::subscribe("/clock", |m: Clock, _| {
             if let Some(c) = SIM.get().and_then(Option::as_ref) {
                 *c.latest.lock().unwrap_or_else(|e| e.into_inner()) = to_core(m.clock);
                 c.changed.notify_all();
@@ -69,9 +72,9 @@ pub fn is_sim_time() -> bool {
 
 /// ROS now: the latest `/clock` under sim time (zero before the first one), else wall time.
 ///
-/// Our `/clock` handler shares rosrust's connection, which rosrust opened at `init`: a
-/// latched clock message (a paused simulator) reached only rosrust's handler. Until ours
-/// has seen a message, rosrust's sim clock is the answer.
+/// Our `/clock` subscription links to the clock's publisher a moment after rosrust's own
+/// (opened at `init`), and a latched clock message (a paused simulator) may have reached
+/// only rosrust's. Until ours has seen a message, rosrust's sim clock is the answer.
 pub fn now() -> Time {
     match sim_clock() {
         Some(c) => {

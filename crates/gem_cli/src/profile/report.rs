@@ -369,9 +369,10 @@ impl Report<'_> {
         let _ = writeln!(
             md,
             "## Samples received before their chain's start\n\n\
-             {} of {samples} link samples. Every link arrives on its own TCP connection and \
-             subscriber thread, so when the profiler's subscription to the cause lags (a \
-             descheduled thread, CPU steal) an effect can be received first. They stay in the \
+             {} of {samples} link samples. Every link arrives on its own TCP connection: a \
+             publisher writes a message to its subscribers one after the other, so when it is \
+             preempted between two writes (by a subscriber it just woke, or CPU steal) an \
+             effect can reach the profiler's socket before its cause. They stay in the \
              statistics above as measured.\n",
             early.len()
         );
