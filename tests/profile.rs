@@ -117,26 +117,30 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
         "{waits:?}"
     );
     assert!(md.contains("arrival timestamps"), "{md}");
-    // The fault chain's nodes (and the clock's source) run at the default SCHED_FIFO 20,
-    // every thread of them, when
-    // this machine permits it (the profiler's own policy tells); else all run normally.
+    // The fault chain's nodes run at the default SCHED_FIFO 20 (signal sources +2, state
+    // manager and controller +1), every thread of them, when this machine permits it (the
+    // profiler's own policy tells); else all run normally.
     let s = &json["settings"];
     let fifo = s["profiler_scheduling"] == "SCHED_FIFO 20";
     let policy_of = |node: &str| {
         s["suite_scheduling"]
             .as_array()
             .and_then(|a| a.iter().find(|p| p[0] == node))
-            .map(|p| p[1].clone())
+            .and_then(|p| p[1].as_str().map(str::to_owned))
     };
-    for node in [
-        "/mock_signals",
-        "/state_manager",
-        "/controller",
-        "/task_planner",
-        "/gem_sim",
+    for (node, priority) in [
+        ("/mock_signals", 22),
+        ("/gem_sim", 22),
+        ("/state_manager", 21),
+        ("/controller", 21),
+        ("/task_planner", 20),
     ] {
-        let expected = if fifo { "SCHED_FIFO 20" } else { "SCHED_OTHER" };
-        assert_eq!(policy_of(node), Some(expected.into()), "{node}: {s}");
+        let expected = if fifo {
+            format!("SCHED_FIFO {priority}")
+        } else {
+            "SCHED_OTHER".to_owned()
+        };
+        assert_eq!(policy_of(node), Some(expected), "{node}: {s}");
     }
     let periods = json["periods"].as_array().expect("periods");
     assert!(
