@@ -140,7 +140,10 @@ pub fn describe(pid: u32) -> String {
         many => format!(
             "mixed ({})",
             many.iter()
-                .map(|(p, n)| format!("{n} threads {}", name(*p)))
+                .map(|(p, n)| {
+                    let threads = if *n == 1 { "thread" } else { "threads" };
+                    format!("{n} {threads} {}", name(*p))
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -197,6 +200,11 @@ mod tests {
             if granted {
                 // Without it the program inherits the thread's policy.
                 assert_eq!(plain, Some(("SCHED_FIFO", 1)));
+                let here = describe(std::process::id());
+                assert!(
+                    here.starts_with("mixed (") && here.contains("1 thread SCHED_FIFO 1"),
+                    "{here}"
+                );
                 let param = libc::sched_param { sched_priority: 0 };
                 // SAFETY: as above.
                 unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
@@ -213,7 +221,14 @@ mod tests {
         assert_eq!(policy_of(std::process::id()), Some(("SCHED_OTHER", 0)));
         let threads = thread_policies(std::process::id());
         assert!(!threads.is_empty());
-        assert_eq!(describe(std::process::id()), "SCHED_OTHER");
+        // Another test may hold one of this process's threads at SCHED_FIFO for a moment.
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        assert_eq!(describe(child.id()), "SCHED_OTHER");
+        child.kill().ok();
+        child.wait().ok();
         assert_eq!(describe(u32::MAX), "unknown");
     }
 }

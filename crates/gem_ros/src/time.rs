@@ -92,14 +92,16 @@ pub fn now() -> Time {
 /// Under wall time, what a [`Waker`] notifies (under sim time it is the clock's own).
 static WALL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
 
-/// Blocks for up to `max_wall` of wall time, until the ROS clock moves (under sim time) or
-/// until a [`Waker`] wakes the caller, whichever is first; `ready` is checked under the
-/// same lock a waker takes, so a wake-up cannot slip in between check and wait.
-fn wait_for_clock_or(max_wall: Duration, ready: impl Fn() -> bool) {
+/// Blocks for up to `max_wall` of wall time, until the ROS clock moves on from `seen` (the
+/// time the caller last read; under sim time) or until a [`Waker`] wakes the caller,
+/// whichever is first. Both are checked under the lock the clock's update and a waker
+/// take, so neither can slip in between the caller's check and the wait: a clock message
+/// that arrived after the caller read `seen` returns at once, not after `max_wall`.
+fn wait_for_clock_or(max_wall: Duration, seen: Time, ready: impl Fn() -> bool) {
     match sim_clock() {
         Some(c) => {
             let guard = c.latest.lock().unwrap_or_else(|e| e.into_inner());
-            if !ready() {
+            if !ready() && !clock_moved(*guard, seen) {
                 let _ = c.changed.wait_timeout(guard, max_wall);
             }
         }
@@ -112,8 +114,14 @@ fn wait_for_clock_or(max_wall: Duration, ready: impl Fn() -> bool) {
     }
 }
 
-fn wait_for_clock(max_wall: Duration) {
-    wait_for_clock_or(max_wall, || false);
+fn wait_for_clock(max_wall: Duration, seen: Time) {
+    wait_for_clock_or(max_wall, seen, || false);
+}
+
+/// Whether our `/clock` value `latest` differs from the `seen` time a caller read (zero:
+/// no message yet, which [`now`] answers from rosrust's clock: not a move).
+fn clock_moved(latest: Time, seen: Time) -> bool {
+    !latest.is_zero() && latest != seen
 }
 
 /// Wakes a [`Ticker`] (with [`Wake::Event`]) from another thread, e.g. when an action
@@ -154,7 +162,7 @@ pub fn wait_for_valid_time() -> bool {
         if !rosrust::is_ok() {
             return false;
         }
-        wait_for_clock(Duration::from_millis(100));
+        wait_for_clock(Duration::from_millis(100), Time::ZERO);
     }
     true
 }
@@ -272,7 +280,7 @@ impl Ticker {
             }
             let wake_at = deadline.map_or(self.next, |d| d.min(self.next));
             let waker = self.waker.clone();
-            wait_for_clock_or(wake_at.saturating_since(now).min(MAX_NAP), || {
+            wait_for_clock_or(wake_at.saturating_since(now).min(MAX_NAP), now, || {
                 waker.as_ref().is_some_and(Waker::is_set)
             });
         }
@@ -312,4 +320,22 @@ pub enum Wake {
     Deadline(Time),
     /// The ticker's [`Waker`] was woken.
     Event(Time),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clock_message_after_the_callers_read_ends_the_wait_at_once() {
+        let t = |ms: u64| Time::from_nanos(ms * 1_000_000);
+        // The clock moved on after the caller read 10 ms: no wait (the lost wake-up).
+        assert!(clock_moved(t(20), t(10)));
+        // Nothing new: wait for the next message.
+        assert!(!clock_moved(t(10), t(10)));
+        // No message of ours yet (the caller read rosrust's clock): wait as well.
+        assert!(!clock_moved(Time::ZERO, t(10)));
+        // A simulator reset moved the clock back: that is a move too.
+        assert!(clock_moved(t(5), t(10)));
+    }
 }
