@@ -213,6 +213,14 @@ fn bad_arguments_are_refused_before_anything_starts() {
         ),
         (&["profile", "--speedup", "0"][..], "--speedup must be > 0"),
         (
+            &["profile", "--settle-s=-1"][..],
+            "--settle-s must be within 0..60 s",
+        ),
+        (
+            &["profile", "--settle-s", "nan"][..],
+            "--settle-s must be within 0..60 s",
+        ),
+        (
             &["profile", "--speedup", "nan"][..],
             "--speedup must be > 0",
         ),

@@ -68,6 +68,10 @@ pub struct Args {
     /// `--launch-arg controller:=stanley`.
     #[arg(long = "launch-arg", value_name = "NAME:=VALUE")]
     launch_args: Vec<String>,
+    /// Simulated seconds each hold-off window runs at 1× before its deadline, after the
+    /// fast-forward (the links are measured at 1×; the machine settles from the burst).
+    #[arg(long, default_value_t = 0.5)]
+    settle_s: f64,
     /// Wall seconds a chain may take beyond its hold-off window before the run fails.
     #[arg(long, default_value_t = 5.0)]
     chain_timeout_s: f64,
@@ -258,10 +262,6 @@ struct Profiler<'a> {
 
 const NOMINAL_WAIT: Duration = Duration::from_secs(30);
 
-/// How long (sim time) before a hold-off deadline the simulator is back at 1×: the
-/// reconfigure call takes a few ms of wall time, i.e. tens of ms of sim time at 10×.
-const SLOW_DOWN_BEFORE: Duration = Duration::from_millis(500);
-
 impl Profiler<'_> {
     fn say(&self, text: &str) {
         if self.tty {
@@ -389,7 +389,7 @@ impl Profiler<'_> {
         }
     }
 
-    /// Runs the armed run's hold-off window at `--speedup` up to [`SLOW_DOWN_BEFORE`] ahead
+    /// Runs the armed run's hold-off window at `--speedup` up to `--settle-s` ahead
     /// of its deadline, then returns to 1×.
     fn fast_forward(&self) -> anyhow::Result<()> {
         let mut deadline = None;
@@ -402,7 +402,7 @@ impl Profiler<'_> {
         };
         let slow_at = gem_core::time::Time::from_nanos(
             due.as_nanos()
-                .saturating_sub(SLOW_DOWN_BEFORE.as_nanos() as u64),
+                .saturating_sub(Duration::from_secs_f64(self.args.settle_s).as_nanos() as u64),
         );
         self.set_speedup(self.args.speedup)?;
         let window = self.watch.lock().sim;
@@ -459,6 +459,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.speedup.is_finite() && args.speedup > 0.0,
         "--speedup must be > 0"
+    );
+    anyhow::ensure!(
+        args.settle_s.is_finite() && (0.0..=60.0).contains(&args.settle_s),
+        "--settle-s must be within 0..60 s"
     );
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
