@@ -2,10 +2,11 @@
 //!
 //! On a busy machine a normally scheduled thread that becomes runnable waits for the
 //! time slices of everything else runnable on its CPU; a `SCHED_FIFO` thread preempts
-//! them at once. The state manager and the controller's safety gate are the reason a fault
-//! stops the car, so `integration_run.launch` gives them a real-time priority through
-//! [`ENV`]. It needs root, `CAP_SYS_NICE` or an `rtprio` limit; without it the node runs
-//! normally and says so. The kernel's real-time throttling (by default 5 % of every
+//! them at once. `integration_run.launch` (`rt_priority`) gives the nodes a fault travels
+//! through a real-time priority through [`ENV`]: the signal sources highest (a message
+//! reaches all its subscribers before any of them runs), then the state manager and the
+//! controller's safety gate, then the planner. It needs root, `CAP_SYS_NICE` or an
+//! `rtprio` limit; without it the node runs normally and says so. The kernel's real-time throttling (by default 5 % of every
 //! second stays with normal threads) bounds what a runaway thread could take.
 
 /// The environment variable naming a node's `SCHED_FIFO` priority (1–99); unset, empty
