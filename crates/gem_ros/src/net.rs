@@ -9,6 +9,18 @@
 
 use std::time::Duration;
 
+/// The inode of the socket a `/proc/<pid>/fd/<n>` entry points at (`socket:[inode]`);
+/// `None` for other descriptors or a closed one.
+pub fn socket_inode(fd_entry: &std::path::Path) -> Option<u64> {
+    let target = std::fs::read_link(fd_entry).ok()?;
+    target
+        .to_str()?
+        .strip_prefix("socket:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
 /// Sets `TCP_NODELAY` on every TCP socket the process holds; returns how many accepted
 /// it. Other descriptors refuse the option and are left as they are.
 pub fn set_nodelay_on_all_sockets() -> usize {
@@ -17,8 +29,7 @@ pub fn set_nodelay_on_all_sockets() -> usize {
     };
     let mut set = 0;
     for entry in dir.flatten() {
-        let is_socket = std::fs::read_link(entry.path())
-            .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"));
+        let is_socket = socket_inode(&entry.path()).is_some();
         let Some(fd) = entry
             .file_name()
             .to_str()

@@ -147,11 +147,7 @@ fn socket_inodes(pid: u32) -> std::collections::HashSet<u64> {
         return Default::default();
     };
     fds.flatten()
-        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
-        .filter_map(|l| {
-            let l = l.to_string_lossy().into_owned();
-            l.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
-        })
+        .filter_map(|fd| gem_ros::net::socket_inode(&fd.path()))
         .collect()
 }
 
@@ -161,20 +157,18 @@ fn unread_bytes(inodes: &std::collections::HashSet<u64>) -> u64 {
     ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
         .filter_map(|f| std::fs::read_to_string(f).ok())
-        .flat_map(|table| {
+        .map(|table| {
             table
                 .lines()
                 .skip(1)
                 .filter_map(|line| {
                     let cols: Vec<&str> = line.split_whitespace().collect();
-                    let inode: u64 = cols.get(9)?.parse().ok()?;
-                    let rx = cols.get(4)?.split_once(':')?.1;
-                    inodes
-                        .contains(&inode)
-                        .then(|| u64::from_str_radix(rx, 16).ok())
-                        .flatten()
+                    if !inodes.contains(&cols.get(9)?.parse().ok()?) {
+                        return None;
+                    }
+                    u64::from_str_radix(cols.get(4)?.split_once(':')?.1, 16).ok()
                 })
-                .collect::<Vec<_>>()
+                .sum::<u64>()
         })
         .sum()
 }
@@ -192,12 +186,8 @@ mod tests {
         let mut tx = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (mut rx, _) = listener.accept().unwrap();
         let inode = |s: &std::net::TcpStream| {
-            let link = std::fs::read_link(format!("/proc/self/fd/{}", s.as_raw_fd())).unwrap();
-            let l = link.to_string_lossy().into_owned();
-            l.trim_start_matches("socket:[")
-                .trim_end_matches(']')
-                .parse::<u64>()
-                .unwrap()
+            let fd = format!("/proc/self/fd/{}", s.as_raw_fd());
+            gem_ros::net::socket_inode(std::path::Path::new(&fd)).unwrap()
         };
         let mine: std::collections::HashSet<u64> = [inode(&rx)].into();
         assert!(socket_inodes(std::process::id()).contains(&inode(&rx)));
