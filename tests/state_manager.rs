@@ -258,6 +258,69 @@ fn rt_priority_from_the_environment_and_a_bad_value_named() {
     assert_eq!(policy(&node), ("SCHED_OTHER", 0));
 }
 
+/// Regression: with the clock paused exactly at the end of a GPS hold-off window (the
+/// rule fires 1 ns later, so only the next `/clock` can fire it), the node must wait for
+/// that message. Its timer loop used to take the 1 ns of simulated time left as a wall
+/// timeout and spin, a whole core (at real-time priority, in the profile) until the clock
+/// moved. Over a one-second window of wall time the node now uses almost no CPU.
+#[test]
+fn waits_for_the_clock_at_a_hold_off_deadline_without_spinning() {
+    let ros = ros();
+    let (node, mut d) = start(&ros, &[]);
+    let fail = |e: String| -> ! { panic!("{e}\n{}", node.output()) };
+    d.nominal().unwrap_or_else(|e| fail(e));
+    d.inputs.gps = Some(200.0);
+    d.step().unwrap_or_else(|e| fail(e));
+    let last_good = d.now_ns();
+    d.inputs.gps = Some(200.1);
+    let at_end = d
+        .step_to(last_good + secs(15.0))
+        .unwrap_or_else(|e| fail(e));
+    expect(&Ok(at_end), 0, "GPS bad for exactly 15.0 s", &node);
+    let pid = node.pid().expect("node running");
+    let (before, wall) = (activity(pid), Instant::now());
+    // A measuring window, not a synchronisation: nothing is expected to happen in it.
+    std::thread::sleep(Duration::from_secs(1));
+    let after = activity(pid);
+    let window = wall.elapsed().as_secs_f64();
+    let (cpu, wakeups) = (after.0 - before.0, after.1 - before.1);
+    // Waiting: a few wake-ups per second (shutdown checks, discovery). The old loop either
+    // polled (~10^4 wake-ups/s at normal scheduling, where a 1 ns timeout still sleeps for
+    // the timer slack) or spun outright (real-time priority: no slack, a whole core).
+    assert!(
+        cpu < 0.25 * window && wakeups < 1000,
+        "with the clock paused the state manager used {cpu:.2} s of CPU and woke {wakeups} \
+         times in {window:.2} s\n{}",
+        node.output()
+    );
+    // The next clock message fires the rule.
+    expect(&d.step(), S::ERROR_GPS_LOST, "GPS bad for 15.1 s", &node);
+}
+
+/// CPU time (user + system, seconds) and context switches (voluntary + involuntary, all
+/// threads) of process `pid` so far, from `/proc`.
+fn activity(pid: u32) -> (f64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
+    // Fields after the parenthesised command name: state is the first, utime the 12th.
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut switches = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc/<pid>/task") {
+        // A thread may end between the listing and the read.
+        let status =
+            std::fs::read_to_string(task.unwrap().path().join("status")).unwrap_or_default();
+        switches += status
+            .lines()
+            .filter(|l| l.contains("ctxt_switches:"))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    (ticks / hz, switches)
+}
+
 #[test]
 fn sigint_shuts_down_cleanly_even_with_the_clock_paused() {
     let ros = ros();

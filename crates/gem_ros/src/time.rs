@@ -280,10 +280,34 @@ impl Ticker {
             }
             let wake_at = deadline.map_or(self.next, |d| d.min(self.next));
             let waker = self.waker.clone();
-            wait_for_clock_or(wake_at.saturating_since(now).min(MAX_NAP), now, || {
+            wait_for_clock_or(nap(clock_notifies(), now, wake_at), now, || {
                 waker.as_ref().is_some_and(Waker::is_set)
             });
         }
+    }
+}
+
+/// Whether ROS time moves only with our `/clock` messages, each of which notifies the
+/// waiters (false under wall time, and under sim time until our subscription has a message
+/// and [`now`] still answers from rosrust's clock).
+fn clock_notifies() -> bool {
+    sim_clock().is_some_and(|c| !c.latest.lock().unwrap_or_else(|e| e.into_inner()).is_zero())
+}
+
+/// How long (wall time) a ticker at ROS time `now` sleeps for a wake-up due at `wake_at`.
+///
+/// Under wall time, until then (at most [`MAX_NAP`]). When ROS time moves only with our
+/// `/clock` messages (`clock_notifies`), every arrival ends the wait: the gap to `wake_at`
+/// in simulated time says nothing about wall time, so the ticker sleeps until the clock
+/// moves (at most [`MAX_NAP`]). Sleeping for the gap instead was a busy loop: a deadline
+/// just after a clock value (a hold-off window ends 1 ns after its last good stamp plus
+/// the window) left 1 ns to wait, over and over, for a whole clock period — one CPU spun
+/// at the node's priority before every hold-off fault.
+fn nap(clock_notifies: bool, now: Time, wake_at: Time) -> Duration {
+    if clock_notifies {
+        MAX_NAP
+    } else {
+        wake_at.saturating_since(now).min(MAX_NAP)
     }
 }
 
@@ -337,5 +361,19 @@ mod tests {
         assert!(!clock_moved(Time::ZERO, t(10)));
         // A simulator reset moved the clock back: that is a move too.
         assert!(clock_moved(t(5), t(10)));
+    }
+
+    #[test]
+    fn under_sim_time_a_ticker_naps_until_the_clock_moves_not_for_the_simulated_gap() {
+        let t = |ns: u64| Time::from_nanos(ns);
+        let now = t(15_000_000_000);
+        // A hold-off deadline 1 ns after the current clock value: under sim time only the
+        // next /clock message can reach it (and ends the nap); no 1 ns busy loop.
+        assert_eq!(nap(true, now, t(15_000_000_001)), MAX_NAP);
+        // Under wall time the wall clock itself reaches it.
+        assert_eq!(nap(false, now, t(15_000_000_001)), Duration::from_nanos(1));
+        // Far deadlines are capped, so shutdown is noticed.
+        assert_eq!(nap(false, now, t(60_000_000_000)), MAX_NAP);
+        assert_eq!(nap(false, now, now), Duration::ZERO);
     }
 }
