@@ -7,6 +7,7 @@
 use gem_e2e::sm_scenarios::{self as sc, secs, Driver, Scenario};
 use gem_e2e::{ros, wait_until, NodeProc, RosGuard};
 use gem_msgs::gem_state_msgs::SystemStateStamped as S;
+use gem_ros::procfs;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -300,25 +301,18 @@ fn waits_for_the_clock_at_a_hold_off_deadline_without_spinning() {
 /// CPU time (user + system, seconds) and context switches (voluntary + involuntary, all
 /// threads) of process `pid` so far, from `/proc`.
 fn activity(pid: u32) -> (f64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
-    // Fields after the parenthesised command name: state is the first, utime the 12th.
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let cpu = procfs::cpu_ticks(pid).expect("/proc/<pid>/stat") as f64 / procfs::ticks_per_second();
     let mut switches = 0;
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc/<pid>/task") {
         // A thread may end between the listing and the read.
         let status =
             std::fs::read_to_string(task.unwrap().path().join("status")).unwrap_or_default();
-        switches += status
-            .lines()
-            .filter(|l| l.contains("ctxt_switches:"))
-            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        switches += ["voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"]
+            .iter()
+            .filter_map(|name| procfs::status_field(&status, name))
             .sum::<u64>();
     }
-    (ticks / hz, switches)
+    (cpu, switches)
 }
 
 #[test]

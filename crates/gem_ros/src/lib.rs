@@ -16,6 +16,7 @@ pub mod net;
 pub mod node;
 pub mod params;
 pub mod processed;
+pub mod procfs;
 pub mod realtime;
 pub mod service;
 pub mod time;

@@ -152,8 +152,8 @@ pub fn describe(pid: u32) -> String {
 }
 
 fn policy_in(stat_file: &str) -> Option<(&'static str, u32)> {
-    let stat = std::fs::read_to_string(stat_file).ok()?;
-    let f: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
+    let f = crate::procfs::stat_fields(stat_file)?;
+    // rt_priority and policy: fields 40 and 41.
     let rt_priority = f.get(37)?.parse().ok()?;
     let name = match f.get(38)?.parse::<i32>().ok()? {
         libc::SCHED_OTHER => "SCHED_OTHER",

@@ -1,6 +1,7 @@
 //! Resource figures of the running nodes: CPU time and resident memory from `/proc`
 //! (Linux; the nodes must run on this machine), sampled once a second over a window.
 
+use gem_ros::procfs;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -46,33 +47,12 @@ pub fn steal_percent(from: Option<(u64, u64)>, to: Option<(u64, u64)>) -> Option
 
 /// CPU ticks (user + system) and resident KiB and threads of `pid`.
 fn sample(pid: u32) -> Option<(u64, u64, u64)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the parenthesised command name (which may hold spaces).
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 here (0-based 11, 12).
-    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| -> Option<u64> {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))?
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
-    };
-    Some((ticks, field("VmRSS:")?, field("Threads:")?))
-}
-
-fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf only reads a system constant.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 {
-        t as f64
-    } else {
-        100.0
-    }
+    Some((
+        procfs::cpu_ticks(pid)?,
+        procfs::status_field(&status, "VmRSS:")?,
+        procfs::status_field(&status, "Threads:")?,
+    ))
 }
 
 /// Samples `nodes` (name, pid) once a second for `window`, calling `tick` with the elapsed
@@ -101,7 +81,7 @@ pub fn measure(
         tick(start.elapsed());
     }
     let seconds = start.elapsed().as_secs_f64();
-    let hz = ticks_per_second();
+    let hz = procfs::ticks_per_second();
     nodes
         .iter()
         .enumerate()
