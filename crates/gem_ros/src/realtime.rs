@@ -6,8 +6,9 @@
 //! through a real-time priority through [`ENV`]: the signal sources highest (a message
 //! reaches all its subscribers before any of them runs), then the state manager and the
 //! controller's safety gate, then the planner. It needs root, `CAP_SYS_NICE` or an
-//! `rtprio` limit; without it the node runs normally and says so. The kernel's real-time throttling (by default 5 % of every
-//! second stays with normal threads) bounds what a runaway thread could take.
+//! `rtprio` limit; without it the node runs normally and says so. The kernel's real-time
+//! throttling (by default 5 % of every second stays with normal threads) bounds what a
+//! runaway thread could take.
 
 /// The environment variable naming a node's `SCHED_FIFO` priority (1–99); unset, empty
 /// or `0`: normal scheduling.

@@ -92,30 +92,33 @@ pub fn now() -> Time {
 /// Under wall time, what a [`Waker`] notifies (under sim time it is the clock's own).
 static WALL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
 
-/// Blocks for up to `max_wall` of wall time, until the ROS clock moves on from `seen` (the
-/// time the caller last read; under sim time) or until a [`Waker`] wakes the caller,
-/// whichever is first. Both are checked under the lock the clock's update and a waker
-/// take, so neither can slip in between the caller's check and the wait: a clock message
-/// that arrived after the caller read `seen` returns at once, not after `max_wall`.
-fn wait_for_clock_or(max_wall: Duration, seen: Time, ready: impl Fn() -> bool) {
+/// Blocks until the ROS clock moves on from `seen` (the time the caller last read; under
+/// sim time), until a [`Waker`] wakes the caller, or for the wall time [`nap`] allows for
+/// a wake-up `gap` of ROS time ahead, whichever is first. Both are checked under the lock
+/// the clock's update and a waker take, so neither can slip in between the caller's check
+/// and the wait: a clock message that arrived after the caller read `seen` returns at once.
+fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
     match sim_clock() {
         Some(c) => {
             let guard = c.latest.lock().unwrap_or_else(|e| e.into_inner());
             if !ready() && !clock_moved(*guard, seen) {
-                let _ = c.changed.wait_timeout(guard, max_wall);
+                // Zero: no message of ours yet, `now` follows rosrust's clock, which does
+                // not notify us.
+                let notifies = !guard.is_zero();
+                let _ = c.changed.wait_timeout(guard, nap(notifies, gap));
             }
         }
         None => {
             let guard = WALL.0.lock().unwrap_or_else(|e| e.into_inner());
             if !ready() {
-                let _ = WALL.1.wait_timeout(guard, max_wall);
+                let _ = WALL.1.wait_timeout(guard, nap(false, gap));
             }
         }
     }
 }
 
-fn wait_for_clock(max_wall: Duration, seen: Time) {
-    wait_for_clock_or(max_wall, seen, || false);
+fn wait_for_clock(gap: Duration, seen: Time) {
+    wait_for_clock_or(gap, seen, || false);
 }
 
 /// Whether our `/clock` value `latest` differs from the `seen` time a caller read (zero:
@@ -162,7 +165,7 @@ pub fn wait_for_valid_time() -> bool {
         if !rosrust::is_ok() {
             return false;
         }
-        wait_for_clock(Duration::from_millis(100), Time::ZERO);
+        wait_for_clock(MAX_NAP, Time::ZERO);
     }
     true
 }
@@ -280,34 +283,27 @@ impl Ticker {
             }
             let wake_at = deadline.map_or(self.next, |d| d.min(self.next));
             let waker = self.waker.clone();
-            wait_for_clock_or(nap(clock_notifies(), now, wake_at), now, || {
+            wait_for_clock_or(wake_at.saturating_since(now), now, || {
                 waker.as_ref().is_some_and(Waker::is_set)
             });
         }
     }
 }
 
-/// Whether ROS time moves only with our `/clock` messages, each of which notifies the
-/// waiters (false under wall time, and under sim time until our subscription has a message
-/// and [`now`] still answers from rosrust's clock).
-fn clock_notifies() -> bool {
-    sim_clock().is_some_and(|c| !c.latest.lock().unwrap_or_else(|e| e.into_inner()).is_zero())
-}
-
-/// How long (wall time) a ticker at ROS time `now` sleeps for a wake-up due at `wake_at`.
+/// Wall time to sleep for a wake-up `gap` of ROS time ahead, at most [`MAX_NAP`] (so
+/// shutdown is noticed).
 ///
-/// Under wall time, until then (at most [`MAX_NAP`]). When ROS time moves only with our
-/// `/clock` messages (`clock_notifies`), every arrival ends the wait: the gap to `wake_at`
-/// in simulated time says nothing about wall time, so the ticker sleeps until the clock
-/// moves (at most [`MAX_NAP`]). Sleeping for the gap instead was a busy loop: a deadline
-/// just after a clock value (a hold-off window ends 1 ns after its last good stamp plus
-/// the window) left 1 ns to wait, over and over, for a whole clock period — one CPU spun
-/// at the node's priority before every hold-off fault.
-fn nap(clock_notifies: bool, now: Time, wake_at: Time) -> Duration {
+/// Under wall time, the gap. When ROS time moves only with our `/clock` messages
+/// (`clock_notifies`), each of which ends the wait, the gap in simulated time says nothing
+/// about wall time: sleep until the clock moves. Sleeping for the gap instead was a busy
+/// loop: a deadline just after a clock value (a hold-off window ends 1 ns after its last
+/// good stamp plus the window) left 1 ns to wait, over and over, for a whole clock period:
+/// one CPU spun at the node's priority before every hold-off fault.
+fn nap(clock_notifies: bool, gap: Duration) -> Duration {
     if clock_notifies {
         MAX_NAP
     } else {
-        wake_at.saturating_since(now).min(MAX_NAP)
+        gap.min(MAX_NAP)
     }
 }
 
@@ -365,15 +361,18 @@ mod tests {
 
     #[test]
     fn under_sim_time_a_ticker_naps_until_the_clock_moves_not_for_the_simulated_gap() {
-        let t = |ns: u64| Time::from_nanos(ns);
-        let now = t(15_000_000_000);
+        let (now, deadline) = (
+            Time::from_nanos(15_000_000_000),
+            Time::from_nanos(15_000_000_001),
+        );
+        let gap = deadline.saturating_since(now);
         // A hold-off deadline 1 ns after the current clock value: under sim time only the
         // next /clock message can reach it (and ends the nap); no 1 ns busy loop.
-        assert_eq!(nap(true, now, t(15_000_000_001)), MAX_NAP);
+        assert_eq!(nap(true, gap), MAX_NAP);
         // Under wall time the wall clock itself reaches it.
-        assert_eq!(nap(false, now, t(15_000_000_001)), Duration::from_nanos(1));
+        assert_eq!(nap(false, gap), Duration::from_nanos(1));
         // Far deadlines are capped, so shutdown is noticed.
-        assert_eq!(nap(false, now, t(60_000_000_000)), MAX_NAP);
-        assert_eq!(nap(false, now, now), Duration::ZERO);
+        assert_eq!(nap(false, Duration::from_secs(45)), MAX_NAP);
+        assert_eq!(nap(false, Duration::ZERO), Duration::ZERO);
     }
 }
