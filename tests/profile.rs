@@ -5,6 +5,8 @@
 //! medians, up to the receive skew between two connections (`RECEIPT_SKEW_MS`); a lagging
 //! subscription can deliver a single effect a little before its cause, which the report
 //! counts (never by more than `PAIRING_BOUND_MS`).
+//! The stall probes run through the rounds and the report splits every fault chain by
+//! whether a CPU stall overlapped it.
 //! `--record` leaves one bag per injection holding its chain. Bad arguments are refused
 //! before anything starts.
 
@@ -159,6 +161,32 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
         let body = std::fs::read_to_string(out.join(svg)).expect("figure written");
         assert!(body.contains("<svg") && body.len() > 2000, "{svg}");
     }
+    // The stall probes ran on every CPU through the rounds (where SCHED_FIFO is allowed),
+    // and every fault chain is split by whether a stall overlapped it.
+    let probes = &json["stall_probes"];
+    assert!(md.contains("## CPU stalls during the rounds"), "{md}");
+    if fifo {
+        assert_eq!(probes["off"], serde_json::Value::Null, "{probes}");
+        let cpus = probes["cpus"].as_u64().expect("cpus");
+        assert!(cpus >= 1, "{probes}");
+        // 1 kHz per CPU over the rounds: far more than one wake-up per CPU per 10 ms, even
+        // after long stalls.
+        let rounds_s = s["injection_wall_s"].as_f64().expect("rounds' wall time");
+        let wakeups = probes["wakeups"].as_u64().expect("wake-ups") as f64;
+        assert!(wakeups > rounds_s * 100.0 * cpus as f64, "{probes}");
+        for link in ["system_error", "zero_command"] {
+            let split = &probes[link];
+            let n = |k: &str| split[k].as_u64().expect("a count");
+            assert_eq!(n("events"), (RUNS * FaultKind::ALL.len()) as u64, "{split}");
+            assert!(n("overlapped") <= n("events") && n("above_overlapped") <= n("above"));
+        }
+        for stall in probes["stalls"].as_array().expect("stall list") {
+            let (from, to) = (stall["from_s"].as_f64(), stall["to_s"].as_f64());
+            assert!(from < to && stall["cpu"].as_u64() < Some(cpus), "{stall}");
+        }
+    } else {
+        assert!(probes["off"].as_str().is_some(), "{probes}");
+    }
 }
 
 #[test]
@@ -223,6 +251,10 @@ fn bad_arguments_are_refused_before_anything_starts() {
         (
             &["profile", "--speedup", "nan"][..],
             "--speedup must be > 0",
+        ),
+        (
+            &["profile", "--stall-probe-us", "2000000"][..],
+            "--stall-probe-us",
         ),
     ] {
         let o = gemctl(args, Duration::from_secs(30));

@@ -18,6 +18,7 @@ pub mod overlay;
 pub mod planner;
 pub mod profile;
 pub mod scenario;
+pub mod stalls;
 pub mod state_manager;
 pub mod stats;
 pub mod time;

@@ -637,6 +637,20 @@ pub fn check(runs: &[RunRecord]) -> Vec<String> {
     problems
 }
 
+/// Every `direction` run's `link` as an event: (its chain's start and the link's arrival,
+/// wall seconds since the profiler's epoch; the latency, ms). For
+/// [`crate::stalls::Split`].
+pub fn link_events(runs: &[RunRecord], direction: Direction, link: Link) -> Vec<(f64, f64, f64)> {
+    runs.iter()
+        .filter(|r| r.direction == direction)
+        .filter_map(|r| {
+            let start = r.links.first()?.at.wall_s;
+            let s = r.links.iter().find(|s| s.link == link)?;
+            Some((start.min(s.at.wall_s), start.max(s.at.wall_s), s.wall_ms))
+        })
+        .collect()
+}
+
 /// Samples that reached the profiler before their chain's first link: (run, link, ms).
 /// Each link arrives on its own TCP connection and subscriber thread, so when one
 /// subscription lags (a descheduled thread, CPU steal on a virtual machine) an effect can
@@ -857,6 +871,20 @@ mod tests {
         runs.push(r.record(4).unwrap());
         assert!(check(&runs).is_empty(), "{:?}", check(&runs));
         assert_eq!(early_samples(&runs).len(), 1);
+    }
+
+    #[test]
+    fn link_events_span_from_the_chain_start_to_the_link() {
+        let rec = estop_fault_run().record(4).expect("complete");
+        let events = link_events(std::slice::from_ref(&rec), Direction::Fault, Link::SystemError);
+        assert_eq!(events.len(), 1);
+        let (from, to, ms) = events[0];
+        assert!(
+            (from - 0.1).abs() < 1e-9 && (to - 0.1003).abs() < 1e-9,
+            "{events:?}"
+        );
+        assert!((ms - 0.3).abs() < 1e-6);
+        assert!(link_events(&[rec], Direction::Recovery, Link::SystemError).is_empty());
     }
 
     #[test]

@@ -24,6 +24,7 @@
 mod record;
 mod report;
 mod resources;
+mod stalls;
 mod watch;
 
 use anyhow::{anyhow, bail, Context};
@@ -83,6 +84,12 @@ pub struct Args {
     /// every process runs normally and the report says so.
     #[arg(long, default_value_t = DEFAULT_RT_PRIORITY, value_parser = clap::value_parser!(i32).range(0..=99))]
     rt_priority: i32,
+    /// Period (µs) of the stall probes that run during the rounds: one thread per CPU,
+    /// pinned, at SCHED_FIFO 99; a wake-up more than 0.5 ms late is a stall of that CPU
+    /// (hypervisor steal), and the report says which events a stall overlapped. 0: no
+    /// probes.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    stall_probe_us: u64,
 }
 
 fn parse_fault(s: &str) -> Result<FaultKind, String> {
@@ -563,6 +570,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let recorder = args
         .record
         .then(|| record::Recorder::new(&out.join("bags")));
+    let probes = match args.stall_probe_us {
+        0 => Err("off (--stall-probe-us 0)".to_string()),
+        us => stalls::Monitor::start(watch.epoch(), Duration::from_micros(us)),
+    };
+    if let Err(e) = &probes {
+        p.say(&format!("stall probes: {e}"));
+    }
     let injections_started = Instant::now();
     steal.2 = resources::cpu_ticks();
     let (mut runs, mut failures) = (Vec::new(), Vec::new());
@@ -603,6 +617,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let injection_wall = injections_started.elapsed();
     steal.3 = resources::cpu_ticks();
+    let stalls = report::Stalls {
+        period_us: args.stall_probe_us,
+        seen: probes.map(|m| (m.cpus, m.stop())),
+    };
     if p.tty {
         println!();
     }
@@ -633,6 +651,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             resources::steal_percent(steal.2, steal.3),
         ),
         socket_wait_ms,
+        stalls,
     };
     report.write(&out)?;
     drop(subs);

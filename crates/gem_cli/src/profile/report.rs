@@ -6,9 +6,10 @@ use super::resources::NodeUsage;
 use super::{Args, Failure};
 use anyhow::{anyhow, Context};
 use gem_core::profile::{
-    early_samples, link_stats, run_label, Direction, FaultKind, Link, LinkStats, PeriodStats,
-    RunRecord,
+    early_samples, link_events, link_stats, run_label, Direction, FaultKind, Link, LinkStats,
+    PeriodStats, RunRecord,
 };
+use gem_core::stalls::{per_cpu, Split, Stall};
 use gem_core::stats::Summary;
 use plotters::prelude::*;
 use serde::Serialize;
@@ -39,6 +40,31 @@ pub struct Report<'a> {
     pub steal_percent: (Option<f64>, Option<f64>),
     /// How long the messages of the runs waited in the profiler's sockets (ms).
     pub socket_wait_ms: Vec<f64>,
+    /// What the stall probes saw during the rounds.
+    pub stalls: Stalls,
+}
+
+/// The stall probes' settings and findings (or why there are none).
+pub struct Stalls {
+    /// The probes' period, µs.
+    pub period_us: u64,
+    /// CPUs probed and what the probes saw, or why they did not run.
+    pub seen: Result<(usize, super::stalls::Seen), String>,
+}
+
+/// The stall probes in `profile.json`.
+#[derive(Serialize)]
+struct StallsJson<'a> {
+    period_us: u64,
+    threshold_ms: f64,
+    /// Why the probes did not run.
+    off: Option<&'a str>,
+    cpus: usize,
+    wakeups: u64,
+    /// Fault → /system_state ERROR and fault → zero command, split by stall overlap.
+    system_error: Option<Split>,
+    zero_command: Option<Split>,
+    stalls: &'a [Stall],
 }
 
 #[derive(Serialize)]
@@ -126,6 +152,7 @@ struct Json<'a> {
     failures: &'a [Failure],
     periods: &'a [(String, PeriodStats)],
     resources: &'a [NodeUsage],
+    stall_probes: StallsJson<'a>,
 }
 
 #[derive(Serialize)]
@@ -226,6 +253,98 @@ impl Report<'_> {
                deadline), every instant the kernel's arrival timestamp of a message on the \
                profiler's own subscriptions.\n";
         md
+    }
+
+    /// The fault chains' ERROR and zero-command latencies split by stall overlap.
+    fn splits(&self) -> Option<(Split, Split)> {
+        let (_, seen) = self.stalls.seen.as_ref().ok()?;
+        let split = |link, bound| {
+            Split::new(
+                &link_events(self.runs, Direction::Fault, link),
+                &seen.stalls,
+                bound,
+            )
+        };
+        Some((
+            split(Link::SystemError, SYSTEM_STATE_P99_MS),
+            split(Link::ZeroCommand, ZERO_COMMAND_P99_MS),
+        ))
+    }
+
+    fn stalls_json(&self) -> StallsJson<'_> {
+        let (off, cpus, wakeups, stalls) = match &self.stalls.seen {
+            Ok((cpus, seen)) => (None, *cpus, seen.wakeups, seen.stalls.as_slice()),
+            Err(e) => (Some(e.as_str()), 0, 0, &[][..]),
+        };
+        let (system_error, zero_command) = self.splits().unzip();
+        StallsJson {
+            period_us: self.stalls.period_us,
+            threshold_ms: super::stalls::THRESHOLD.as_secs_f64() * 1e3,
+            off,
+            cpus,
+            wakeups,
+            system_error,
+            zero_command,
+            stalls,
+        }
+    }
+
+    /// The stall section of `profile.md`.
+    fn stalls_markdown(&self) -> String {
+        let mut md = String::from(
+            "## CPU stalls during the rounds
+
+",
+        );
+        let (cpus, seen) = match &self.stalls.seen {
+            Ok(x) => x,
+            Err(e) => return md + &format!("No stall probes: {e}.\n\n"),
+        };
+        let rounds_ms = self.injection_wall.as_secs_f64() * 1e3;
+        let _ = writeln!(
+            md,
+            "A probe thread per CPU, pinned to it at SCHED_FIFO 99, asked to wake every {} µs \
+             ({} wake-ups in all). A wake-up more than {} ms late is a stall: for that long the \
+             CPU ran none of this machine's threads (the hypervisor ran another guest; or the \
+             kernel had interrupts off). A stall spans from the probe's previous wake-up to \
+             the late one.\n\n\
+             | CPU | stalls | stalled ms | % of the rounds | longest ms |\n|---|---|---|---|---|",
+            self.stalls.period_us,
+            seen.wakeups,
+            super::stalls::THRESHOLD.as_secs_f64() * 1e3
+        );
+        for (cpu, (n, total, longest)) in per_cpu(&seen.stalls, *cpus).into_iter().enumerate() {
+            let _ = writeln!(
+                md,
+                "| {cpu} | {n} | {total:.0} | {:.1} | {longest:.1} |",
+                100.0 * total / rounds_ms.max(1e-9)
+            );
+        }
+        if let Some((err, zero)) = self.splits() {
+            md += "\nWhich fault chains a stall of either CPU overlapped (from the fault's onset to the link):\n\n\
+                   | link | events | overlapped by a stall | above the bound | of those, overlapped | p99 all | p99 of the events no stall overlapped |\n\
+                   |---|---|---|---|---|---|---|\n";
+            for (name, bound, s) in [
+                ("fault → /system_state ERROR", SYSTEM_STATE_P99_MS, &err),
+                ("fault → speed < 0.01", ZERO_COMMAND_P99_MS, &zero),
+            ] {
+                let ms = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2}"));
+                let _ = writeln!(
+                    md,
+                    "| {name} | {} | {} | {} (> {bound} ms) | {} | {} | {} |",
+                    s.events,
+                    s.overlapped,
+                    s.above,
+                    s.above_overlapped,
+                    ms(s.p99_ms),
+                    ms(s.p99_clear_ms)
+                );
+            }
+            md +=
+                "\nThe verdicts above count every event; this split only says where the slow ones \
+                   came from. The probes add two wake-ups per millisecond to the machine's load.\n";
+        }
+        md + "\n"
     }
 
     fn verdicts(&self) -> String {
@@ -329,6 +448,7 @@ impl Report<'_> {
             }
             md += "\n";
         }
+        md += &self.stalls_markdown();
         md += "## Message periods (nominal window, 1×)\n\n";
         if self.periods.is_empty() {
             md += "Not measured (`--resources-s 0`).\n\n";
@@ -408,6 +528,7 @@ impl Report<'_> {
             failures: self.failures,
             periods: &self.periods,
             resources: &self.usage,
+            stall_probes: self.stalls_json(),
         };
         let json_file = out.join("profile.json");
         let f = std::fs::File::create(&json_file)
@@ -423,6 +544,18 @@ impl Report<'_> {
             "[profile] CPU steal during the rounds: {} (time the hypervisor ran other guests; it shows as outliers)",
             percent(self.steal_percent.1)
         );
+        match (&self.stalls.seen, self.splits()) {
+            (Ok((_, seen)), Some((err, _))) => println!(
+                "[profile] stall probes: {} stalls ({:.0} ms); {} of the {} fault → ERROR events above {SYSTEM_STATE_P99_MS} ms overlapped one; p99 of the events none overlapped: {}",
+                seen.stalls.len(),
+                seen.stalls.iter().map(Stall::ms).sum::<f64>(),
+                err.above_overlapped,
+                err.above,
+                err.p99_clear_ms.map_or("—".into(), |v| format!("{v:.2} ms"))
+            ),
+            (Err(e), _) => println!("[profile] stall probes: {e}"),
+            _ => {}
+        }
         println!(
             "[profile] wrote {}, {} and the figures",
             md_file.display(),

@@ -72,6 +72,11 @@ impl Watch {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The instant wall stamps count from.
+    pub fn epoch(&self) -> Instant {
+        self.epoch
+    }
+
     /// Seconds since the epoch.
     pub fn wall_s(&self, at: Instant) -> f64 {
         at.duration_since(self.epoch).as_secs_f64()
