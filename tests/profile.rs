@@ -256,6 +256,14 @@ fn bad_arguments_are_refused_before_anything_starts() {
             &["profile", "--stall-probe-us", "2000000"][..],
             "--stall-probe-us",
         ),
+        (
+            &["profile", "--launch-arg", "waypoints:=gem_track.csv"][..],
+            "write it waypoints=gem_track.csv",
+        ),
+        (
+            &["profile", "--launch-arg", "stanley"][..],
+            "expected NAME=VALUE",
+        ),
     ] {
         let o = gemctl(args, Duration::from_secs(30));
         let err = text(&o.stderr);

@@ -876,7 +876,11 @@ mod tests {
     #[test]
     fn link_events_span_from_the_chain_start_to_the_link() {
         let rec = estop_fault_run().record(4).expect("complete");
-        let events = link_events(std::slice::from_ref(&rec), Direction::Fault, Link::SystemError);
+        let events = link_events(
+            std::slice::from_ref(&rec),
+            Direction::Fault,
+            Link::SystemError,
+        );
         assert_eq!(events.len(), 1);
         let (from, to, ms) = events[0];
         assert!(

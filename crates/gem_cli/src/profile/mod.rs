@@ -65,9 +65,11 @@ pub struct Args {
     /// Also record one bag per injection (its fault and recovery chains) under OUT/bags.
     #[arg(long)]
     record: bool,
-    /// Extra `name:=value` arguments for integration_run.launch (repeatable), e.g.
-    /// `--launch-arg controller:=stanley`.
-    #[arg(long = "launch-arg", value_name = "NAME:=VALUE")]
+    /// Extra arguments for integration_run.launch (repeatable), e.g.
+    /// `--launch-arg controller=stanley`; passed to roslaunch as `NAME:=VALUE`. The
+    /// `NAME:=VALUE` form is accepted too while VALUE is a plain ROS name (rosrust reads
+    /// every `a:=b` on gemctl's own command line as a remapping).
+    #[arg(long = "launch-arg", value_name = "NAME=VALUE")]
     launch_args: Vec<String>,
     /// Simulated seconds each hold-off window runs at 1× before its deadline, after the
     /// fast-forward (the links are measured at 1×; the machine settles from the burst).
@@ -90,6 +92,32 @@ pub struct Args {
     /// probes.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     stall_probe_us: u64,
+}
+
+/// A `--launch-arg` as roslaunch takes it (`NAME:=VALUE`), from `NAME=VALUE` or from
+/// `NAME:=VALUE` when rosrust can read VALUE as a name: rosrust takes every `a:=b` on
+/// gemctl's command line for a remapping of its own node and refuses to start on one
+/// whose target holds other characters (a dot, a space).
+fn launch_arg(arg: &str) -> Result<String, String> {
+    let is_arg_name =
+        |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if let Some((name, value)) = arg.split_once(":=") {
+        let plain = value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_/~".contains(c));
+        return match (is_arg_name(name), plain) {
+            (true, true) => Ok(arg.to_owned()),
+            (false, _) => Err(format!("{name:?} is not a launch argument name")),
+            (true, false) => Err(format!(
+                "write it {name}={value}: rosrust would read {arg:?} on gemctl's own \
+                 command line as a remapping, and {value:?} is not a ROS name"
+            )),
+        };
+    }
+    match arg.split_once('=') {
+        Some((name, value)) if is_arg_name(name) => Ok(format!("{name}:={value}")),
+        _ => Err("expected NAME=VALUE, NAME an argument of integration_run.launch".into()),
+    }
 }
 
 fn parse_fault(s: &str) -> Result<FaultKind, String> {
@@ -460,9 +488,11 @@ fn route_metres(args: &Args, kinds: &[FaultKind], cfg: &StateManagerConfig) -> f
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
-    if let Some(bad) = args.launch_args.iter().find(|a| !a.contains(":=")) {
-        anyhow::bail!("--launch-arg {bad:?} is not NAME:=VALUE");
-    }
+    let launch_args = args
+        .launch_args
+        .iter()
+        .map(|a| launch_arg(a).map_err(|e| anyhow!("--launch-arg {a:?}: {e}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     anyhow::ensure!(
         args.speedup.is_finite() && args.speedup > 0.0,
         "--speedup must be > 0"
@@ -486,7 +516,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let _launch = if args.attach {
         None
     } else {
-        Some(Launch::start(&out, args.rt_priority, &args.launch_args)?)
+        Some(Launch::start(&out, args.rt_priority, &launch_args)?)
     };
     let scheduling = raise_priority(args.rt_priority);
     println!("[profile] the profiler runs at {scheduling}");
@@ -739,4 +769,35 @@ fn list_nodes() -> anyhow::Result<Vec<(String, u32)>> {
         }
     }
     Ok(nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::launch_arg;
+
+    #[test]
+    fn launch_args_become_name_colon_equals_value() {
+        assert_eq!(
+            launch_arg("controller=stanley").as_deref(),
+            Ok("controller:=stanley")
+        );
+        // Anything after the first '=' is the value, spaces and dots included.
+        assert_eq!(
+            launch_arg("waypoints=my track.csv").as_deref(),
+            Ok("waypoints:=my track.csv")
+        );
+        assert_eq!(
+            launch_arg("controller:=stanley").as_deref(),
+            Ok("controller:=stanley")
+        );
+    }
+
+    #[test]
+    fn launch_args_rosrust_would_choke_on_or_without_a_name_are_refused() {
+        let e = launch_arg("waypoints:=gem_track.csv").unwrap_err();
+        assert!(e.contains("write it waypoints=gem_track.csv"), "{e}");
+        for bad in ["stanley", "=x", "a b=c", "bad-name:=x"] {
+            assert!(launch_arg(bad).is_err(), "{bad}");
+        }
+    }
 }
