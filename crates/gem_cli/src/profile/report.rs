@@ -342,7 +342,7 @@ impl Report<'_> {
             }
             md +=
                 "\nThe verdicts above count every event; this split only says where the slow ones \
-                   came from. The probes add two wake-ups per millisecond to the machine's load.\n";
+                   came from. The probes add one wake-up per CPU per period to the machine's load.\n";
         }
         md + "\n"
     }
