@@ -647,10 +647,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let injection_wall = injections_started.elapsed();
     steal.3 = resources::cpu_ticks();
-    let stalls = report::Stalls {
-        period_us: args.stall_probe_us,
-        seen: probes.map(|m| (m.cpus, m.stop())),
-    };
+    let stalls = report::Stalls::new(
+        args.stall_probe_us,
+        probes.map(stalls::Monitor::stop),
+        &runs,
+    );
     if p.tty {
         println!();
     }

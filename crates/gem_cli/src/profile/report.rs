@@ -48,8 +48,41 @@ pub struct Report<'a> {
 pub struct Stalls {
     /// The probes' period, µs.
     pub period_us: u64,
-    /// CPUs probed and what the probes saw, or why they did not run.
-    pub seen: Result<(usize, super::stalls::Seen), String>,
+    /// What the probes saw with the fault chains split by it, or why they did not run.
+    probed: Result<Probed, String>,
+}
+
+/// What the probes saw and the fault chains' ERROR and zero-command latencies split by
+/// stall overlap (computed once: every chain against every stall).
+struct Probed {
+    seen: super::stalls::Seen,
+    system_error: Split,
+    zero_command: Split,
+}
+
+impl Stalls {
+    /// The probes' findings (`seen`) set against the fault chains of `runs`.
+    pub fn new(
+        period_us: u64,
+        seen: Result<super::stalls::Seen, String>,
+        runs: &[RunRecord],
+    ) -> Stalls {
+        let probed = seen.map(|seen| {
+            let split = |link, bound| {
+                Split::new(
+                    &link_events(runs, Direction::Fault, link),
+                    &seen.stalls,
+                    bound,
+                )
+            };
+            Probed {
+                system_error: split(Link::SystemError, SYSTEM_STATE_P99_MS),
+                zero_command: split(Link::ZeroCommand, ZERO_COMMAND_P99_MS),
+                seen,
+            }
+        });
+        Stalls { period_us, probed }
+    }
 }
 
 /// The stall probes in `profile.json`.
@@ -62,8 +95,8 @@ struct StallsJson<'a> {
     cpus: usize,
     wakeups: u64,
     /// Fault → /system_state ERROR and fault → zero command, split by stall overlap.
-    system_error: Option<Split>,
-    zero_command: Option<Split>,
+    system_error: Option<&'a Split>,
+    zero_command: Option<&'a Split>,
     stalls: &'a [Stall],
 }
 
@@ -255,37 +288,20 @@ impl Report<'_> {
         md
     }
 
-    /// The fault chains' ERROR and zero-command latencies split by stall overlap.
-    fn splits(&self) -> Option<(Split, Split)> {
-        let (_, seen) = self.stalls.seen.as_ref().ok()?;
-        let split = |link, bound| {
-            Split::new(
-                &link_events(self.runs, Direction::Fault, link),
-                &seen.stalls,
-                bound,
-            )
-        };
-        Some((
-            split(Link::SystemError, SYSTEM_STATE_P99_MS),
-            split(Link::ZeroCommand, ZERO_COMMAND_P99_MS),
-        ))
-    }
-
     fn stalls_json(&self) -> StallsJson<'_> {
-        let (off, cpus, wakeups, stalls) = match &self.stalls.seen {
-            Ok((cpus, seen)) => (None, *cpus, seen.wakeups, seen.stalls.as_slice()),
-            Err(e) => (Some(e.as_str()), 0, 0, &[][..]),
+        let (off, probed) = match &self.stalls.probed {
+            Ok(p) => (None, Some(p)),
+            Err(e) => (Some(e.as_str()), None),
         };
-        let (system_error, zero_command) = self.splits().unzip();
         StallsJson {
             period_us: self.stalls.period_us,
             threshold_ms: super::stalls::THRESHOLD.as_secs_f64() * 1e3,
             off,
-            cpus,
-            wakeups,
-            system_error,
-            zero_command,
-            stalls,
+            cpus: probed.map_or(0, |p| p.seen.cpus),
+            wakeups: probed.map_or(0, |p| p.seen.wakeups),
+            system_error: probed.map(|p| &p.system_error),
+            zero_command: probed.map(|p| &p.zero_command),
+            stalls: probed.map_or(&[][..], |p| &p.seen.stalls),
         }
     }
 
@@ -296,8 +312,8 @@ impl Report<'_> {
 
 ",
         );
-        let (cpus, seen) = match &self.stalls.seen {
-            Ok(x) => x,
+        let p = match &self.stalls.probed {
+            Ok(p) => p,
             Err(e) => return md + &format!("No stall probes: {e}.\n\n"),
         };
         let rounds_ms = self.injection_wall.as_secs_f64() * 1e3;
@@ -310,40 +326,43 @@ impl Report<'_> {
              the late one.\n\n\
              | CPU | stalls | stalled ms | % of the rounds | longest ms |\n|---|---|---|---|---|",
             self.stalls.period_us,
-            seen.wakeups,
+            p.seen.wakeups,
             super::stalls::THRESHOLD.as_secs_f64() * 1e3
         );
-        for (cpu, (n, total, longest)) in per_cpu(&seen.stalls, *cpus).into_iter().enumerate() {
+        for (cpu, (n, total, longest)) in
+            per_cpu(&p.seen.stalls, p.seen.cpus).into_iter().enumerate()
+        {
             let _ = writeln!(
                 md,
                 "| {cpu} | {n} | {total:.0} | {:.1} | {longest:.1} |",
                 100.0 * total / rounds_ms.max(1e-9)
             );
         }
-        if let Some((err, zero)) = self.splits() {
-            md += "\nWhich fault chains a stall of either CPU overlapped (from the fault's onset to the link):\n\n\
-                   | link | events | overlapped by a stall | above the bound | of those, overlapped | p99 all | p99 of the events no stall overlapped |\n\
-                   |---|---|---|---|---|---|---|\n";
-            for (name, bound, s) in [
-                ("fault → /system_state ERROR", SYSTEM_STATE_P99_MS, &err),
-                ("fault → speed < 0.01", ZERO_COMMAND_P99_MS, &zero),
-            ] {
-                let ms = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2}"));
-                let _ = writeln!(
-                    md,
-                    "| {name} | {} | {} | {} (> {bound} ms) | {} | {} | {} |",
-                    s.events,
-                    s.overlapped,
-                    s.above,
-                    s.above_overlapped,
-                    ms(s.p99_ms),
-                    ms(s.p99_clear_ms)
-                );
-            }
-            md +=
-                "\nThe verdicts above count every event; this split only says where the slow ones \
-                   came from. The probes add one wake-up per CPU per period to the machine's load.\n";
+        md += "\nWhich fault chains a stall of either CPU overlapped (from the fault's onset to the link):\n\n\
+               | link | events | overlapped by a stall | above the bound | of those, overlapped | p99 all | p99 of the events no stall overlapped |\n\
+               |---|---|---|---|---|---|---|\n";
+        for (name, bound, s) in [
+            (
+                "fault → /system_state ERROR",
+                SYSTEM_STATE_P99_MS,
+                &p.system_error,
+            ),
+            ("fault → speed < 0.01", ZERO_COMMAND_P99_MS, &p.zero_command),
+        ] {
+            let ms = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2}"));
+            let _ = writeln!(
+                md,
+                "| {name} | {} | {} | {} (> {bound} ms) | {} | {} | {} |",
+                s.events,
+                s.overlapped,
+                s.above,
+                s.above_overlapped,
+                ms(s.p99_ms),
+                ms(s.p99_clear_ms)
+            );
         }
+        md += "\nThe verdicts above count every event; this split only says where the slow ones \
+               came from. The probes add one wake-up per CPU per period to the machine's load.\n";
         md + "\n"
     }
 
@@ -544,8 +563,12 @@ impl Report<'_> {
             "[profile] CPU steal during the rounds: {} (time the hypervisor ran other guests; it shows as outliers)",
             percent(self.steal_percent.1)
         );
-        match (&self.stalls.seen, self.splits()) {
-            (Ok((_, seen)), Some((err, _))) => println!(
+        match &self.stalls.probed {
+            Ok(Probed {
+                seen,
+                system_error: err,
+                ..
+            }) => println!(
                 "[profile] stall probes: {} stalls ({:.0} ms); {} of the {} fault → ERROR events above {SYSTEM_STATE_P99_MS} ms overlapped one; p99 of the events none overlapped: {}",
                 seen.stalls.len(),
                 seen.stalls.iter().map(Stall::ms).sum::<f64>(),
@@ -553,8 +576,7 @@ impl Report<'_> {
                 err.above,
                 err.p99_clear_ms.map_or("—".into(), |v| format!("{v:.2} ms"))
             ),
-            (Err(e), _) => println!("[profile] stall probes: {e}"),
-            _ => {}
+            Err(e) => println!("[profile] stall probes: {e}"),
         }
         println!(
             "[profile] wrote {}, {} and the figures",

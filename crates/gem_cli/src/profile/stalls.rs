@@ -21,12 +21,13 @@ pub struct Monitor {
     stop: Arc<AtomicBool>,
     probes: Vec<JoinHandle<Vec<Stall>>>,
     wakeups: Arc<AtomicU64>,
-    /// How many CPUs are probed.
-    pub cpus: usize,
+    cpus: usize,
 }
 
 /// What the probes saw.
 pub struct Seen {
+    /// How many CPUs were probed.
+    pub cpus: usize,
     /// Every stall, in time order.
     pub stalls: Vec<Stall>,
     /// Wake-ups of all probes (about run time × CPUs / period when the probes kept up).
@@ -185,6 +186,7 @@ impl Monitor {
             .collect();
         stalls.sort_by(|a, b| a.from_s.total_cmp(&b.from_s));
         Seen {
+            cpus: self.cpus,
             stalls,
             wakeups: self.wakeups(),
         }
@@ -210,8 +212,9 @@ mod tests {
         match Monitor::start(epoch, Duration::from_millis(1)) {
             Ok(m) => {
                 assert_eq!(m.cpus, allowed_cpus().len());
+                let cpus = m.cpus as u64;
                 // Every probe wakes at 1 kHz: 20 wake-ups per CPU come within a bounded wait.
-                let want = 20 * m.cpus as u64;
+                let want = 20 * cpus;
                 let until = Instant::now() + Duration::from_secs(10);
                 while m.wakeups() < want && Instant::now() < until {
                     std::thread::sleep(Duration::from_millis(1));
