@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 /// Sim time at which every test starts (non-zero: zero means "no clock yet").
 const T0: u64 = 1_000_000_000_000;
 
+/// How long a test waits for a log line that trails the message it describes.
+const LOG_WAIT: Duration = Duration::from_secs(10);
+
 /// A fresh namespace per test so nothing leaks between them on the shared master.
 fn fresh_ns() -> String {
     static N: AtomicU32 = AtomicU32::new(0);
@@ -111,19 +114,25 @@ fn zero_stamps_are_used_and_warned_once_per_input() {
     let ros = ros();
     let (node, mut d) = start(&ros, &[]);
     sc::zero_stamps(&mut d).unwrap_or_else(|e| panic!("{e}\n{}", node.output()));
-    let out = node.output();
-    for topic in [
+    let warning = |topic: &str| format!("{topic}: header.stamp is zero");
+    let topics = [
         "battery_level",
         "estop",
         "gps_accuracy",
         "signal_strength",
         "temperature",
         "task_planner_status",
-    ] {
-        let n = out
-            .lines()
-            .filter(|l| l.contains(&format!("{topic}: header.stamp is zero")))
-            .count();
+    ];
+    assert!(
+        topics
+            .iter()
+            .all(|t| node.wait_output(LOG_WAIT, &warning(t))),
+        "a zero-stamp warning is missing\n{}",
+        node.output()
+    );
+    let out = node.output();
+    for topic in topics {
+        let n = out.lines().filter(|l| l.contains(&warning(topic))).count();
         assert_eq!(n, 1, "{topic}: zero-stamp warning printed {n} times\n{out}");
     }
 }
@@ -148,8 +157,11 @@ fn never_received_input_is_stale_and_named() {
         "GPS never sent, 1.1 s after start",
         &node,
     );
-    let out = node.output();
-    assert!(out.contains("gps_accuracy never received"), "{out}");
+    assert!(
+        node.wait_output(LOG_WAIT, "gps_accuracy never received"),
+        "{}",
+        node.output()
+    );
 }
 
 #[test]
@@ -189,7 +201,11 @@ fn clock_jumping_back_is_survived_and_restarts_windows() {
         let m = d.step().unwrap();
         assert_eq!(m.error_code, 0, "after the reset: {m:?}\n{}", node.output());
     }
-    assert!(node.output().contains("jumped back"), "{}", node.output());
+    assert!(
+        node.wait_output(LOG_WAIT, "jumped back"),
+        "{}",
+        node.output()
+    );
 }
 
 #[test]

@@ -325,7 +325,6 @@ fn bad_files_are_refused_and_the_running_task_is_untouched() {
     assert_eq!(stack.goals.len(), 1, "a bad file sent a goal");
     assert_eq!(stack.goals.last().unwrap().goal_id.id, goal_id);
     assert_eq!(stack.statuses.last().unwrap().status, RUNNING);
-    let out = stack.nodes[2].output();
     for reason in [
         "cannot read",
         "no waypoints",
@@ -336,8 +335,9 @@ fn bad_files_are_refused_and_the_running_task_is_untouched() {
         "degrees",
     ] {
         assert!(
-            out.contains(reason),
-            "the log does not say \"{reason}\":\n{out}"
+            stack.nodes[2].wait_output(T, reason),
+            "the log does not say \"{reason}\":\n{}",
+            stack.nodes[2].output()
         );
     }
 }
@@ -355,7 +355,7 @@ fn missing_system_state_counts_as_error() {
         "system_state silent for longer than ~system_state_timeout_s",
     );
     assert!(
-        stack.nodes[2].output().contains("no system_state"),
+        stack.nodes[2].wait_output(T, "no system_state"),
         "{}",
         stack.output()
     );

@@ -282,6 +282,13 @@ impl NodeProc {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Waits, for at most `timeout`, until the node's output contains `needle`, and
+    /// returns whether it did. Nodes publish before they log (a fault must not wait for its
+    /// log line), so a log line can trail the message a test has just received.
+    pub fn wait_output(&self, timeout: Duration, needle: &str) -> bool {
+        wait_until(timeout, || self.output().contains(needle))
+    }
+
     /// The process id while the node runs (for resource figures).
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())
