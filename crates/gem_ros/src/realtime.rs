@@ -56,30 +56,39 @@ pub fn from_env() -> Result<Outcome, String> {
 pub fn set_fifo(priority: i32) -> Result<usize, String> {
     let tasks =
         std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?;
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
     let mut set = 0;
     for tid in tasks
         .flatten()
         .filter_map(|t| t.file_name().to_str()?.parse().ok())
     {
-        // SAFETY: sched_setscheduler reads `param` during the call only; a thread that
-        // ended since it was listed makes the call fail with ESRCH, which is skipped.
-        let rc = unsafe { libc::sched_setscheduler(tid, libc::SCHED_FIFO, &param) };
-        if rc == 0 {
-            set += 1;
-            continue;
-        }
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::ESRCH) {
-            return Err(format!(
-                "SCHED_FIFO {priority} refused ({err}): needs root, CAP_SYS_NICE or an \
-                 rtprio limit (ulimit -r)"
-            ));
+        match set_thread_fifo(tid, priority) {
+            Ok(()) => set += 1,
+            // A thread that ended since it was listed is skipped.
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+            Err(e) => return Err(fifo_refused(priority, &e)),
         }
     }
     Ok(set)
+}
+
+/// Puts the thread `tid` (0: the calling thread) at `SCHED_FIFO` `priority`.
+pub fn set_thread_fifo(tid: libc::pid_t, priority: i32) -> std::io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: sched_setscheduler reads `param` during the call only.
+    match unsafe { libc::sched_setscheduler(tid, libc::SCHED_FIFO, &param) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// What to tell the user when the kernel refused `SCHED_FIFO` `priority`.
+pub fn fifo_refused(priority: i32, err: &std::io::Error) -> String {
+    format!(
+        "SCHED_FIFO {priority} refused ({err}): needs root, CAP_SYS_NICE or an rtprio limit \
+         (ulimit -r)"
+    )
 }
 
 /// Makes a program started through `cmd` run at normal scheduling and nice 0, whatever

@@ -168,6 +168,11 @@ fn pcts(s: &Summary) -> String {
     )
 }
 
+/// A latency in ms to two decimals, or "—" when there is none.
+fn ms_or_dash(v: Option<f64>) -> String {
+    v.map_or("—".into(), |v| format!("{v:.2}"))
+}
+
 fn percent(p: Option<f64>) -> String {
     p.map_or("—".into(), |p| format!("{p:.1} %"))
 }
@@ -295,7 +300,7 @@ impl Report<'_> {
         };
         StallsJson {
             period_us: self.stalls.period_us,
-            threshold_ms: super::stalls::THRESHOLD.as_secs_f64() * 1e3,
+            threshold_ms: super::stalls::THRESHOLD_MS,
             off,
             cpus: probed.map_or(0, |p| p.seen.cpus),
             wakeups: probed.map_or(0, |p| p.seen.wakeups),
@@ -307,11 +312,7 @@ impl Report<'_> {
 
     /// The stall section of `profile.md`.
     fn stalls_markdown(&self) -> String {
-        let mut md = String::from(
-            "## CPU stalls during the rounds
-
-",
-        );
+        let mut md = String::from("## CPU stalls during the rounds\n\n");
         let p = match &self.stalls.probed {
             Ok(p) => p,
             Err(e) => return md + &format!("No stall probes: {e}.\n\n"),
@@ -327,7 +328,7 @@ impl Report<'_> {
              | CPU | stalls | stalled ms | % of the rounds | longest ms |\n|---|---|---|---|---|",
             self.stalls.period_us,
             p.seen.wakeups,
-            super::stalls::THRESHOLD.as_secs_f64() * 1e3
+            super::stalls::THRESHOLD_MS
         );
         for (cpu, (n, total, longest)) in
             per_cpu(&p.seen.stalls, p.seen.cpus).into_iter().enumerate()
@@ -349,7 +350,6 @@ impl Report<'_> {
             ),
             ("fault → speed < 0.01", ZERO_COMMAND_P99_MS, &p.zero_command),
         ] {
-            let ms = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2}"));
             let _ = writeln!(
                 md,
                 "| {name} | {} | {} | {} (> {bound} ms) | {} | {} | {} |",
@@ -357,8 +357,8 @@ impl Report<'_> {
                 s.overlapped,
                 s.above,
                 s.above_overlapped,
-                ms(s.p99_ms),
-                ms(s.p99_clear_ms)
+                ms_or_dash(s.p99_ms),
+                ms_or_dash(s.p99_clear_ms)
             );
         }
         md += "\nThe verdicts above count every event; this split only says where the slow ones \
@@ -569,12 +569,12 @@ impl Report<'_> {
                 system_error: err,
                 ..
             }) => println!(
-                "[profile] stall probes: {} stalls ({:.0} ms); {} of the {} fault → ERROR events above {SYSTEM_STATE_P99_MS} ms overlapped one; p99 of the events none overlapped: {}",
+                "[profile] stall probes: {} stalls ({:.0} ms); {} of the {} fault → ERROR events above {SYSTEM_STATE_P99_MS} ms overlapped one; p99 of the events none overlapped: {} ms",
                 seen.stalls.len(),
                 seen.stalls.iter().map(Stall::ms).sum::<f64>(),
                 err.above_overlapped,
                 err.above,
-                err.p99_clear_ms.map_or("—".into(), |v| format!("{v:.2} ms"))
+                ms_or_dash(err.p99_clear_ms)
             ),
             Err(e) => println!("[profile] stall probes: {e}"),
         }

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 /// A wake-up later than this is a stall.
 pub const THRESHOLD: Duration = Duration::from_micros(500);
+/// [`THRESHOLD`] in ms, as the report states it.
+pub const THRESHOLD_MS: f64 = THRESHOLD.as_secs_f64() * 1e3;
 
 /// The probes' priority: above every thread of the suite and the profiler.
 const PRIORITY: i32 = 99;
@@ -90,17 +92,12 @@ fn pin_and_raise(cpu: usize) -> Result<(), String> {
             std::io::Error::last_os_error()
         ));
     }
-    let param = libc::sched_param {
-        sched_priority: PRIORITY,
-    };
-    // SAFETY: changes the calling thread's policy only.
-    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
-        return Err(format!(
-            "SCHED_FIFO {PRIORITY} refused ({}): a probe at normal priority would count \
-             scheduling delays as stalls",
-            std::io::Error::last_os_error()
-        ));
-    }
+    gem_ros::realtime::set_thread_fifo(0, PRIORITY).map_err(|e| {
+        format!(
+            "{}; a probe at normal priority would count scheduling delays as stalls",
+            gem_ros::realtime::fifo_refused(PRIORITY, &e)
+        )
+    })?;
     Ok(())
 }
 
@@ -221,17 +218,15 @@ mod tests {
                 }
                 let seen = m.stop();
                 assert!(seen.wakeups >= want, "{} wake-ups", seen.wakeups);
-                let now = epoch.elapsed().as_secs_f64();
+                let (now, cpus) = (epoch.elapsed().as_secs_f64(), allowed_cpus());
                 for s in &seen.stalls {
-                    assert!(s.cpu < CPU_SETSIZE_USIZE && s.from_s < s.to_s && s.to_s <= now);
+                    assert!(cpus.contains(&s.cpu) && s.from_s < s.to_s && s.to_s <= now);
                 }
             }
             // Without the permission for SCHED_FIFO the reason is given.
             Err(e) => assert!(e.contains("SCHED_FIFO 99 refused"), "{e}"),
         }
     }
-
-    const CPU_SETSIZE_USIZE: usize = libc::CPU_SETSIZE as usize;
 
     #[test]
     fn monotonic_nanoseconds_advance() {
