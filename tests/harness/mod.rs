@@ -272,6 +272,8 @@ pub fn wait_for_service(service: &str, timeout: Duration) -> bool {
 /// A running node process; its process group is killed when dropped.
 pub struct NodeProc {
     name: String,
+    /// A `roslaunch`: stopped with SIGINT first, so its nodes unregister.
+    launch: bool,
     child: Option<Child>,
     log: PathBuf,
 }
@@ -340,8 +342,13 @@ impl NodeProc {
 
 impl Drop for NodeProc {
     fn drop(&mut self) {
-        if let Some(child) = self.child.take() {
-            kill_group(child.id() as i32);
+        if let Some(mut child) = self.child.take() {
+            if self.launch {
+                // As a user's Ctrl-C, bounded: SIGINT, then SIGTERM and SIGKILL to the group.
+                gem_ros::launch::stop_group(&mut child, gem_ros::launch::SIGINT_GRACE);
+            } else {
+                kill_group(child.id() as i32);
+            }
         }
     }
 }
@@ -418,6 +425,7 @@ impl NodeBuilder {
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.program.display()));
         NodeProc {
             name,
+            launch: self.program.file_name().is_some_and(|f| f == "roslaunch"),
             child: Some(child),
             log,
         }

@@ -4,18 +4,28 @@
 //! the lap to completion with a live progress line, then prints a summary (lap time,
 //! cross-track error, each fault's detection and stop latency) and writes it with a
 //! trajectory plot. Exit status 0 only if the lap succeeded and every fault stopped the car.
+//! `--rounds N` repeats the pair N times along the lap (the load test's mode).
 //!
-//! Latencies are measured from this tool's own subscriptions, connected before the first
-//! injection: signal = the first faulty input message received, detection = the first
-//! `/system_state` ERROR with the fault's bit after it, zero command = the first
-//! `/gem/ackermann_cmd` with speed 0 after it (all wall time, loopback), standstill = the
-//! simulated time until the car's speed is below 0.01 m/s.
+//! Every observation comes through [`gem_ros::direct`]: no message is dropped, and each is
+//! stamped with its arrival on the socket. Latencies are measured from those stamps:
+//! signal = the first faulty input message after the injection began, detection = the
+//! first `/system_state` ERROR with the fault's bit after the injection began, zero command
+//! = the first `/gem/ackermann_cmd` with speed 0 after the injection began (the car was
+//! driving, so nothing else zeroes it), standstill = the simulated time until the car's
+//! speed is below 0.01 m/s. The three arrive on different sockets, so below about 0.1 ms
+//! their order is not causal; a reversed pair reads as 0.
+//!
+//! A demo that cannot go on says so at once: every step has a wall-time limit, and a suite
+//! topic that falls silent for [`SILENCE`] (a node died or hangs) ends the demo naming the
+//! topic and the node that publishes it, as does a `dynparam` that does not return.
 
 use crate::plot;
 use anyhow::{anyhow, bail, ensure, Context};
 use gem_core::control::closed_loop::{stats, CrossTrackMeter};
 use gem_core::control::path::Path as TrackPath;
 use gem_core::geometry::Point;
+use gem_core::profile::{FaultKind, STOPPED_BELOW_MPS};
+use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::actionlib_msgs::GoalStatus;
 use gem_msgs::gazebo_msgs::ModelStates;
@@ -24,10 +34,31 @@ use gem_msgs::gem_controller_action::{
 };
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys};
 use gem_msgs::rosgraph_msgs::Clock;
+use gem_ros::direct::{Arrival, DirectSubscriber};
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// A suite topic silent for this long (wall time) ends the demo: its publisher is gone.
+pub const SILENCE: Duration = Duration::from_millis(2500);
+/// Wall time the suite gets to come up and start the served lap.
+const START_LIMIT: Duration = Duration::from_secs(60);
+/// Wall time a `dynparam set` gets to return.
+const DYNPARAM_LIMIT: Duration = Duration::from_secs(20);
+/// The topics whose silence means a node of the suite has stopped, with that node.
+const LIVENESS: [(&str, &str); 5] = [
+    ("/clock", "gem_sim"),
+    ("/system_state", "state_manager"),
+    ("/task_planner_status", "task_planner"),
+    ("/estop", "mock_signals"),
+    (
+        "/gem/ackermann_cmd",
+        "the controller (pure_pursuit or stanley)",
+    ),
+];
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -49,9 +80,13 @@ pub struct Args {
     /// Wall-time limit of the whole demo, seconds.
     #[arg(long, default_value_t = 600.0)]
     timeout: f64,
+    /// Inject the e-stop and battery pair this many times, spread evenly from
+    /// `--estop-at` to `--battery-at` (1: the e-stop at the first, the battery at the second).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    rounds: u32,
 }
 
-/// What the subscriptions saw, each with its wall receive time.
+/// What the subscriptions saw; every instant is the message's arrival on the socket.
 #[derive(Default)]
 struct Seen {
     sim_now: f64,
@@ -59,16 +94,21 @@ struct Seen {
     planner: u8,
     state: Vec<(Instant, (u8, u8))>,
     cmds: Vec<(Instant, f32)>,
-    /// (pressed, header stamp in s).
-    estop: Vec<(Instant, (bool, f64))>,
+    /// (1 pressed / 0 released, header stamp in s).
+    estop: Vec<Sample>,
     /// (fraction, header stamp in s).
-    battery: Vec<(Instant, (f32, f64))>,
+    battery: Vec<Sample>,
     /// (sim time, x, y, speed).
     poses: Vec<(f64, f64, f64, f64)>,
     result: Option<(bool, u8, String)>,
+    /// When each topic was last heard from (the reading thread's time).
+    heard: BTreeMap<&'static str, Instant>,
 }
 
 type Shared = Arc<Mutex<Seen>>;
+
+/// An input message: arrival, (value as a number, header stamp in s).
+type Sample = (Instant, (f64, f64));
 
 fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Seen> {
     s.lock().unwrap_or_else(|e| e.into_inner())
@@ -76,84 +116,113 @@ fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Seen> {
 
 fn watch<T: rosrust::Message>(
     s: &Shared,
-    topic: &str,
-    apply: fn(&mut Seen, T),
-) -> anyhow::Result<rosrust::Subscriber> {
+    topic: &'static str,
+    apply: fn(&mut Seen, T, Instant),
+) -> anyhow::Result<DirectSubscriber> {
     let s = s.clone();
-    rosrust::subscribe(topic, 1000, move |m: T| apply(&mut lock(&s), m))
-        .map_err(|e| anyhow!("subscribe {topic}: {e}"))
+    gem_ros::direct::subscribe(topic, move |m: T, at: Arrival| {
+        let mut seen = lock(&s);
+        seen.heard.insert(topic, at.read);
+        apply(&mut seen, m, at.wire)
+    })
+    .map_err(|e| anyhow!("subscribe {topic}: {e}"))
 }
 
-fn subscribe(s: &Shared) -> anyhow::Result<Vec<rosrust::Subscriber>> {
+fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
     Ok(vec![
-        watch(s, "/clock", |n, m: Clock| n.sim_now = m.clock.seconds())?,
-        watch(s, "/system_state", |n, m: Sys| {
-            n.state.push((Instant::now(), (m.state, m.error_code)))
+        watch(s, "/clock", |n, m: Clock, _| n.sim_now = m.clock.seconds())?,
+        watch(s, "/system_state", |n, m: Sys, at| {
+            n.state.push((at, (m.state, m.error_code)))
         })?,
-        watch(s, "/task_planner_status", |n, m: msg::TaskPlannerStatus| {
-            n.planner = m.status
+        watch(
+            s,
+            "/task_planner_status",
+            |n, m: msg::TaskPlannerStatus, _| n.planner = m.status,
+        )?,
+        watch(s, "/gem/ackermann_cmd", |n, m: AckermannDrive, at| {
+            n.cmds.push((at, m.speed))
         })?,
-        watch(s, "/gem/ackermann_cmd", |n, m: AckermannDrive| {
-            n.cmds.push((Instant::now(), m.speed))
+        watch(s, "/estop", |n, m: msg::EstopStamped, at| {
+            let pressed = f64::from(u8::from(m.enabled));
+            n.estop.push((at, (pressed, m.header.stamp.seconds())))
         })?,
-        watch(s, "/estop", |n, m: msg::EstopStamped| {
-            n.estop
-                .push((Instant::now(), (m.enabled, m.header.stamp.seconds())))
+        watch(s, "/battery_level", |n, m: msg::BatteryLevelStamped, at| {
+            let level = f64::from(m.battery_level);
+            n.battery.push((at, (level, m.header.stamp.seconds())))
         })?,
-        watch(s, "/battery_level", |n, m: msg::BatteryLevelStamped| {
-            n.battery
-                .push((Instant::now(), (m.battery_level, m.header.stamp.seconds())))
-        })?,
-        watch(s, "/gazebo/model_states", |n, m: ModelStates| {
+        watch(s, "/gazebo/model_states", |n, m: ModelStates, _| {
             if let (Some(p), Some(t)) = (m.pose.first(), m.twist.first()) {
-                n.poses
-                    .push((n.sim_now, p.position.x, p.position.y, t.linear.x));
+                let speed = t.linear.x.hypot(t.linear.y);
+                n.poses.push((n.sim_now, p.position.x, p.position.y, speed));
             }
         })?,
         watch(
             s,
             "/navigate_waypoints/feedback",
-            |n, m: NavigateWaypointsActionFeedback| n.progress = m.feedback.progress.into(),
+            |n, m: NavigateWaypointsActionFeedback, _| n.progress = m.feedback.progress.into(),
         )?,
         watch(
             s,
             "/navigate_waypoints/result",
-            |n, m: NavigateWaypointsActionResult| {
+            |n, m: NavigateWaypointsActionResult, _| {
                 n.result = Some((m.result.success, m.status.status, m.status.text))
             },
         )?,
     ])
 }
 
+impl Seen {
+    /// The first suite topic silent for longer than [`SILENCE`], with its publisher.
+    fn silent(&self, now: Instant) -> Option<(&'static str, &'static str, Duration)> {
+        LIVENESS.iter().find_map(|&(topic, node)| {
+            let quiet = now.saturating_duration_since(*self.heard.get(topic)?);
+            (quiet > SILENCE).then_some((topic, node, quiet))
+        })
+    }
+}
+
 /// A fault the demo injects: the mock_signals parameter, its faulty and nominal values,
-/// the error bit it must raise, and how to spot the (faulty or nominal) input message.
+/// the core's failure type (its error bit and its threshold), and how to read the input.
 #[derive(Clone, Copy)]
 struct Fault {
     name: &'static str,
+    kind: FaultKind,
     param: &'static str,
     bad: &'static str,
     good: &'static str,
-    bit: u8,
-    input: fn(&Seen, Instant, bool) -> Option<(Instant, f64)>,
+    /// The fault's input messages.
+    input: fn(&Seen) -> &[Sample],
 }
 
 const ESTOP: Fault = Fault {
     name: "e-stop",
+    kind: FaultKind::Estop,
     param: "estop_enabled",
     bad: "true",
     good: "false",
-    bit: Sys::ERROR_ESTOP,
-    input: |s, t0, bad| find(&s.estop, t0, |e| *e == bad),
+    input: |s| &s.estop,
 };
 
 const BATTERY: Fault = Fault {
     name: "battery 30 %",
+    kind: FaultKind::Battery,
     param: "battery_level",
     bad: "30",
     good: "80",
-    bit: Sys::ERROR_BATTERY_LOW,
-    input: |s, t0, bad| find(&s.battery, t0, |b| (*b < 0.5) == bad),
+    input: |s| &s.battery,
 };
+
+impl Fault {
+    /// Arrival and header stamp of the first input message at or after `from` that is
+    /// faulty (`faulty`) or healthy (`!faulty`) by the state manager's default thresholds.
+    fn input_after(&self, s: &Seen, from: Instant, faulty: bool) -> Option<(Instant, f64)> {
+        let cfg = StateManagerConfig::default();
+        (self.input)(s)
+            .iter()
+            .find(|e| e.0 >= from && self.kind.is_faulty(e.1 .0, &cfg) == faulty)
+            .map(|e| (e.0, e.1 .1))
+    }
+}
 
 /// One injected fault and what it caused.
 struct FaultRun {
@@ -174,16 +243,46 @@ struct Demo {
 }
 
 impl Demo {
-    fn wait(&self, what: &str, mut cond: impl FnMut(&Seen) -> bool) -> anyhow::Result<()> {
+    /// Waits until `cond` holds; fails on the demo's deadline, on `limit` (wall time for
+    /// this step) or as soon as a suite topic falls silent, naming the step.
+    fn wait_within(
+        &self,
+        what: &str,
+        limit: Duration,
+        mut cond: impl FnMut(&Seen) -> bool,
+    ) -> anyhow::Result<()> {
+        let until = Instant::now()
+            .checked_add(limit)
+            .map_or(self.deadline, |t| t.min(self.deadline));
         loop {
-            if cond(&lock(&self.seen)) {
-                return Ok(());
+            {
+                let seen = lock(&self.seen);
+                if cond(&seen) {
+                    return Ok(());
+                }
+                self.alive(&seen, what)?;
             }
-            if Instant::now() >= self.deadline || !rosrust::is_ok() {
+            if Instant::now() >= until || !rosrust::is_ok() {
                 bail!("timed out waiting for {what}");
             }
             self.show_progress();
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn wait(&self, what: &str, cond: impl FnMut(&Seen) -> bool) -> anyhow::Result<()> {
+        self.wait_within(what, Duration::MAX, cond)
+    }
+
+    /// Fails when a topic of the suite has been silent for longer than [`SILENCE`].
+    fn alive(&self, seen: &Seen, what: &str) -> anyhow::Result<()> {
+        match seen.silent(Instant::now()) {
+            Some((topic, node, quiet)) => bail!(
+                "while waiting for {what}: no {topic} for {:.1} s (wall): {} has stopped or hangs",
+                quiet.as_secs_f64(),
+                publishers(topic).unwrap_or_else(|| node.to_owned())
+            ),
+            None => Ok(()),
         }
     }
 
@@ -216,51 +315,63 @@ impl Demo {
         println!("[demo] {text}");
     }
 
-    /// `dynparam set /mock_signals <param> <value>`, as an operator would.
+    /// `dynparam set /mock_signals <param> <value>`, as an operator would; bounded, and
+    /// the suite is watched while it runs.
     fn dynparam(&self, param: &str, value: &str) -> anyhow::Result<()> {
-        self.say(&format!(
-            "rosrun dynamic_reconfigure dynparam set /mock_signals {param} {value}"
-        ));
-        let out = std::process::Command::new("rosrun")
+        let line = format!("rosrun dynamic_reconfigure dynparam set /mock_signals {param} {value}");
+        self.say(&line);
+        let mut child = Command::new("rosrun")
             .args(["dynamic_reconfigure", "dynparam", "set", "/mock_signals"])
             .args([param, value])
-            .stdin(std::process::Stdio::null())
-            .output()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
             .context("cannot run rosrun (source runners/env.sh)")?;
-        ensure!(
-            out.status.success(),
-            "dynparam failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut status = None;
+        let waited = self.wait_within(&format!("`{line}` to return"), DYNPARAM_LIMIT, |_| {
+            status = child.try_wait().ok().flatten();
+            status.is_some()
+        });
+        if let Err(e) = waited {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+        if !status.is_some_and(|s| s.success()) {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            bail!("`{line}` failed: {}", err.trim());
+        }
         Ok(())
     }
 
     fn inject(&self, f: &Fault, at_progress: f64, hold_s: f64) -> anyhow::Result<FaultRun> {
-        let Fault {
-            name,
-            param,
-            bad,
-            good,
-            bit,
-            input,
-        } = *f;
-        self.wait(&format!("{:.0} % of the lap", 100.0 * at_progress), |s| {
+        let Fault { name, kind, .. } = *f;
+        let bit = kind.bit().bits();
+        self.wait(&format!("{:.1} % of the lap", 100.0 * at_progress), |s| {
             s.progress >= at_progress
         })?;
         let position = lock(&self.seen)
             .poses
             .last()
             .map_or((0.0, 0.0), |p| (p.1, p.2));
+        // Everything the fault causes arrives after this instant; the car is driving, so
+        // the first zero command and the first ERROR with the bit after it are the fault's.
         let t0 = Instant::now();
-        self.dynparam(param, bad)?;
-        let (mut at, mut sim_signal) = (t0, 0.0);
+        self.dynparam(f.param, f.bad)?;
+        let (mut signal, mut sim_signal) = (t0, 0.0);
         self.wait(&format!("{name}: the faulty signal"), |s| {
-            input(s, t0, true).map(|t| (at, sim_signal) = t).is_some()
+            f.input_after(s, t0, true)
+                .map(|t| (signal, sim_signal) = t)
+                .is_some()
         })?;
-        let signal = at;
         let mut detected = signal;
         self.wait(&format!("{name}: ERROR in /system_state"), |s| {
-            first(&s.state, signal, |&(_, (st, code))| {
+            first(&s.state, t0, |&(_, (st, code))| {
                 st == Sys::STATE_ERROR && code & bit != 0
             })
             .map(|t| detected = t)
@@ -268,7 +379,7 @@ impl Demo {
         })?;
         let mut zero = signal;
         self.wait(&format!("{name}: a zero speed command"), |s| {
-            first(&s.cmds, signal, |c| c.1 == 0.0)
+            first(&s.cmds, t0, |c| c.1 == 0.0)
                 .map(|t| zero = t)
                 .is_some()
         })?;
@@ -276,20 +387,22 @@ impl Demo {
         self.wait(&format!("{name}: the car at rest"), |s| {
             s.poses
                 .iter()
-                .find(|p| p.0 >= sim_signal && p.3.abs() < 0.01)
+                .find(|p| p.0 >= sim_signal && p.3 < STOPPED_BELOW_MPS)
                 .map(|p| stood = p.0)
                 .is_some()
         })?;
-        self.wait("the hold", |s| s.sim_now >= stood + hold_s)?;
+        self.wait(&format!("{name}: the {hold_s} s hold"), |s| {
+            s.sim_now >= stood + hold_s
+        })?;
         let t1 = Instant::now();
-        self.dynparam(param, good)?;
+        self.dynparam(f.param, f.good)?;
         let mut cleared = t1;
         self.wait(&format!("{name}: the cleared signal"), |s| {
-            input(s, t1, false).map(|t| cleared = t.0).is_some()
+            f.input_after(s, t1, false).map(|t| cleared = t.0).is_some()
         })?;
         let mut resumed = cleared;
         self.wait(&format!("{name}: moving again"), |s| {
-            first(&s.cmds, cleared, |c| c.1 > 0.0)
+            first(&s.cmds, t1, |c| c.1 > 0.0)
                 .map(|t| resumed = t)
                 .is_some()
         })?;
@@ -297,10 +410,10 @@ impl Demo {
             name,
             at_progress,
             position,
-            detection_ms: ms(detected - signal),
-            zero_cmd_ms: ms(zero - signal),
+            detection_ms: ms(detected.saturating_duration_since(signal)),
+            zero_cmd_ms: ms(zero.saturating_duration_since(signal)),
             standstill_s: (stood - sim_signal).max(0.0),
-            resume_ms: ms(resumed - cleared),
+            resume_ms: ms(resumed.saturating_duration_since(cleared)),
         };
         self.say(&format!(
             "{name}: detected after {:.2} ms, zero command after {:.2} ms, at rest {:.1} s (sim) later; moving {:.0} ms after the clear",
@@ -310,23 +423,19 @@ impl Demo {
     }
 }
 
+/// The nodes the master lists as publishing `topic` (a dead node stays listed until it
+/// is replaced), if it answers.
+fn publishers(topic: &str) -> Option<String> {
+    let state = rosrust::state().ok()?;
+    let t = state.publishers.iter().find(|t| t.name == topic)?;
+    (!t.connections.is_empty()).then(|| t.connections.join(", "))
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Receive time and header stamp of the first input message at or after `from` whose
-/// (value, stamp) satisfies `pred`.
-fn find<T>(
-    v: &[(Instant, (T, f64))],
-    from: Instant,
-    pred: impl Fn(&T) -> bool,
-) -> Option<(Instant, f64)> {
-    v.iter()
-        .find(|e| e.0 >= from && pred(&e.1 .0))
-        .map(|e| (e.0, e.1 .1))
-}
-
-/// Receive time of the first entry at or after `from` satisfying `pred`.
+/// Arrival of the first entry at or after `from` satisfying `pred`.
 fn first<T>(
     v: &[(Instant, T)],
     from: Instant,
@@ -335,9 +444,34 @@ fn first<T>(
     v.iter().find(|e| e.0 >= from && pred(e)).map(|e| e.0)
 }
 
+/// Lap progress of each injection: `rounds` pairs (e-stop, battery) spread evenly from
+/// `first` to `last` (one round: exactly `first` and `last`).
+fn schedule(first: f64, last: f64, rounds: u32) -> Vec<(Fault, f64)> {
+    let n = 2 * rounds as usize;
+    (0..n)
+        .map(|k| {
+            let fault = if k % 2 == 0 { ESTOP } else { BATTERY };
+            (fault, first + (last - first) * k as f64 / (n - 1) as f64)
+        })
+        .collect()
+}
+
 pub fn run(args: &Args) -> anyhow::Result<()> {
     const SUCCEEDED: u8 = GoalStatus::SUCCEEDED;
     const ABORTED: u8 = GoalStatus::ABORTED;
+    ensure!(
+        (0.0..1.0).contains(&args.estop_at)
+            && (0.0..1.0).contains(&args.battery_at)
+            && args.estop_at < args.battery_at,
+        "--estop-at ({}) and --battery-at ({}) must be lap fractions in [0, 1) with the e-stop first",
+        args.estop_at,
+        args.battery_at
+    );
+    ensure!(
+        args.hold_s.is_finite() && args.hold_s >= 0.0,
+        "--hold-s must be a finite number of seconds >= 0, not {}",
+        args.hold_s
+    );
     let waypoints = gem_core::waypoints::load(&args.track)
         .with_context(|| format!("cannot read the track {}", args.track.display()))?;
     gem_ros::node::start_within(
@@ -352,16 +486,26 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         tty: std::io::stdout().is_terminal(),
         started: Instant::now(),
     };
-    demo.wait("the served lap to start (task planner RUNNING)", |s| {
-        s.planner == msg::TaskPlannerStatus::STATUS_RUNNING_TASK && !s.poses.is_empty()
+    demo.wait_within(
+        "the served lap to start (task planner RUNNING, the car reported)",
+        START_LIMIT,
+        |s| s.planner == msg::TaskPlannerStatus::STATUS_RUNNING_TASK && !s.poses.is_empty(),
+    )
+    .map_err(|e| {
+        let missing: Vec<&str> = LIVENESS
+            .iter()
+            .filter(|(t, _)| !lock(&seen).heard.contains_key(t))
+            .map(|(t, node)| if t.contains("ackermann") { *t } else { *node })
+            .collect();
+        e.context(format!("not heard from yet: {}", missing.join(", ")))
     })?;
     let sim_start = lock(&seen).sim_now;
     let wall_start = Instant::now();
     demo.say("lap started");
-    let faults = [
-        demo.inject(&ESTOP, args.estop_at, args.hold_s)?,
-        demo.inject(&BATTERY, args.battery_at, args.hold_s)?,
-    ];
+    let mut faults = Vec::new();
+    for (fault, at) in schedule(args.estop_at, args.battery_at, args.rounds) {
+        faults.push(demo.inject(&fault, at, args.hold_s)?);
+    }
     demo.wait("the end of the lap", |s| {
         s.result
             .as_ref()
@@ -462,5 +606,54 @@ impl Report {
         plot::write_svg(&svg, &figure).map_err(|e| anyhow!("{}: {e}", svg.display()))?;
         println!("[demo] wrote {} and {}", md.display(), svg.display());
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_round_injects_at_the_two_given_fractions() {
+        let s = schedule(0.3, 0.6, 1);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].0.name, s[0].1), ("e-stop", 0.3));
+        assert_eq!((s[1].0.name, s[1].1), ("battery 30 %", 0.6));
+    }
+
+    #[test]
+    fn rounds_alternate_and_spread_evenly() {
+        let s = schedule(0.1, 0.9, 3);
+        let names: Vec<&str> = s.iter().map(|f| f.0.name).collect();
+        assert_eq!(names, ["e-stop", "battery 30 %"].repeat(3));
+        for w in s.windows(2) {
+            assert!((w[1].1 - w[0].1 - 0.16).abs() < 1e-12);
+        }
+        assert!((s[5].1 - 0.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_silent_topic_names_its_node_and_a_never_heard_one_does_not_count() {
+        let t = Instant::now();
+        let mut seen = Seen::default();
+        assert!(seen.silent(t + SILENCE * 10).is_none());
+        seen.heard.insert("/clock", t);
+        seen.heard.insert("/system_state", t + SILENCE * 2);
+        assert!(seen.silent(t + SILENCE).is_none());
+        let (topic, node, _) = seen.silent(t + SILENCE * 2).unwrap();
+        assert_eq!((topic, node), ("/clock", "gem_sim"));
+    }
+
+    #[test]
+    fn faulty_and_healthy_inputs_use_the_core_thresholds() {
+        let t = Instant::now();
+        let mut seen = Seen::default();
+        seen.battery.push((t, (0.8, 1.0)));
+        seen.battery.push((t, (0.3, 2.0)));
+        assert_eq!(BATTERY.input_after(&seen, t, true), Some((t, 2.0)));
+        assert_eq!(BATTERY.input_after(&seen, t, false), Some((t, 1.0)));
+        seen.estop.push((t, (1.0, 3.0)));
+        assert_eq!(ESTOP.input_after(&seen, t, true), Some((t, 3.0)));
+        assert_eq!(ESTOP.input_after(&seen, t, false), None);
     }
 }

@@ -13,6 +13,7 @@ use gem_msgs::gem_controller_action::NavigateWaypointsActionFeedback;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::jsk_rviz_plugins::OverlayText;
 use gem_msgs::std_msgs::ColorRGBA;
+use gem_ros::direct::DirectSubscriber;
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, Ticker};
@@ -27,15 +28,17 @@ pub const PARAMS: [ParamSpec; 1] = [RATE];
 pub type Shared = Arc<Mutex<Snapshot>>;
 
 /// Subscribes `topic`, folding each message into the snapshot with `apply`.
+/// Direct subscriptions: the overlay shows the latest value, and rosrust's subscriber can
+/// drop the latest of a burst silently (a stale ERROR or speed on screen).
 fn watch<T: rosrust::Message>(
     s: &Shared,
     topic: &str,
     apply: fn(&mut Snapshot, T),
-) -> Result<rosrust::Subscriber, RosError> {
+) -> Result<DirectSubscriber, RosError> {
     let s = s.clone();
-    Ok(rosrust::subscribe(topic, 5, move |m: T| {
+    gem_ros::direct::subscribe(topic, move |m: T, _| {
         apply(&mut s.lock().unwrap_or_else(|e| e.into_inner()), m)
-    })?)
+    })
 }
 
 fn system(m: &msg::SystemStateStamped) -> (SystemState, ErrorBits) {
@@ -49,7 +52,7 @@ fn system(m: &msg::SystemStateStamped) -> (SystemState, ErrorBits) {
 
 /// Subscribes every topic the overlay shows (relative names), folding messages into `s`;
 /// shared with `gemctl status`.
-pub fn subscribe(s: &Shared) -> Result<Vec<rosrust::Subscriber>, RosError> {
+pub fn subscribe(s: &Shared) -> Result<Vec<DirectSubscriber>, RosError> {
     Ok(vec![
         watch(s, "system_state", |n, m: msg::SystemStateStamped| {
             n.system = Some(system(&m))

@@ -109,11 +109,25 @@ pub fn subscribe<T: rosrust::Message>(
             .spawn(move || {
                 while !inner.stop.load(Ordering::SeqCst) {
                     let linked = !lock(&inner.links).is_empty();
-                    std::thread::sleep(if linked {
+                    let pause = if linked {
                         DISCOVERY_SLOW
                     } else {
                         DISCOVERY_FAST
-                    });
+                    };
+                    // A dropped subscription ends the pause at once (drop joins us).
+                    let guard = lock(&inner.stop_signal.0);
+                    drop(
+                        inner
+                            .stop_signal
+                            .1
+                            .wait_timeout_while(guard, pause, |_| {
+                                !inner.stop.load(Ordering::SeqCst)
+                            })
+                            .unwrap_or_else(|e| e.into_inner()),
+                    );
+                    if inner.stop.load(Ordering::SeqCst) {
+                        break;
+                    }
                     match master.register_subscriber(&inner.topic, &inner.msg_type) {
                         Ok(publishers) => connect_new(&inner, &publishers, &callback),
                         Err(e) => tracing::debug!("registerSubscriber {}: {e}", inner.topic),

@@ -11,6 +11,7 @@ pub mod actionlib;
 pub mod convert;
 pub mod direct;
 pub mod dynamic_reconfigure;
+pub mod launch;
 pub mod log;
 pub mod net;
 pub mod node;

@@ -218,29 +218,29 @@ impl Launch {
         // Set before rosrust starts (no other thread reads the environment yet).
         std::env::set_var("ROS_MASTER_URI", &uri);
         let log = std::fs::File::create(out.join("roslaunch.log"))?;
-        let child = Command::new("roslaunch")
-            .args([
-                "-p",
-                &port.to_string(),
-                "gem_bringup",
-                "integration_run.launch",
-            ])
-            // ROS-time timeouts sized for fast-forwarding at 10x on a loaded 2-core machine
-            // (5 s of sim time is half a wall second there).
-            .args([
-                "speedup:=1",
-                "state_timeout_ms:=5000",
-                "system_state_timeout_s:=5",
-                "pose_timeout_s:=5",
-            ])
-            .arg(format!("rt_priority:={rt_priority}"))
-            // Last: roslaunch takes the last value of an argument given twice.
-            .args(extra)
-            .env("ROS_MASTER_URI", &uri)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
+        let mut cmd = Command::new("roslaunch");
+        cmd.args([
+            "-p",
+            &port.to_string(),
+            "gem_bringup",
+            "integration_run.launch",
+        ])
+        // ROS-time timeouts sized for fast-forwarding at 10x on a loaded 2-core machine
+        // (5 s of sim time is half a wall second there).
+        .args([
+            "speedup:=1",
+            "state_timeout_ms:=5000",
+            "system_state_timeout_s:=5",
+            "pose_timeout_s:=5",
+        ])
+        .arg(format!("rt_priority:={rt_priority}"))
+        // Last: roslaunch takes the last value of an argument given twice.
+        .args(extra)
+        .env("ROS_MASTER_URI", &uri)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+        let child = gem_ros::launch::spawn_group(&mut cmd)
             .context("cannot run roslaunch (source runners/env.sh)")?;
         println!(
             "[profile] suite launched on {uri} (log: {})",
@@ -252,26 +252,8 @@ impl Launch {
 
 impl Drop for Launch {
     fn drop(&mut self) {
-        stop_child(&mut self.child, Duration::from_secs(20));
+        gem_ros::launch::stop_group(&mut self.child, gem_ros::launch::SIGINT_GRACE);
     }
-}
-
-/// SIGINT (what Ctrl-C sends: roslaunch and rosbag shut down cleanly), then SIGKILL after
-/// `grace`.
-pub(crate) fn stop_child(child: &mut Child, grace: Duration) {
-    // SAFETY: kill only sends a signal to our own child's pid.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Writes a straight route along +x from the spawn point, long enough for `metres`.

@@ -3,6 +3,7 @@
 //! connecting), stopped with SIGINT after the recovery so the bag is closed properly.
 
 use anyhow::{anyhow, bail, Context};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -61,6 +62,7 @@ impl Recorder {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .process_group(0)
             .spawn()
             .context("cannot run rosbag (source runners/env.sh)")?;
         let mut bag = Bag { child, file };
@@ -107,7 +109,7 @@ impl Bag {
                 DRAIN_TIMEOUT.as_secs()
             );
         }
-        super::stop_child(&mut self.child, Duration::from_secs(15));
+        gem_ros::launch::stop_group(&mut self.child, Duration::from_secs(15));
     }
 }
 

@@ -2,8 +2,11 @@
 //! `gazebo/get_model_state`, a [`Tracker`] per goal, commands on `gem/ackermann_cmd`.
 //!
 //! Every way a goal ends publishes a zero command first: success, preemption, a bad goal,
-//! a pose that stays unavailable for `~pose_timeout_s`, a non-finite pose. The safety gate
-//! zeroes the speed from the `system_state` callback itself, without waiting for a tick.
+//! a pose that stays unavailable for `~pose_timeout_s`, a non-finite pose. From then until
+//! the next goal the loop keeps publishing that command (zero speed, the steering held) at
+//! its rate, the stream a drive-by-wire expects: one lost message cannot leave the vehicle
+//! on its last speed until the actuator's own command timeout. The safety gate zeroes the
+//! speed from the `system_state` callback itself, without waiting for a tick.
 
 use super::params::Params;
 use gem_core::control::tracker::{Command, Tracker};
@@ -81,6 +84,8 @@ pub struct Controller {
     out: Arc<Outputs>,
     debug: Debug,
     active: Option<Active>,
+    /// A goal has ended and no new one has started: every tick repeats the zero command.
+    holding: bool,
     _gate: Option<DirectSubscriber>,
 }
 
@@ -113,6 +118,7 @@ impl Controller {
             out,
             debug,
             active: None,
+            holding: false,
             _gate: gate,
         })
     }
@@ -122,7 +128,12 @@ impl Controller {
         if let Some((handle, goal)) = self.server.accept_new_goal() {
             self.start(handle, goal, now);
         }
-        let Some(active) = &self.active else { return };
+        let Some(active) = &self.active else {
+            if self.holding {
+                self.out.stop();
+            }
+            return;
+        };
         if self.server.is_preempt_requested(&active.handle) {
             self.end(|s, h| s.preempt(h, NavigateWaypointsResult { success: false }, "cancelled"));
             return;
@@ -179,6 +190,7 @@ impl Controller {
                 );
                 self.publish_path(&goal, now);
                 self.out.driving.store(true, Ordering::Relaxed);
+                self.holding = false;
                 self.active = Some(Active {
                     handle,
                     tracker,
@@ -188,6 +200,7 @@ impl Controller {
             Err(e) => {
                 tracing::warn!("goal {} rejected: {e}", handle.id.id);
                 self.out.stop();
+                self.holding = true;
                 self.server.abort(
                     &handle,
                     NavigateWaypointsResult { success: false },
@@ -253,6 +266,7 @@ impl Controller {
     fn end(&mut self, finish: impl FnOnce(&ActionServer<NavigateWaypoints>, &GoalHandle)) {
         self.out.driving.store(false, Ordering::Relaxed);
         self.out.stop();
+        self.holding = true;
         if let Some(active) = self.active.take() {
             finish(&self.server, &active.handle);
         }

@@ -50,7 +50,14 @@ fn run() -> anyhow::Result<()> {
 
 fn advertise(
     node: &Arc<PlannerNode>,
-) -> Result<(rosrust::Service, rosrust::Service, rosrust::Subscriber), RosError> {
+) -> Result<
+    (
+        rosrust::Service,
+        rosrust::Service,
+        gem_ros::direct::DirectSubscriber,
+    ),
+    RosError,
+> {
     let n = node.clone();
     let serve = rosrust::service::<ServeWaypoints, _>("serve_waypoints", move |req| {
         let success = match n.serve(&req.waypoints_file) {
@@ -68,7 +75,8 @@ fn advertise(
         Ok(EmptyRes {})
     })?;
     let n = node.clone();
-    let state = rosrust::subscribe("system_state", 10, move |m: SystemStateStamped| {
+    // Direct: an ERROR must not be lost in a burst (rosrust's subscriber drops silently).
+    let state = gem_ros::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
         n.system_state(&m)
     })?;
     Ok((serve, cancel, state))

@@ -30,6 +30,7 @@ use gem_msgs::geometry_msgs::{Pose as PoseMsg, Twist};
 use gem_msgs::nav_msgs::Odometry;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
+use gem_ros::direct::DirectSubscriber;
 use gem_ros::dynamic_reconfigure::{DynParam, Kind, Server};
 use gem_ros::node::RosError;
 use gem_ros::time::{self, to_ros, Ticker};
@@ -161,11 +162,16 @@ fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyho
 }
 
 /// The command subscriber and the two services.
+///
+/// Commands come through [`gem_ros::direct`]: each is applied on the thread that read it,
+/// and none is dropped (rosrust's subscriber forwards through a bounded channel that
+/// silently drops a burst, and the vehicle would keep its last speed until the command
+/// timeout).
 fn advertise(
     world: &Arc<World>,
-) -> Result<(rosrust::Subscriber, rosrust::Service, rosrust::Service), RosError> {
+) -> Result<(DirectSubscriber, rosrust::Service, rosrust::Service), RosError> {
     let w = world.clone();
-    let cmd = rosrust::subscribe("gem/ackermann_cmd", 10, move |m: AckermannDrive| {
+    let cmd = gem_ros::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
         w.lock().command(DriveCommand {
             steering_rad: m.steering_angle.into(),
             speed_mps: m.speed.into(),
