@@ -6,7 +6,10 @@
 # progress; a summary (lap time, cross-track error, detection and stop latencies) and a
 # trajectory plot in build/demo/. Exits 0 only if the lap completed and both faults
 # stopped the car; on a failure it says which step failed and why, and exits within
-# seconds. Extra arguments go to `gemctl demo` (e.g. --rounds 3, --hold-s 1).
+# seconds. Extra arguments go to `gemctl demo` (e.g. --rounds 3, --hold-s 1); GEM_DEMO_OUT
+# sets the output directory, GEM_DEMO_SPEEDUP the simulation's speed-up (default 5),
+# GEM_DEMO_TIMEOUT_S the suite's ROS-time timeouts (input staleness, system_state, pose;
+# default 3 s), GEM_DEMO_TRACK the waypoint file in launch/waypoints (default gem_track.csv).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -16,7 +19,7 @@ source runners/env.sh
 
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export ROS_MASTER_URI="http://127.0.0.1:${port}"
-out="$ROOT/build/demo"
+out="${GEM_DEMO_OUT:-$ROOT/build/demo}"
 log="$out/roslaunch.log"
 mkdir -p "$out"
 launch_pid=""
@@ -53,10 +56,13 @@ trap 'exit 130' INT TERM
 echo "[demo] the suite on $ROS_MASTER_URI (roslaunch log: $log)"
 echo "[demo] try, in another shell: source runners/env.sh; export ROS_MASTER_URI=$ROS_MASTER_URI; gemctl status"
 # setsid: roslaunch leads a process group of its own, which the clean-up can signal whole.
-setsid roslaunch -p "$port" gem_bringup integration_run.launch speedup:=5 waypoints:=gem_track.csv \
-  state_timeout_ms:=3000 system_state_timeout_s:=3 pose_timeout_s:=3 >"$log" 2>&1 &
+track="${GEM_DEMO_TRACK:-gem_track.csv}"
+timeout_s="${GEM_DEMO_TIMEOUT_S:-3}"
+setsid roslaunch -p "$port" gem_bringup integration_run.launch "speedup:=${GEM_DEMO_SPEEDUP:-5}" \
+  "waypoints:=$track" "state_timeout_ms:=$((timeout_s * 1000))" "system_state_timeout_s:=$timeout_s" \
+  "pose_timeout_s:=$timeout_s" >"$log" 2>&1 &
 launch_pid=$!
-if ! gemctl demo --track launch/waypoints/gem_track.csv --out "$out" --timeout 600 "$@"; then
+if ! gemctl demo --track "launch/waypoints/$track" --out "$out" "$@"; then
   echo "[demo] FAILED (the reason is on the gemctl line above); the nodes' output is in $log" >&2
   if grep -E "process has died|\[ERROR\]|panicked" "$log" >/dev/null 2>&1; then
     echo "[demo] from that log:" >&2

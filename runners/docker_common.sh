@@ -51,7 +51,12 @@ gem_container_name() {
   printf 'gem-rs-%s-%s' "$1" "$$"
 }
 
-# Removes exactly our container if it is still there (e.g. after Ctrl-C).
+# Removes exactly our container if it is still there (e.g. after Ctrl-C). As for a native
+# launch: SIGINT first (roslaunch stops its nodes, which unregister), the
+# container killed 6 s later at the latest (docker stop --signal needs Docker 23 or newer;
+# older engines fall back to SIGTERM), then removed.
 gem_cleanup_container() {
+  docker stop --signal INT --time 6 "$1" >/dev/null 2>&1 ||
+    docker stop --time 6 "$1" >/dev/null 2>&1 || true
   docker rm -f "$1" >/dev/null 2>&1 || true
 }

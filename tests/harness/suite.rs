@@ -370,8 +370,13 @@ pub fn completes(s: &Suite, end_x: f64) -> Outcome {
 /// API's `getPid` (so `rosnode info` cannot tell), hence `/proc`: the process whose
 /// command line carries roslaunch's `__name:=<name>` and whose environment names our master.
 fn pid_of(node: &str) -> Result<i32, String> {
-    let name_arg = format!("__name:={}", node.trim_start_matches('/'));
     let master = std::env::var("ROS_MASTER_URI").map_err(|_| "ROS_MASTER_URI is not set")?;
+    pid_of_node(node, &master)
+}
+
+/// The PID of the node called `node` on the master at `master` (see [`pid_of`]).
+pub fn pid_of_node(node: &str, master: &str) -> Result<i32, String> {
+    let name_arg = format!("__name:={}", node.trim_start_matches('/'));
     let master_env = format!("ROS_MASTER_URI={}", master.trim_end_matches('/'));
     let read =
         |pid: &str, file: &str| std::fs::read(format!("/proc/{pid}/{file}")).unwrap_or_default();

@@ -10,10 +10,11 @@
 //! stamped with its arrival on the socket. Latencies are measured from those stamps:
 //! signal = the first faulty input message after the injection began, detection = the
 //! first `/system_state` ERROR with the fault's bit after the injection began, zero command
-//! = the first `/gem/ackermann_cmd` with speed 0 after the injection began (the car was
-//! driving, so nothing else zeroes it), standstill = the simulated time until the car's
-//! speed is below 0.01 m/s. The three arrive on different sockets, so below about 0.1 ms
-//! their order is not causal; a reversed pair reads as 0.
+//! = the first `/gem/ackermann_cmd` with speed 0 after the injection began (the car is
+//! driving faster than 1 m/s when a fault is injected, so nothing else zeroes it),
+//! standstill = the simulated time until the car's speed is below 0.01 m/s. The three
+//! arrive on different sockets, so below about 0.1 ms their order is not causal; a
+//! reversed pair reads as 0.
 //!
 //! A demo that cannot go on says so at once: every step has a wall-time limit, and a suite
 //! topic that falls silent for [`SILENCE`] (a node died or hangs) ends the demo naming the
@@ -24,7 +25,7 @@ use anyhow::{anyhow, bail, ensure, Context};
 use gem_core::control::closed_loop::{stats, CrossTrackMeter};
 use gem_core::control::path::Path as TrackPath;
 use gem_core::geometry::Point;
-use gem_core::profile::{FaultKind, STOPPED_BELOW_MPS};
+use gem_core::profile::{FaultKind, MOVING_ABOVE_MPS, STOPPED_BELOW_MPS};
 use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::actionlib_msgs::GoalStatus;
@@ -44,10 +45,16 @@ use std::time::{Duration, Instant};
 
 /// A suite topic silent for this long (wall time) ends the demo: its publisher is gone.
 pub const SILENCE: Duration = Duration::from_millis(2500);
+/// ... provided simulated time moved on by this much (s) meanwhile: every topic but
+/// `/clock` is published on ROS time, and a simulation slowed down by a busy machine
+/// publishes less often in wall time without anything being wrong.
+const SIM_SILENCE_S: f64 = 1.0;
 /// Wall time the suite gets to come up and start the served lap.
 const START_LIMIT: Duration = Duration::from_secs(60);
 /// Wall time a `dynparam set` gets to return.
 const DYNPARAM_LIMIT: Duration = Duration::from_secs(20);
+/// The step that waits for the lap's goal to succeed.
+const LAP_END: &str = "the end of the lap";
 /// The topics whose silence means a node of the suite has stopped, with that node.
 const LIVENESS: [(&str, &str); 5] = [
     ("/clock", "gem_sim"),
@@ -101,8 +108,8 @@ struct Seen {
     /// (sim time, x, y, speed).
     poses: Vec<(f64, f64, f64, f64)>,
     result: Option<(bool, u8, String)>,
-    /// When each topic was last heard from (the reading thread's time).
-    heard: BTreeMap<&'static str, Instant>,
+    /// When each topic was last heard from (the reading thread's time, and sim time).
+    heard: BTreeMap<&'static str, (Instant, f64)>,
 }
 
 type Shared = Arc<Mutex<Seen>>;
@@ -122,7 +129,8 @@ fn watch<T: rosrust::Message>(
     let s = s.clone();
     gem_ros::direct::subscribe(topic, move |m: T, at: Arrival| {
         let mut seen = lock(&s);
-        seen.heard.insert(topic, at.read);
+        let sim = seen.sim_now;
+        seen.heard.insert(topic, (at.read, sim));
         apply(&mut seen, m, at.wire)
     })
     .map_err(|e| anyhow!("subscribe {topic}: {e}"))
@@ -172,11 +180,19 @@ fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
 }
 
 impl Seen {
-    /// The first suite topic silent for longer than [`SILENCE`], with its publisher.
-    fn silent(&self, now: Instant) -> Option<(&'static str, &'static str, Duration)> {
+    /// The first suite topic silent for longer than [`SILENCE`] (and, but for `/clock`,
+    /// [`SIM_SILENCE_S`] of sim time), with its publisher. A topic not heard yet counts as
+    /// heard at `expected_from` (wall and sim time; None: not expected yet).
+    fn silent(
+        &self,
+        now: Instant,
+        expected_from: Option<(Instant, f64)>,
+    ) -> Option<(&'static str, &'static str, Duration)> {
         LIVENESS.iter().find_map(|&(topic, node)| {
-            let quiet = now.saturating_duration_since(*self.heard.get(topic)?);
-            (quiet > SILENCE).then_some((topic, node, quiet))
+            let (wall, sim) = self.heard.get(topic).copied().or(expected_from)?;
+            let quiet = now.saturating_duration_since(wall);
+            let sim_moved = topic == "/clock" || self.sim_now - sim > SIM_SILENCE_S;
+            (quiet > SILENCE && sim_moved).then_some((topic, node, quiet))
         })
     }
 }
@@ -237,6 +253,8 @@ struct FaultRun {
 
 struct Demo {
     seen: Shared,
+    /// When the lap started (wall, sim): from then on every suite topic must be heard.
+    lap_started: Option<(Instant, f64)>,
     deadline: Instant,
     tty: bool,
     started: Instant,
@@ -274,9 +292,20 @@ impl Demo {
         self.wait_within(what, Duration::MAX, cond)
     }
 
-    /// Fails when a topic of the suite has been silent for longer than [`SILENCE`].
+    /// Fails when a topic of the suite has been silent for longer than [`SILENCE`], when
+    /// the lap's goal was aborted (the planner drops the task then), or when the lap ended
+    /// while the demo was still waiting for something else.
     fn alive(&self, seen: &Seen, what: &str) -> anyhow::Result<()> {
-        match seen.silent(Instant::now()) {
+        match &seen.result {
+            Some((_, GoalStatus::ABORTED, text)) => {
+                bail!("while waiting for {what}: the controller aborted the goal: {text}")
+            }
+            Some((_, GoalStatus::SUCCEEDED, _)) if what != LAP_END => {
+                bail!("while waiting for {what}: the lap ended first")
+            }
+            _ => {}
+        }
+        match seen.silent(Instant::now(), self.lap_started) {
             Some((topic, node, quiet)) => bail!(
                 "while waiting for {what}: no {topic} for {:.1} s (wall): {} has stopped or hangs",
                 quiet.as_secs_f64(),
@@ -352,8 +381,13 @@ impl Demo {
     fn inject(&self, f: &Fault, at_progress: f64, hold_s: f64) -> anyhow::Result<FaultRun> {
         let Fault { name, kind, .. } = *f;
         let bit = kind.bit().bits();
-        self.wait(&format!("{:.1} % of the lap", 100.0 * at_progress), |s| {
-            s.progress >= at_progress
+        // Injected into a moving car (after the previous fault the car accelerates again).
+        let when = format!(
+            "{:.1} % of the lap, the car faster than {MOVING_ABOVE_MPS} m/s",
+            100.0 * at_progress
+        );
+        self.wait(&when, |s| {
+            s.progress >= at_progress && s.poses.last().is_some_and(|p| p.3 > MOVING_ABOVE_MPS)
         })?;
         let position = lock(&self.seen)
             .poses
@@ -458,7 +492,6 @@ fn schedule(first: f64, last: f64, rounds: u32) -> Vec<(Fault, f64)> {
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     const SUCCEEDED: u8 = GoalStatus::SUCCEEDED;
-    const ABORTED: u8 = GoalStatus::ABORTED;
     ensure!(
         (0.0..1.0).contains(&args.estop_at)
             && (0.0..1.0).contains(&args.battery_at)
@@ -480,8 +513,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     )?;
     let seen = Shared::default();
     let _subs = subscribe(&seen)?;
-    let demo = Demo {
+    let mut demo = Demo {
         seen: seen.clone(),
+        lap_started: None,
         deadline: Instant::now() + Duration::from_secs_f64(args.timeout),
         tty: std::io::stdout().is_terminal(),
         started: Instant::now(),
@@ -501,15 +535,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     })?;
     let sim_start = lock(&seen).sim_now;
     let wall_start = Instant::now();
+    demo.lap_started = Some((wall_start, sim_start));
     demo.say("lap started");
     let mut faults = Vec::new();
     for (fault, at) in schedule(args.estop_at, args.battery_at, args.rounds) {
         faults.push(demo.inject(&fault, at, args.hold_s)?);
     }
-    demo.wait("the end of the lap", |s| {
-        s.result
-            .as_ref()
-            .is_some_and(|r| r.1 == SUCCEEDED || r.1 == ABORTED)
+    demo.wait(LAP_END, |s| {
+        s.result.as_ref().is_some_and(|r| r.1 == SUCCEEDED)
     })?;
     let (lap_sim, lap_wall) = (lock(&seen).sim_now - sim_start, wall_start.elapsed());
     let (success, status, text) = lock(&seen).result.clone().unwrap_or_default();
@@ -577,7 +610,7 @@ impl Report {
                 f.resume_ms
             );
         }
-        summary += "\nLatencies are wall time on loopback, measured by gemctl's own subscriptions (signal = first faulty input message received).\n";
+        summary += "\nLatencies are wall time on loopback between socket arrivals at gemctl's own subscriptions (signal = the first faulty input message; ERROR and zero command = the first after the injection; below about 0.1 ms their order is not causal).\n";
         Ok(Report {
             summary,
             path: waypoints.iter().map(|w| (w.x, w.y)).collect(),
@@ -636,12 +669,35 @@ mod tests {
     fn a_silent_topic_names_its_node_and_a_never_heard_one_does_not_count() {
         let t = Instant::now();
         let mut seen = Seen::default();
-        assert!(seen.silent(t + SILENCE * 10).is_none());
-        seen.heard.insert("/clock", t);
-        seen.heard.insert("/system_state", t + SILENCE * 2);
-        assert!(seen.silent(t + SILENCE).is_none());
-        let (topic, node, _) = seen.silent(t + SILENCE * 2).unwrap();
+        assert!(seen.silent(t + SILENCE * 10, None).is_none());
+        seen.heard.insert("/clock", (t, 0.0));
+        seen.heard.insert("/system_state", (t + SILENCE * 2, 0.0));
+        assert!(seen.silent(t + SILENCE, None).is_none());
+        let (topic, node, _) = seen.silent(t + SILENCE * 2, None).unwrap();
         assert_eq!((topic, node), ("/clock", "gem_sim"));
+        // Once expected, a topic never heard is silent from then on, if sim time moved.
+        seen.heard.insert("/clock", (t + SILENCE * 3, 5.0));
+        seen.sim_now = 5.0;
+        let expected = Some((t + SILENCE, 0.0));
+        assert!(seen.silent(t + SILENCE * 2, expected).is_none());
+        let (topic, _, _) = seen.silent(t + SILENCE * 3, expected).unwrap();
+        assert_eq!(topic, "/task_planner_status");
+    }
+
+    #[test]
+    fn a_slowed_simulation_is_not_a_silent_node() {
+        let t = Instant::now();
+        let mut seen = Seen::default();
+        seen.sim_now = 10.5;
+        for (topic, _) in LIVENESS {
+            seen.heard.insert(topic, (t, 10.0));
+        }
+        seen.heard.insert("/clock", (t + SILENCE * 4, 10.5));
+        // Four SILENCEs of wall time, but only 0.5 s of sim time since the others spoke.
+        assert!(seen.silent(t + SILENCE * 4, None).is_none());
+        seen.sim_now = 11.5;
+        let (topic, _, _) = seen.silent(t + SILENCE * 4, None).unwrap();
+        assert_eq!(topic, "/system_state");
     }
 
     #[test]

@@ -195,8 +195,22 @@ fn subscribe(
                 Some((type_name, Ok(value))) => {
                     let mut fields = Fields::new();
                     flatten("", &MsgValue::Message(value), &mut fields);
+                    let seq = match fields.get("header.seq") {
+                        Some(Scalar::Num(n)) if *n >= 0.0 => Some(*n as u64),
+                        _ => None,
+                    };
                     let mut sh = lock(&s);
                     let now = time::now();
+                    // rosrust's subscriber drops a burst silently; a gap in the
+                    // publisher's header.seq is how a loss is counted and reported.
+                    if let Some(seq) = seq {
+                        let lost = sh.monitor.on_sequence(index, caller, seq);
+                        if lost > 0 {
+                            tracing::warn!(
+                                "{topic_name}: {lost} message(s) from {caller} lost before the monitor (header.seq reached {seq})"
+                            );
+                        }
+                    }
                     let was_silent = sh.published[index] == Level::Stale;
                     sh.monitor.on_message(index, now, &type_name, fields);
                     sh.publish(false);

@@ -14,7 +14,7 @@ pub mod rule;
 
 use crate::time::Time;
 use rule::{Fields, Rule};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::time::Duration;
 
@@ -71,6 +71,10 @@ struct TopicState {
     fields: Option<Fields>,
     /// The first failing rule of the latest message and why.
     failure: Option<String>,
+    /// Per publisher, the last `header.seq` seen.
+    sequences: BTreeMap<String, u64>,
+    /// Messages missing from the publishers' sequences (lost before they reached us).
+    lost: u64,
 }
 
 /// One topic's condensed health.
@@ -164,6 +168,20 @@ impl Monitor {
         self.health(index, now).level
     }
 
+    /// Records the `header.seq` of a message from `publisher` on topic `index` and returns
+    /// how many of that publisher's messages were skipped since its previous one: lost
+    /// between it and us (a subscriber queue that overflowed, a burst dropped). A sequence
+    /// that does not move forward is a publisher that started again, not a loss.
+    pub fn on_sequence(&mut self, index: usize, publisher: &str, seq: u64) -> u64 {
+        let st = &mut self.states[index];
+        let skipped = match st.sequences.insert(publisher.to_owned(), seq) {
+            Some(prev) if seq > prev => seq - prev - 1,
+            _ => 0,
+        };
+        st.lost += skipped;
+        skipped
+    }
+
     /// When topic `index` turns STALE if nothing arrives (`None` if it already is).
     fn stale_at(&self, index: usize) -> Option<Time> {
         let last = *self.states[index].arrivals.back()?;
@@ -219,6 +237,9 @@ impl Monitor {
         }
         if let Some(f) = &st.failure {
             values.push(("last_failed_rule".into(), f.clone()));
+        }
+        if !st.sequences.is_empty() {
+            values.push(("lost_messages".into(), st.lost.to_string()));
         }
         Health {
             topic: spec.topic.clone(),
@@ -304,6 +325,34 @@ mod tests {
             m.on_message(0, now, TYPE, battery(0.8));
         }
         (m, now)
+    }
+
+    #[test]
+    fn gaps_in_a_publishers_sequence_are_counted_as_lost_per_publisher() {
+        let (mut m, now) = alive(1);
+        let lost = |m: &Monitor| {
+            let h = m.health(0, now);
+            h.values
+                .iter()
+                .find(|(k, _)| k == "lost_messages")
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(lost(&m), None, "no sequence seen: not reported");
+        assert_eq!(m.on_sequence(0, "/a", 10), 0);
+        assert_eq!(m.on_sequence(0, "/a", 11), 0);
+        assert_eq!(
+            m.on_sequence(0, "/b", 500),
+            0,
+            "another publisher's own count"
+        );
+        assert_eq!(m.on_sequence(0, "/a", 15), 3);
+        assert_eq!(m.on_sequence(0, "/b", 502), 1);
+        assert_eq!(lost(&m).as_deref(), Some("4"));
+        // A publisher that restarted counts from 0 again: not a loss.
+        assert_eq!(m.on_sequence(0, "/a", 0), 0);
+        assert_eq!(m.on_sequence(0, "/a", 1), 0);
+        assert_eq!(lost(&m).as_deref(), Some("4"));
+        assert_eq!(m.health(0, now).level, Level::Ok, "reported, not a level");
     }
 
     #[test]

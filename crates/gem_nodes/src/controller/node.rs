@@ -1,12 +1,14 @@
 //! The controller node's loop: goals from the action server, the pose from
 //! `gazebo/get_model_state`, a [`Tracker`] per goal, commands on `gem/ackermann_cmd`.
 //!
-//! Every way a goal ends publishes a zero command first: success, preemption, a bad goal,
-//! a pose that stays unavailable for `~pose_timeout_s`, a non-finite pose. From then until
-//! the next goal the loop keeps publishing that command (zero speed, the steering held) at
-//! its rate, the stream a drive-by-wire expects: one lost message cannot leave the vehicle
-//! on its last speed until the actuator's own command timeout. The safety gate zeroes the
-//! speed from the `system_state` callback itself, without waiting for a tick.
+//! The command is a stream, as a drive-by-wire expects: while a goal is driven every tick
+//! publishes one (a tick without a pose repeats the last, until `~pose_timeout_s` ends the
+//! goal). Every way a goal ends publishes a zero command: success, preemption, a bad goal,
+//! a pose that stays unavailable for `~pose_timeout_s`, a non-finite pose; from then until
+//! the next goal every tick repeats it (zero speed, the steering held), so one lost message
+//! cannot leave the vehicle on its last speed until the actuator's own command timeout.
+//! The safety gate zeroes the speed from the `system_state` callback itself, without
+//! waiting for a tick.
 
 use super::params::Params;
 use gem_core::control::tracker::{Command, Tracker};
@@ -34,8 +36,9 @@ use std::sync::{Arc, Mutex};
 /// Publishers shared with the safety-gate callback.
 struct Outputs {
     command: rosrust::Publisher<AckermannDrive>,
-    /// Last steering sent (the gate keeps it while zeroing the speed).
-    last_steering: Mutex<f32>,
+    /// Last (steering, speed) sent: the gate keeps the steering while zeroing the speed,
+    /// and a tick without a pose repeats the command.
+    last: Mutex<(f32, f32)>,
     /// A goal is being driven (the gate only acts then).
     driving: AtomicBool,
     /// `system_state` is ERROR and the gate is on.
@@ -44,7 +47,7 @@ struct Outputs {
 
 impl Outputs {
     fn send(&self, steering: f32, speed: f32) {
-        *self.last_steering.lock().unwrap_or_else(|e| e.into_inner()) = steering;
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = (steering, speed);
         let cmd = AckermannDrive {
             steering_angle: steering,
             speed,
@@ -56,8 +59,16 @@ impl Outputs {
     }
 
     fn stop(&self) {
-        let steering = *self.last_steering.lock().unwrap_or_else(|e| e.into_inner());
+        let (steering, _) = *self.last.lock().unwrap_or_else(|e| e.into_inner());
         self.send(steering, 0.0);
+    }
+
+    /// The last command again (zero speed while gated): the stream goes on through a tick
+    /// without a pose, until `~pose_timeout_s` ends the goal.
+    fn repeat(&self) {
+        let (steering, speed) = *self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let gated = self.gated.load(Ordering::Relaxed);
+        self.send(steering, if gated { 0.0 } else { speed });
     }
 }
 
@@ -95,7 +106,7 @@ impl Controller {
     pub fn new(params: Params, waker: Waker) -> Result<Self, RosError> {
         let out = Arc::new(Outputs {
             command: rosrust::publish("gem/ackermann_cmd", 10)?,
-            last_steering: Mutex::new(0.0),
+            last: Mutex::new((0.0, 0.0)),
             driving: AtomicBool::new(false),
             gated: AtomicBool::new(false),
         });
@@ -259,6 +270,8 @@ impl Controller {
             let text = format!("no pose for {:.2} s: {reason}", missing.as_secs_f64());
             tracing::error!("goal {} aborted: {text}", active.handle.id.id);
             self.end(|s, h| s.abort(h, NavigateWaypointsResult { success: false }, &text));
+        } else {
+            self.out.repeat();
         }
     }
 
