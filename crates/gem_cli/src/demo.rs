@@ -687,8 +687,10 @@ mod tests {
     #[test]
     fn a_slowed_simulation_is_not_a_silent_node() {
         let t = Instant::now();
-        let mut seen = Seen::default();
-        seen.sim_now = 10.5;
+        let mut seen = Seen {
+            sim_now: 10.5,
+            ..Seen::default()
+        };
         for (topic, _) in LIVENESS {
             seen.heard.insert(topic, (t, 10.0));
         }
