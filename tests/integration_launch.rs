@@ -76,6 +76,14 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
             diag.last()
         );
     }
+    // Stamped topics carry a count of messages lost before the monitor (header.seq gaps).
+    let last = diag.last().expect("a /diagnostics message");
+    let state_diag = last.status.iter().find(|s| s.name == "/system_state");
+    let lost = state_diag.and_then(|s| s.values.iter().find(|kv| kv.key == "lost_messages"));
+    assert!(
+        lost.is_some_and(|kv| kv.value.parse::<u64>().is_ok()),
+        "no lost_messages count for /system_state: {state_diag:?}"
+    );
 
     let dynparam = |v: &str| {
         cli_ok(
