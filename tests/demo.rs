@@ -11,6 +11,7 @@
 use gem_e2e::bags::scratch_dir;
 use gem_e2e::suite::pid_of_node;
 use gem_e2e::{repo_root, ros, wait_until};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -90,6 +91,16 @@ impl CpuLoad {
                 .map(|_| {
                     let mut cmd = Command::new("sh");
                     cmd.args(["-c", "while :; do :; done"]);
+                    // SAFETY: prctl is async-signal-safe. The load ends with this test
+                    // process, even when it is killed and no Drop runs.
+                    unsafe {
+                        cmd.pre_exec(|| {
+                            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                                return Err(std::io::Error::last_os_error());
+                            }
+                            Ok(())
+                        });
+                    }
                     gem_ros::launch::spawn_group(&mut cmd).expect("start a load process")
                 })
                 .collect(),
