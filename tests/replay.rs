@@ -169,6 +169,12 @@ fn replaying_a_failure_scenario_into_the_state_manager_is_deterministic() {
                 seq.push((m.state, m.error_code));
             }
         }
+        // The node's first IDLE, published as it starts before any input, reaches this
+        // subscription only when its link was already up (rosrust adds a new link to a
+        // publisher asynchronously); the transitions the bag causes are what must repeat.
+        if seq.first() == Some(&(SystemStateStamped::STATE_IDLE, 0)) {
+            seq.remove(0);
+        }
         eprintln!("run {run}: {seq:?}");
         sequences.push(seq);
         drop(node);
