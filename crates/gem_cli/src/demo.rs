@@ -16,9 +16,11 @@
 //! arrive on different sockets, so below about 0.1 ms their order is not causal; a
 //! reversed pair reads as 0.
 //!
-//! A demo that cannot go on says so at once: every step has a wall-time limit, and a suite
-//! topic that falls silent for [`SILENCE`] (a node died or hangs) ends the demo naming the
-//! topic and the node that publishes it, as does a `dynparam` that does not return.
+//! A demo that cannot go on says so at once: every step has a wall-time limit; a suite
+//! topic silent for [`SILENCE`] ends the demo when its publisher's process has gone (its
+//! slave API does not answer), naming the topic and the node, or after [`HUNG`] when the
+//! node answers but publishes nothing; an aborted goal and a `dynparam` that does not
+//! return end it too.
 
 use crate::plot;
 use anyhow::{anyhow, bail, ensure, Context};
@@ -43,8 +45,13 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A suite topic silent for this long (wall time) ends the demo: its publisher is gone.
+/// A suite topic silent for this long (wall time) has its publishers asked whether they
+/// are alive; one that does not answer ends the demo.
 pub const SILENCE: Duration = Duration::from_millis(2500);
+/// A topic silent this long ends the demo even though its publishers answer.
+const HUNG: Duration = Duration::from_secs(15);
+/// How often the publishers of a silent topic are asked again.
+const PING_EVERY: Duration = Duration::from_millis(500);
 /// ... provided simulated time moved on by this much (s) meanwhile: every topic but
 /// `/clock` is published on ROS time, and a simulation slowed down by a busy machine
 /// publishes less often in wall time without anything being wrong.
@@ -255,6 +262,8 @@ struct Demo {
     seen: Shared,
     /// When the lap started (wall, sim): from then on every suite topic must be heard.
     lap_started: Option<(Instant, f64)>,
+    /// When the publishers of a silent topic were last asked whether they are alive.
+    pinged: std::cell::Cell<Option<Instant>>,
     deadline: Instant,
     tty: bool,
     started: Instant,
@@ -273,12 +282,18 @@ impl Demo {
             .checked_add(limit)
             .map_or(self.deadline, |t| t.min(self.deadline));
         loop {
-            {
+            let silent = {
                 let seen = lock(&self.seen);
                 if cond(&seen) {
                     return Ok(());
                 }
-                self.alive(&seen, what)?;
+                self.goal_ok(&seen, what)?;
+                seen.silent(Instant::now(), self.lap_started)
+            };
+            // Outside the lock: asking the nodes takes a round trip, and the
+            // subscriptions' callbacks must not wait for it.
+            if let Some(silent) = silent {
+                self.judge_silence(silent, what)?;
             }
             if Instant::now() >= until || !rosrust::is_ok() {
                 bail!("timed out waiting for {what}");
@@ -292,10 +307,9 @@ impl Demo {
         self.wait_within(what, Duration::MAX, cond)
     }
 
-    /// Fails when a topic of the suite has been silent for longer than [`SILENCE`], when
-    /// the lap's goal was aborted (the planner drops the task then), or when the lap ended
-    /// while the demo was still waiting for something else.
-    fn alive(&self, seen: &Seen, what: &str) -> anyhow::Result<()> {
+    /// Fails when the lap's goal was aborted (the planner drops the task then), or when
+    /// the lap ended while the demo was still waiting for something else.
+    fn goal_ok(&self, seen: &Seen, what: &str) -> anyhow::Result<()> {
         match &seen.result {
             Some((_, GoalStatus::ABORTED, text)) => {
                 bail!("while waiting for {what}: the controller aborted the goal: {text}")
@@ -303,16 +317,46 @@ impl Demo {
             Some((_, GoalStatus::SUCCEEDED, _)) if what != LAP_END => {
                 bail!("while waiting for {what}: the lap ended first")
             }
-            _ => {}
+            _ => Ok(()),
         }
-        match seen.silent(Instant::now(), self.lap_started) {
-            Some((topic, node, quiet)) => bail!(
-                "while waiting for {what}: no {topic} for {:.1} s (wall): {} has stopped or hangs",
-                quiet.as_secs_f64(),
-                publishers(topic).unwrap_or_else(|| node.to_owned())
-            ),
-            None => Ok(()),
+    }
+
+    /// A suite topic has been silent for longer than [`SILENCE`]: fails at once when a
+    /// node the master lists as its publisher does not answer on its slave API (its
+    /// process has gone), and after [`HUNG`] when they all answer (alive but not
+    /// publishing); a node that is only slow (a busy computer) is given that long.
+    fn judge_silence(
+        &self,
+        (topic, node, quiet): (&'static str, &'static str, Duration),
+        what: &str,
+    ) -> anyhow::Result<()> {
+        if self.pinged.get().is_some_and(|t| t.elapsed() < PING_EVERY) && quiet < HUNG {
+            return Ok(());
         }
+        self.pinged.set(Some(Instant::now()));
+        let listed = publishers(topic);
+        let gone: Vec<&str> = listed
+            .iter()
+            .map(String::as_str)
+            .filter(|n| gem_ros::node::pid_of(n).is_err())
+            .collect();
+        let quiet_s = quiet.as_secs_f64();
+        if listed.is_empty() {
+            bail!("while waiting for {what}: no {topic} for {quiet_s:.1} s (wall) and no publisher: {node} has stopped");
+        }
+        if !gone.is_empty() {
+            bail!(
+                "while waiting for {what}: no {topic} for {quiet_s:.1} s (wall): {} does not answer (its process has gone)",
+                gone.join(", ")
+            );
+        }
+        if quiet >= HUNG {
+            bail!(
+                "while waiting for {what}: no {topic} for {quiet_s:.1} s (wall) although {} answers: it hangs",
+                listed.join(", ")
+            );
+        }
+        Ok(())
     }
 
     fn show_progress(&self) {
@@ -458,11 +502,12 @@ impl Demo {
 }
 
 /// The nodes the master lists as publishing `topic` (a dead node stays listed until it
-/// is replaced), if it answers.
-fn publishers(topic: &str) -> Option<String> {
-    let state = rosrust::state().ok()?;
-    let t = state.publishers.iter().find(|t| t.name == topic)?;
-    (!t.connections.is_empty()).then(|| t.connections.join(", "))
+/// is replaced); none if the master does not answer.
+fn publishers(topic: &str) -> Vec<String> {
+    rosrust::state()
+        .ok()
+        .and_then(|s| s.publishers.into_iter().find(|t| t.name == topic))
+        .map_or_else(Vec::new, |t| t.connections)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -516,6 +561,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut demo = Demo {
         seen: seen.clone(),
         lap_started: None,
+        pinged: Default::default(),
         deadline: Instant::now() + Duration::from_secs_f64(args.timeout),
         tty: std::io::stdout().is_terminal(),
         started: Instant::now(),
