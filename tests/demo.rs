@@ -156,9 +156,9 @@ fn every_fault_step_stops_the_car_with_every_cpu_busy() {
     let rounds = ROUNDS.to_string();
     // 2x with 12 s (sim) timeouts, not the demo's 5x with 3 s: with every CPU busy and no
     // real-time priority the nodes' clocks drift apart by up to a wall second, and the
-    // simulator's pose service has gone unanswered for up to 3 s of wall time; 6 s of wall
-    // time covers both (the suite's documented advice for a loaded machine: raise the
-    // ROS-time timeouts). What is tested is the stop chain, 40 times along the GEM track.
+    // controller's pose calls have gone unanswered for seconds (the suite's documented
+    // advice for a loaded machine: raise the ROS-time timeouts; 12 s of sim time is 6 s of
+    // wall time here). What is tested is the stop chain, 40 times along the GEM track.
     let mut demo = DemoScript::start(
         &dir,
         &[("GEM_DEMO_SPEEDUP", "2"), ("GEM_DEMO_TIMEOUT_S", "12")],
