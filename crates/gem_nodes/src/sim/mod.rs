@@ -22,6 +22,7 @@ pub mod params;
 use gem_core::geometry::Pose;
 use gem_core::time::Time;
 use gem_core::vehicle::kinematic::{DriveCommand, KinematicModel, VehicleState};
+use gem_core::vehicle::pacing::{Pace, Pacer};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::{
     GetModelState, GetModelStateRes, ModelStates, SetModelState, SetModelStateRes,
@@ -105,7 +106,8 @@ pub const DYN_PARAMS: &[DynParam] = &[DynParam {
     description: "simulated seconds per wall second",
 }];
 
-/// Owns `/clock`: step, publish the clock, sleep until the wall time this sim time is due.
+/// Owns `/clock`: step, publish the clock, sleep until the wall time this sim time is due
+/// ([`Pacer`]: a stall is not made up in a burst of sim time).
 fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow::Result<()> {
     let mut clock: rosrust::Publisher<Clock> =
         rosrust::publish("/clock", 10).map_err(RosError::from)?;
@@ -114,13 +116,14 @@ fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow:
     let dt = Duration::from_secs_f64(1.0 / p.rate_hz);
     let every = ((p.rate_hz / p.state_rate_hz).round() as u64).max(1);
     let mut steps = 0u64;
-    // Pacing restarts from (wall0, paced = 0) whenever the speed-up changes.
-    let (mut wall0, mut paced, mut speedup) = (Instant::now(), 0u64, p.speedup);
+    let origin = Instant::now();
+    let mut pacer = Pacer::new(dt, p.speedup, origin.elapsed());
+    let mut behind = Behind::default();
     while rosrust::is_ok() {
         let wanted = server.values().double("speedup");
-        if wanted != speedup {
-            tracing::info!("speed-up {speedup}× -> {wanted}×");
-            (wall0, paced, speedup) = (Instant::now(), 0, wanted);
+        if wanted != pacer.speedup() {
+            tracing::info!("speed-up {}× -> {wanted}×", pacer.speedup());
+            pacer.set_speedup(wanted, origin.elapsed());
         }
         let (now, state) = {
             let mut m = world.lock();
@@ -129,16 +132,48 @@ fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow:
         };
         let _ = clock.send(Clock { clock: to_ros(now) });
         steps += 1;
-        paced += 1;
         if steps.is_multiple_of(every) {
             states.publish(&world.name, now, &state);
         }
-        let due = wall0 + dt.mul_f64(paced as f64 / speedup);
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
+        match pacer.stepped(origin.elapsed()) {
+            Pace::Sleep(wait) => std::thread::sleep(wait),
+            Pace::Behind { late } => behind.record(late),
         }
     }
     Ok(())
+}
+
+/// Stalls of the stepping loop, reported at most every few seconds.
+#[derive(Default)]
+struct Behind {
+    stalls: u32,
+    lost: Duration,
+    reported: Option<Instant>,
+}
+
+impl Behind {
+    const REPORT_EVERY: Duration = Duration::from_secs(5);
+
+    fn record(&mut self, late: Duration) {
+        self.stalls += 1;
+        self.lost += late;
+        if self
+            .reported
+            .is_none_or(|at| at.elapsed() >= Self::REPORT_EVERY)
+        {
+            tracing::warn!(
+                "stepping fell behind the wall clock {} time(s), {:.0} ms in all (latest {:.0} ms): \
+                 sim time runs slower than the speed-up rather than catching up in a burst",
+                self.stalls,
+                self.lost.as_secs_f64() * 1e3,
+                late.as_secs_f64() * 1e3
+            );
+            *self = Behind {
+                reported: Some(Instant::now()),
+                ..Behind::default()
+            };
+        }
+    }
 }
 
 /// Steps on ROS time (wall, or someone else's `/clock`).
