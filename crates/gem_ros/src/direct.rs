@@ -19,8 +19,9 @@
 
 use crate::lock;
 use crate::node::RosError;
+use crate::wire::{decode_header, encode_header, read_body, read_frame};
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,9 +33,6 @@ pub const DISCOVERY_FAST: Duration = Duration::from_millis(100);
 pub const DISCOVERY_SLOW: Duration = Duration::from_secs(1);
 /// How long a publisher whose connection failed is left alone.
 pub const RETRY_AFTER: Duration = Duration::from_secs(2);
-
-/// Largest message accepted (a corrupt length must not allocate gigabytes).
-const MAX_MESSAGE: usize = 64 << 20;
 
 /// A live direct subscription; dropping it closes every link and unregisters.
 pub struct DirectSubscriber {
@@ -166,7 +164,7 @@ impl Drop for DirectSubscriber {
     }
 }
 
-fn master() -> Result<rosrust::api::Master, RosError> {
+pub(crate) fn master() -> Result<rosrust::api::Master, RosError> {
     rosrust::api::Master::new(
         &crate::node::master_uri(),
         &rosrust::name(),
@@ -345,26 +343,6 @@ pub fn resolve(node: &str, name: &str, args: &[String]) -> Result<String, RosErr
     Ok(resolved)
 }
 
-/// Reads one length-prefixed frame (a message or a connection header).
-fn read_frame(stream: &mut impl Read) -> std::io::Result<Vec<u8>> {
-    let mut len = [0u8; 4];
-    stream.read_exact(&mut len)?;
-    read_body(stream, len)
-}
-
-fn read_body(stream: &mut impl Read, len: [u8; 4]) -> std::io::Result<Vec<u8>> {
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_MESSAGE {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("a frame of {len} bytes"),
-        ));
-    }
-    let mut body = vec![0u8; len];
-    stream.read_exact(&mut body)?;
-    Ok(body)
-}
-
 /// Asks the kernel to timestamp what arrives on `stream` (`SO_TIMESTAMPNS`).
 fn timestamp_arrivals(stream: &TcpStream) -> Result<(), String> {
     use std::os::fd::AsRawFd;
@@ -461,41 +439,6 @@ fn to_instant(at: SystemTime, now: Instant) -> Instant {
     }
 }
 
-/// A connection header: `len | (len | key=value)*`.
-fn encode_header(fields: &[(&str, &str)]) -> Vec<u8> {
-    let mut body = Vec::new();
-    for (k, v) in fields {
-        let field = format!("{k}={v}");
-        body.extend_from_slice(&(field.len() as u32).to_le_bytes());
-        body.extend_from_slice(field.as_bytes());
-    }
-    let mut out = (body.len() as u32).to_le_bytes().to_vec();
-    out.extend(body);
-    out
-}
-
-/// The fields of a connection header's body.
-fn decode_header(mut body: &[u8]) -> Result<HashMap<String, String>, String> {
-    let mut fields = HashMap::new();
-    while !body.is_empty() {
-        let Some((len, rest)) = body.split_first_chunk::<4>() else {
-            return Err("a truncated connection header".into());
-        };
-        let len = u32::from_le_bytes(*len) as usize;
-        if rest.len() < len {
-            return Err("a truncated connection header".into());
-        }
-        let (field, rest) = rest.split_at(len);
-        let field = String::from_utf8_lossy(field);
-        let (k, v) = field
-            .split_once('=')
-            .ok_or_else(|| format!("a header field without '=': {field:?}"))?;
-        fields.insert(k.to_owned(), v.to_owned());
-        body = rest;
-    }
-    Ok(fields)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,25 +464,5 @@ mod tests {
         for bad in ["", "a b", "a//b", "/"] {
             assert!(resolve("/sm", bad, &none).is_err(), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn headers_round_trip() {
-        let encoded = encode_header(&[("topic", "/a"), ("md5sum", "*"), ("x", "1=2")]);
-        let body = read_frame(&mut std::io::Cursor::new(&encoded)).unwrap();
-        let fields = decode_header(&body).unwrap();
-        assert_eq!(fields["topic"], "/a");
-        assert_eq!(fields["md5sum"], "*");
-        assert_eq!(fields["x"], "1=2");
-    }
-
-    #[test]
-    fn bad_headers_and_frames_are_errors() {
-        assert!(decode_header(&[5, 0, 0, 0, b'a']).is_err());
-        assert!(decode_header(&[1, 0, 0]).is_err());
-        assert!(decode_header(&[1, 0, 0, 0, b'a']).is_err());
-        let huge = (u32::MAX).to_le_bytes();
-        assert!(read_frame(&mut std::io::Cursor::new(&huge)).is_err());
-        assert!(read_frame(&mut std::io::Cursor::new(&[3, 0, 0, 0, 1])).is_err());
     }
 }

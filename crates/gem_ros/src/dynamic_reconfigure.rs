@@ -271,7 +271,7 @@ struct State {
 /// A running dynamic_reconfigure server.
 pub struct Server {
     state: Arc<State>,
-    _service: rosrust::Service,
+    _service: crate::service::Service,
     _descriptions: rosrust::Publisher<ConfigDescription>,
 }
 
@@ -299,7 +299,7 @@ impl Server {
         });
         state.publish();
         let s = state.clone();
-        let service = rosrust::service::<Reconfigure, _>("~set_parameters", move |req| {
+        let service = crate::service::advertise::<Reconfigure, _>("~set_parameters", move |req| {
             let (config, _) = s.reconfigure(&from_config(&req.config));
             Ok(ReconfigureRes { config })
         })?;
@@ -327,10 +327,13 @@ impl Server {
     }
 }
 
+/// How long [`Client::set`] waits for the server's answer.
+pub const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A client of another node's server: what `dynparam set` does, from Rust.
 pub struct Client {
     node: String,
-    service: rosrust::Client<Reconfigure>,
+    service: crate::service::Client<Reconfigure>,
 }
 
 impl Client {
@@ -341,7 +344,7 @@ impl Client {
         rosrust::wait_for_service(&name, Some(timeout))?;
         Ok(Client {
             node: node.to_owned(),
-            service: rosrust::client::<Reconfigure>(&name)?,
+            service: crate::service::Client::new(&name)?,
         })
     }
 
@@ -354,9 +357,8 @@ impl Client {
         };
         let res = self
             .service
-            .req(&req)
-            .map_err(|e| RosError::new(format!("{}: {e}", self.node)))?
-            .map_err(|e| RosError::new(format!("{} refused: {e}", self.node)))?;
+            .call(&req, CALL_TIMEOUT)
+            .map_err(|e| RosError::new(format!("{}: {e}", self.node)))?;
         Ok(from_config(&res.config))
     }
 }

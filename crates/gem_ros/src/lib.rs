@@ -21,6 +21,7 @@ pub mod procfs;
 pub mod realtime;
 pub mod service;
 pub mod time;
+mod wire;
 
 /// Locks `m`, keeping the data if a thread panicked while holding it (a node keeps going).
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {

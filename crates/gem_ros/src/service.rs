@@ -1,15 +1,289 @@
-//! A service client whose calls have a timeout.
+//! ROS 1 services over TCPROS: a server ([`advertise`]) and a client ([`Client`]) of our own.
 //!
-//! rosrust's client blocks until the server answers and opens a new connection per call
-//! (it has no persistent mode). A controller cannot wait on a hung simulator, so calls go
-//! to a worker thread and the caller waits at most its timeout. A call that timed out keeps
-//! the worker busy until it returns; calls meanwhile time out too, which is what the caller
-//! needs to see, and requests whose caller stopped waiting are dropped, not replayed.
+//! Why not rosrust's: its server reads each caller's connection header on its one accept
+//! thread with no timeout, so a caller that stalls (a process starved of CPU) holds up every
+//! other caller; it answers one request per connection, so a persistent caller (rospy's
+//! `ServiceProxy(name, T, persistent=True)`, roscpp's `serviceClient(name, true)`) loses its
+//! connection after the first call; and it answers with Nagle's algorithm on, in several
+//! small writes. Its client opens a connection per call, retries a refused connection 15
+//! times over half a minute, and reads without a timeout, so a controller polling the
+//! simulator's pose at its control rate pays a connection set-up per tick and can wait
+//! without bound.
+//!
+//! The protocol, as roscpp and rospy speak it: the server registers `rosrpc://host:port`
+//! with the master (`registerService`); a caller looks the URI up (`lookupService`),
+//! connects and sends a connection header (`callerid`, `service`, `md5sum`, and
+//! `persistent=1` to keep the connection, or `probe=1` only to see the server's header).
+//! The server answers with its header (`callerid`, `md5sum`, `type`, `request_type`,
+//! `response_type`) or with `error=…`. Each request is then a length-prefixed message; each
+//! answer is one byte (1 = success) and a length-prefixed body: the response, or the error
+//! text.
+//!
+//! Here every connection has its own thread from the moment it is accepted, the connection
+//! header must arrive within [`HEADER_TIMEOUT`], answers go out in one write with
+//! `TCP_NODELAY`, a handler that panics answers the caller with an error (the node keeps
+//! serving), and dropping the [`Service`] unregisters it and closes its connections.
 
-use std::sync::mpsc;
-use std::sync::Mutex;
-use std::time::Duration;
+use crate::direct::resolve;
+use crate::lock;
+use crate::node::RosError;
+use crate::wire::{decode_header, encode_header, read_frame};
+use rosrust::{RosMsg, ServicePair};
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use thiserror::Error;
+
+/// How long a caller has to send its connection header (and, without `persistent=1`, its
+/// request) once connected.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A live service; dropping it unregisters it from the master and closes its connections.
+pub struct Service {
+    inner: Arc<Served>,
+    accept: Option<std::thread::JoinHandle<()>>,
+}
+
+struct Served {
+    name: String,
+    api: String,
+    listener: TcpListener,
+    stop: AtomicBool,
+    /// Open connections (to shut them down when the service goes).
+    connections: Mutex<HashMap<u64, TcpStream>>,
+    next_id: AtomicU64,
+}
+
+/// What a handler returns: the response, or an error text for the caller.
+pub type Answer<T> = Result<<T as ServicePair>::Response, String>;
+
+/// Advertises `service` (resolved like a topic name: relative, `~private`, remappable),
+/// calling `handler` for each request on the caller's connection thread. Requests on
+/// different connections are handled concurrently.
+pub fn advertise<T, F>(service: &str, handler: F) -> Result<Service, RosError>
+where
+    T: ServicePair,
+    F: Fn(T::Request) -> Answer<T> + Send + Sync + 'static,
+{
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let name = resolve(&rosrust::name(), service, &args)?;
+    let host = rosrust::hostname();
+    // Like every ROS 1 client: a loopback host name serves loopback only.
+    let bind = if host == "localhost" || host.starts_with("127.") {
+        "127.0.0.1"
+    } else {
+        "0.0.0.0"
+    };
+    let listener = TcpListener::bind((bind, 0))
+        .map_err(|e| RosError::new(format!("service {name}: cannot listen: {e}")))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| RosError::new(format!("service {name}: {e}")))?
+        .port();
+    let inner = Arc::new(Served {
+        api: format!("rosrpc://{host}:{port}"),
+        name,
+        listener,
+        stop: AtomicBool::new(false),
+        connections: Mutex::default(),
+        next_id: AtomicU64::new(0),
+    });
+    let handler: Arc<dyn Fn(T::Request) -> Answer<T> + Send + Sync> = Arc::new(handler);
+    let accept = {
+        let inner = inner.clone();
+        std::thread::Builder::new()
+            .name(format!("srv{}", inner.name))
+            .spawn(move || accept_loop::<T>(&inner, &handler))
+            .map_err(|e| RosError::new(format!("service thread: {e}")))?
+    };
+    let service = Service {
+        inner,
+        accept: Some(accept),
+    };
+    crate::direct::master()?
+        .register_service(&service.inner.name, &service.inner.api)
+        .map_err(|e| RosError::new(format!("registerService {}: {e}", service.inner.name)))?;
+    Ok(service)
+}
+
+impl Service {
+    /// The resolved service name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The `rosrpc://` URI callers connect to.
+    pub fn uri(&self) -> &str {
+        &self.inner.api
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let s = &self.inner;
+        s.stop.store(true, Ordering::SeqCst);
+        if let Err(e) = crate::direct::master().and_then(|m| {
+            m.unregister_service(&s.name, &s.api)
+                .map_err(|e| RosError::new(e.to_string()))
+        }) {
+            tracing::debug!("unregisterService {}: {e}", s.name);
+        }
+        // Wakes the accept thread: a listening socket shut down fails its pending accept.
+        // SAFETY: shutdown(2) on a socket we own; no memory is involved.
+        unsafe {
+            libc::shutdown(
+                std::os::fd::AsRawFd::as_raw_fd(&s.listener),
+                libc::SHUT_RDWR,
+            );
+        }
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+        for (_, c) in lock(&s.connections).drain() {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+type Handler<T> = dyn Fn(<T as ServicePair>::Request) -> Answer<T> + Send + Sync;
+
+fn accept_loop<T: ServicePair>(inner: &Arc<Served>, handler: &Arc<Handler<T>>) {
+    for stream in inner.listener.incoming() {
+        if inner.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                // Out of descriptors or the like: say so, and do not spin.
+                tracing::warn!("service {}: accept failed: {e}", inner.name);
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+        if let Ok(handle) = stream.try_clone() {
+            lock(&inner.connections).insert(id, handle);
+        }
+        let (this, handler) = (inner.clone(), handler.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("srv{}", inner.name))
+            .spawn(move || {
+                if let Err(e) = serve::<T>(&this.name, stream, &*handler) {
+                    if !this.stop.load(Ordering::SeqCst) {
+                        tracing::warn!("service {}: {e}", this.name);
+                    }
+                }
+                lock(&this.connections).remove(&id);
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(
+                "service {}: cannot start a connection thread: {e}",
+                inner.name
+            );
+        }
+    }
+}
+
+/// One caller's connection: the header exchange, then requests until the caller closes
+/// (or, without `persistent=1`, one request).
+fn serve<T: ServicePair>(
+    name: &str,
+    mut stream: TcpStream,
+    handler: &Handler<T>,
+) -> Result<(), String> {
+    stream
+        .set_nodelay(true)
+        .and_then(|()| stream.set_read_timeout(Some(HEADER_TIMEOUT)))
+        .map_err(|e| e.to_string())?;
+    let header = match read_frame(&mut stream) {
+        Ok(h) => decode_header(&h)?,
+        // A caller that connected and left (a port scan, an aborted lookup): nothing to say.
+        Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(()),
+        Err(e) => return Err(format!("no connection header: {e}")),
+    };
+    let caller = header
+        .get("callerid")
+        .map_or("(no callerid)", String::as_str);
+    let refuse = |mut stream: TcpStream, why: String| {
+        let _ = stream.write_all(&encode_header(&[("error", &why)]));
+        Err(format!("refused {caller}: {why}"))
+    };
+    if header.get("service").is_some_and(|s| s != name) {
+        return refuse(stream, format!("this is {name}, not {}", header["service"]));
+    }
+    let md5 = T::md5sum();
+    let ours = encode_header(&[
+        ("callerid", &rosrust::name()),
+        ("md5sum", &md5),
+        ("type", &T::msg_type()),
+        ("request_type", &format!("{}Request", T::msg_type())),
+        ("response_type", &format!("{}Response", T::msg_type())),
+    ]);
+    if header.get("probe").is_some_and(|p| p == "1") {
+        // The caller may already have gone (rospy's wait_for_service does not read this).
+        let _ = stream.write_all(&ours);
+        return Ok(());
+    }
+    match header.get("md5sum") {
+        Some(theirs) if theirs == "*" || *theirs == md5 => {}
+        theirs => {
+            let why = format!(
+                "{caller} calls {name} with MD5 {}, the service's is {md5} ({})",
+                theirs.map_or("(none)", String::as_str),
+                T::msg_type()
+            );
+            return refuse(stream, why);
+        }
+    }
+    stream.write_all(&ours).map_err(|e| e.to_string())?;
+    let persistent = header.get("persistent").is_some_and(|p| p == "1");
+    // A persistent connection may idle between calls for as long as the caller likes.
+    if persistent {
+        stream.set_read_timeout(None).map_err(|e| e.to_string())?;
+    }
+    loop {
+        let body = match read_frame(&mut stream) {
+            Ok(b) => b,
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(format!("{caller}: {e}")),
+        };
+        let answer = match T::Request::decode(std::io::Cursor::new(&body)) {
+            Ok(req) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(req)))
+                .unwrap_or_else(|_| Err(format!("{name}: the handler panicked"))),
+            Err(e) => Err(format!("{name}: cannot decode the request: {e}")),
+        };
+        stream
+            .write_all(&encode_answer::<T>(answer))
+            .map_err(|e| format!("{caller}: {e}"))?;
+        if !persistent {
+            return Ok(());
+        }
+    }
+}
+
+/// One answer as it goes on the wire: the success byte and a length-prefixed body.
+fn encode_answer<T: ServicePair>(answer: Answer<T>) -> Vec<u8> {
+    let mut out = vec![1u8, 0, 0, 0, 0];
+    let failure = match answer {
+        Ok(res) => res
+            .encode(&mut out)
+            .err()
+            .map(|e| format!("cannot encode the response: {e}")),
+        Err(why) => Some(why),
+    };
+    if let Some(why) = failure {
+        out.truncate(5);
+        out[0] = 0;
+        out.extend_from_slice(why.as_bytes());
+    }
+    let len = (out.len() - 5) as u32;
+    out[1..5].copy_from_slice(&len.to_le_bytes());
+    out
+}
 
 /// Why a call produced no response.
 #[derive(Debug, Error, PartialEq)]
@@ -22,7 +296,7 @@ pub enum CallError {
         /// The timeout.
         timeout: Duration,
     },
-    /// The transport failed (service not advertised, connection refused...).
+    /// The service answered with an error, or could not be reached.
     #[error("{service}: {reason}")]
     Failed {
         /// Service name.
@@ -32,67 +306,196 @@ pub enum CallError {
     },
 }
 
-/// A request, where to answer, and when the caller stops waiting.
-type Job<T> = (
-    <T as rosrust::ServicePair>::Request,
-    mpsc::Sender<Result<<T as rosrust::ServicePair>::Response, String>>,
-    std::time::Instant,
-);
-
-/// A client for service `T` with per-call timeouts.
-pub struct TimedClient<T: rosrust::ServicePair> {
+/// A caller of service `T` that keeps one connection open (`persistent=1`) and bounds
+/// every call by a timeout. A call that fails or times out closes the connection; the next
+/// call connects again (looking the service up anew, so a restarted server is found).
+/// Calls from several threads take turns.
+pub struct Client<T: ServicePair> {
     service: String,
-    jobs: Mutex<mpsc::Sender<Job<T>>>,
+    link: Mutex<Option<TcpStream>>,
+    _type: std::marker::PhantomData<fn() -> T>,
 }
 
-impl<T: rosrust::ServicePair> TimedClient<T>
-where
-    T::Request: Send,
-    T::Response: Send,
-{
-    /// A client of `service`; the worker thread starts now.
-    pub fn new(service: &str) -> Result<Self, crate::node::RosError> {
-        let client = rosrust::client::<T>(service)?;
-        let (tx, rx) = mpsc::channel::<Job<T>>();
-        std::thread::spawn(move || {
-            for (req, reply, deadline) in rx {
-                // A caller that timed out has gone: do not work through a backlog of
-                // stale requests after a slow call.
-                if std::time::Instant::now() > deadline {
-                    continue;
-                }
-                let answer = match client.req(&req) {
-                    Ok(Ok(resp)) => Ok(resp),
-                    Ok(Err(msg)) => Err(format!("the service failed: {msg}")),
-                    Err(e) => Err(e.to_string()),
-                };
-                let _ = reply.send(answer);
-            }
-        });
-        Ok(TimedClient {
-            service: service.to_owned(),
-            jobs: Mutex::new(tx),
+impl<T: ServicePair> Client<T> {
+    /// A caller of `service` (resolved like a topic name). It connects on the first call.
+    pub fn new(service: &str) -> Result<Self, RosError> {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        Ok(Client {
+            service: resolve(&rosrust::name(), service, &args)?,
+            link: Mutex::new(None),
+            _type: std::marker::PhantomData,
         })
     }
 
-    /// Calls the service, waiting at most `timeout`.
-    pub fn call(&self, req: T::Request, timeout: Duration) -> Result<T::Response, CallError> {
-        let (tx, rx) = mpsc::channel();
-        let failed = |reason: String| CallError::Failed {
-            service: self.service.clone(),
-            reason,
-        };
-        self.jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send((req, tx, std::time::Instant::now() + timeout))
-            .map_err(|_| failed("worker stopped".into()))?;
-        match rx.recv_timeout(timeout) {
-            Ok(answer) => answer.map_err(failed),
-            Err(_) => Err(CallError::Timeout {
-                service: self.service.clone(),
-                timeout,
-            }),
+    /// The resolved service name.
+    pub fn name(&self) -> &str {
+        &self.service
+    }
+
+    /// Calls the service; gives up after `timeout` (the master lookup on a new connection
+    /// excepted: the master is local and answers or fails at once).
+    pub fn call(&self, req: &T::Request, timeout: Duration) -> Result<T::Response, CallError> {
+        let deadline = Instant::now() + timeout;
+        let mut link = lock(&self.link);
+        let result = self.exchange(&mut link, req, deadline);
+        if result.is_err() {
+            // Whatever was half-sent or half-read, the connection is not reusable.
+            if let Some(s) = link.take() {
+                let _ = s.shutdown(Shutdown::Both);
+            }
         }
+        result
+            .map_err(|e| match e {
+                Fault::Late => CallError::Timeout {
+                    service: self.service.clone(),
+                    timeout,
+                },
+                Fault::Other(reason) => CallError::Failed {
+                    service: self.service.clone(),
+                    reason,
+                },
+            })
+            .and_then(|answer| {
+                answer.map_err(|reason| CallError::Failed {
+                    service: self.service.clone(),
+                    reason: format!("the service failed: {reason}"),
+                })
+            })
+    }
+
+    fn exchange(
+        &self,
+        link: &mut Option<TcpStream>,
+        req: &T::Request,
+        deadline: Instant,
+    ) -> Result<Answer<T>, Fault> {
+        if link.is_none() {
+            *link = Some(self.connect(deadline)?);
+        }
+        let stream = link.as_mut().expect("connected above");
+        let mut frame = vec![0u8; 4];
+        req.encode(&mut frame)
+            .map_err(|e| Fault::Other(e.to_string()))?;
+        let len = (frame.len() - 4) as u32;
+        frame[..4].copy_from_slice(&len.to_le_bytes());
+        stream
+            .set_write_timeout(Some(left(deadline)?))
+            .map_err(Fault::io)?;
+        stream.write_all(&frame).map_err(Fault::io)?;
+        let mut r = Before { stream, deadline };
+        let mut ok = [0u8];
+        r.read_exact(&mut ok).map_err(Fault::io)?;
+        let body = read_frame(&mut r).map_err(Fault::io)?;
+        Ok(if ok[0] == 1 {
+            Ok(T::Response::decode(std::io::Cursor::new(&body))
+                .map_err(|e| Fault::Other(format!("cannot decode the response: {e}")))?)
+        } else {
+            Err(String::from_utf8_lossy(&body).into_owned())
+        })
+    }
+
+    fn connect(&self, deadline: Instant) -> Result<TcpStream, Fault> {
+        let uri = crate::direct::master()
+            .map_err(|e| Fault::Other(e.to_string()))?
+            .lookup_service(&self.service)
+            .map_err(|e| Fault::Other(format!("not advertised ({e})")))?;
+        let addr = uri
+            .trim_start_matches("rosrpc://")
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| Fault::Other(format!("bad service URI {uri:?}")))?;
+        let mut stream = TcpStream::connect_timeout(&addr, left(deadline)?).map_err(Fault::io)?;
+        stream.set_nodelay(true).map_err(Fault::io)?;
+        stream
+            .set_write_timeout(Some(left(deadline)?))
+            .map_err(Fault::io)?;
+        stream
+            .write_all(&encode_header(&[
+                ("callerid", &rosrust::name()),
+                ("service", &self.service),
+                ("md5sum", &T::md5sum()),
+                ("type", &T::msg_type()),
+                ("persistent", "1"),
+            ]))
+            .map_err(Fault::io)?;
+        let header = read_frame(&mut Before {
+            stream: &mut stream,
+            deadline,
+        })
+        .map_err(Fault::io)?;
+        let header = decode_header(&header).map_err(Fault::Other)?;
+        if let Some(error) = header.get("error") {
+            return Err(Fault::Other(format!("refused: {error}")));
+        }
+        Ok(stream)
+    }
+}
+
+/// Why an exchange failed.
+enum Fault {
+    Late,
+    Other(String),
+}
+
+impl Fault {
+    fn io(e: std::io::Error) -> Fault {
+        match e.kind() {
+            ErrorKind::WouldBlock | ErrorKind::TimedOut => Fault::Late,
+            _ => Fault::Other(e.to_string()),
+        }
+    }
+}
+
+/// The time left before `deadline`, or [`Fault::Late`].
+fn left(deadline: Instant) -> Result<Duration, Fault> {
+    deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+        .ok_or(Fault::Late)
+}
+
+/// Reads from a stream, each read bounded by what is left before a deadline.
+struct Before<'a> {
+    stream: &'a mut TcpStream,
+    deadline: Instant,
+}
+
+impl Read for Before<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = left(self.deadline).map_err(|_| std::io::Error::from(ErrorKind::TimedOut))?;
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.read(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateRes};
+
+    #[test]
+    fn a_success_is_one_byte_and_a_framed_response() {
+        let res = GetModelStateRes {
+            success: true,
+            status_message: "ok".into(),
+            ..Default::default()
+        };
+        let wire = encode_answer::<GetModelState>(Ok(res.clone()));
+        assert_eq!(wire[0], 1);
+        let len = u32::from_le_bytes(wire[1..5].try_into().unwrap()) as usize;
+        assert_eq!(len, wire.len() - 5);
+        assert_eq!(
+            GetModelStateRes::decode(std::io::Cursor::new(&wire[5..])).unwrap(),
+            res
+        );
+    }
+
+    #[test]
+    fn a_failure_is_a_zero_byte_and_the_framed_text() {
+        let wire = encode_answer::<GetModelState>(Err("no such model".into()));
+        assert_eq!(wire[0], 0);
+        assert_eq!(&wire[1..5], &13u32.to_le_bytes());
+        assert_eq!(&wire[5..], b"no such model");
     }
 }

@@ -312,15 +312,14 @@ impl Profiler<'_> {
     fn serve(&self) -> anyhow::Result<()> {
         rosrust::wait_for_service("/serve_waypoints", Some(NOMINAL_WAIT))
             .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
-        let client = rosrust::client::<ServeWaypoints>("/serve_waypoints")
-            .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
+        let client = gem_ros::service::Client::<ServeWaypoints>::new("/serve_waypoints")?;
         let file = self.route.to_string_lossy().into_owned();
-        let res = client
-            .req(&ServeWaypointsReq {
+        let res = client.call(
+            &ServeWaypointsReq {
                 waypoints_file: file.clone(),
-            })
-            .map_err(|e| anyhow!("/serve_waypoints: {e}"))?
-            .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
+            },
+            NOMINAL_WAIT,
+        )?;
         anyhow::ensure!(res.success, "the planner refused {file}");
         Ok(())
     }

@@ -27,7 +27,7 @@ use gem_msgs::visualization_msgs::Marker;
 use gem_ros::actionlib::{ActionServer, GoalHandle, NavigateWaypoints};
 use gem_ros::direct::DirectSubscriber;
 use gem_ros::node::RosError;
-use gem_ros::service::TimedClient;
+use gem_ros::service::Client;
 use gem_ros::time::to_ros;
 use gem_ros::time::Waker;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -91,7 +91,7 @@ struct Active {
 pub struct Controller {
     params: Params,
     server: ActionServer<NavigateWaypoints>,
-    pose: TimedClient<GetModelState>,
+    pose: Client<GetModelState>,
     out: Arc<Outputs>,
     debug: Debug,
     active: Option<Active>,
@@ -124,7 +124,7 @@ impl Controller {
         };
         Ok(Controller {
             server: ActionServer::new("navigate_waypoints")?.with_waker(waker),
-            pose: TimedClient::new("gazebo/get_model_state")?,
+            pose: Client::new("gazebo/get_model_state")?,
             params,
             out,
             debug,
@@ -293,7 +293,7 @@ impl Controller {
         };
         let resp = self
             .pose
-            .call(req, self.params.pose_call_timeout)
+            .call(&req, self.params.pose_call_timeout)
             .map_err(|e| e.to_string())?;
         if !resp.success {
             return Err(format!("get_model_state failed: {}", resp.status_message));

@@ -52,14 +52,14 @@ fn advertise(
     node: &Arc<PlannerNode>,
 ) -> Result<
     (
-        rosrust::Service,
-        rosrust::Service,
+        gem_ros::service::Service,
+        gem_ros::service::Service,
         gem_ros::direct::DirectSubscriber,
     ),
     RosError,
 > {
     let n = node.clone();
-    let serve = rosrust::service::<ServeWaypoints, _>("serve_waypoints", move |req| {
+    let serve = gem_ros::service::advertise::<ServeWaypoints, _>("serve_waypoints", move |req| {
         let success = match n.serve(&req.waypoints_file) {
             Ok(_) => true,
             Err(reason) => {
@@ -70,7 +70,7 @@ fn advertise(
         Ok(ServeWaypointsRes { success })
     })?;
     let n = node.clone();
-    let cancel = rosrust::service::<Empty, _>("cancel_tasks", move |_| {
+    let cancel = gem_ros::service::advertise::<Empty, _>("cancel_tasks", move |_| {
         n.cancel();
         Ok(EmptyRes {})
     })?;

@@ -34,6 +34,7 @@ use gem_msgs::std_msgs::Header;
 use gem_ros::direct::DirectSubscriber;
 use gem_ros::dynamic_reconfigure::{DynParam, Kind, Server};
 use gem_ros::node::RosError;
+use gem_ros::service::Service;
 use gem_ros::time::{self, to_ros, Ticker};
 use params::Params;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -202,9 +203,7 @@ fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyho
 /// and none is dropped (rosrust's subscriber forwards through a bounded channel that
 /// silently drops a burst, and the vehicle would keep its last speed until the command
 /// timeout).
-fn advertise(
-    world: &Arc<World>,
-) -> Result<(DirectSubscriber, rosrust::Service, rosrust::Service), RosError> {
+fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service), RosError> {
     let w = world.clone();
     let cmd = gem_ros::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
         w.lock().command(DriveCommand {
@@ -213,59 +212,62 @@ fn advertise(
         });
     })?;
     let w = world.clone();
-    let get = rosrust::service::<GetModelState, _>("gazebo/get_model_state", move |req| {
-        let m = w.lock();
-        if req.model_name != w.name {
-            let status_message =
-                format!("GetModelState: model [{}] does not exist", req.model_name);
-            return Ok(GetModelStateRes {
-                success: false,
-                status_message,
-                ..Default::default()
-            });
-        }
-        let s = m.state();
-        Ok(GetModelStateRes {
-            header: Header {
-                seq: 0,
-                stamp: to_ros(m.now()),
-                frame_id: req.relative_entity_name,
-            },
-            pose: pose_msg(s.pose),
-            twist: twist_msg(&s),
-            success: true,
-            status_message: "GetModelState: got properties".into(),
-        })
-    })?;
+    let get =
+        gem_ros::service::advertise::<GetModelState, _>("gazebo/get_model_state", move |req| {
+            let m = w.lock();
+            if req.model_name != w.name {
+                let status_message =
+                    format!("GetModelState: model [{}] does not exist", req.model_name);
+                return Ok(GetModelStateRes {
+                    success: false,
+                    status_message,
+                    ..Default::default()
+                });
+            }
+            let s = m.state();
+            Ok(GetModelStateRes {
+                header: Header {
+                    seq: 0,
+                    stamp: to_ros(m.now()),
+                    frame_id: req.relative_entity_name,
+                },
+                pose: pose_msg(s.pose),
+                twist: twist_msg(&s),
+                success: true,
+                status_message: "GetModelState: got properties".into(),
+            })
+        })?;
     let w = world.clone();
-    let set = rosrust::service::<SetModelState, _>("gazebo/set_model_state", move |req| {
-        let ms = req.model_state;
-        if ms.model_name != w.name {
-            let status_message = format!("SetModelState: model [{}] does not exist", ms.model_name);
-            return Ok(SetModelStateRes {
-                success: false,
-                status_message,
-            });
-        }
-        let (p, q) = (&ms.pose.position, &ms.pose.orientation);
-        let pose = Pose::new(
-            p.x,
-            p.y,
-            gem_core::geometry::yaw_from_quaternion(q.x, q.y, q.z, q.w),
-        );
-        if !pose.is_finite() {
-            return Ok(SetModelStateRes {
-                success: false,
-                status_message: "SetModelState: pose is not finite".into(),
-            });
-        }
-        w.lock().reset(pose);
-        tracing::info!("teleported to {pose:?}");
-        Ok(SetModelStateRes {
-            success: true,
-            status_message: "SetModelState: set model state done".into(),
-        })
-    })?;
+    let set =
+        gem_ros::service::advertise::<SetModelState, _>("gazebo/set_model_state", move |req| {
+            let ms = req.model_state;
+            if ms.model_name != w.name {
+                let status_message =
+                    format!("SetModelState: model [{}] does not exist", ms.model_name);
+                return Ok(SetModelStateRes {
+                    success: false,
+                    status_message,
+                });
+            }
+            let (p, q) = (&ms.pose.position, &ms.pose.orientation);
+            let pose = Pose::new(
+                p.x,
+                p.y,
+                gem_core::geometry::yaw_from_quaternion(q.x, q.y, q.z, q.w),
+            );
+            if !pose.is_finite() {
+                return Ok(SetModelStateRes {
+                    success: false,
+                    status_message: "SetModelState: pose is not finite".into(),
+                });
+            }
+            w.lock().reset(pose);
+            tracing::info!("teleported to {pose:?}");
+            Ok(SetModelStateRes {
+                success: true,
+                status_message: "SetModelState: set model state done".into(),
+            })
+        })?;
     Ok((cmd, get, set))
 }
 
