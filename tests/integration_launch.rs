@@ -1,6 +1,6 @@
 //! `roslaunch gem_bringup integration_run.launch` brings the whole headless suite up on a
 //! real master; an e-stop injected with `dynparam` during the task stops the car and
-//! pauses the task, releasing it resumes the task to completion (SPEC §6, "e-stop during a
+//! pauses the task, releasing it resumes the task to completion (docs/spec.md §6, "e-stop during a
 //! task"). Run at 2× with 3 s (ROS time) staleness, state and pose timeouts: at 5× on a
 //! loaded 2-core machine a 0.6 s scheduling stall already looks like a dead input.
 

@@ -1,4 +1,4 @@
-//! SPEC §1: every wire type's MD5, as genmsg computes it from `msg/` and as our Rust types
+//! docs/spec.md §1: every wire type's MD5, as genmsg computes it from `msg/` and as our Rust types
 //! report it, equals the table. A renamed field, a changed type or a reordered constant
 //! changes both sums and fails this test.
 
@@ -8,7 +8,7 @@ use rosrust::Message;
 use std::collections::HashMap;
 use std::process::Command;
 
-/// (type, md5 from SPEC §1 or, for types the SPEC does not list, from the upstream package).
+/// (type, md5 from docs/spec.md §1 or, for types the SPEC does not list, from the upstream package).
 const TABLE: &[(&str, &str)] = &[
     (
         "gem_state_msgs/BatteryLevelStamped",
@@ -79,7 +79,7 @@ const TABLE: &[(&str, &str)] = &[
         "4c515e936d3319c9610c559c60bfc3d4",
     ),
     ("gazebo_msgs/ModelState", "9330fd35f2fcd82d457e54bd54e10593"),
-    // Not in SPEC §1; the sums published by the upstream ROS 1 packages.
+    // Not in docs/spec.md §1; the sums published by the upstream ROS 1 packages.
     (
         "gazebo_msgs/ModelStates",
         "48c080191eb15c41858319b4d8a609c2",

@@ -1,5 +1,5 @@
 //! `mock_signals` reconfigured with Debian's `dynparam`, alone and driving the real
-//! `state_manager` (the e-stop round trip of SPEC §6).
+//! `state_manager` (the e-stop round trip of docs/spec.md §6).
 
 use gem_e2e::{cli, cli_ok, ros, Collector, NodeProc, RosGuard};
 use gem_msgs::gem_state_msgs::{

@@ -1,4 +1,4 @@
-//! The whole suite's end-to-end scenarios (SPEC §6, issue 7), written once and run two
+//! The whole suite's end-to-end scenarios (docs/spec.md §6, issue 7), written once and run two
 //! ways: by the cargo tests in `tests/suite_scenarios.rs` (which bring the suite up with
 //! `roslaunch`) and by the rostest runner `tests/rostest/suite_rostest.rs` (which rostest
 //! starts beside the suite from `launch/test/*.test`). A scenario only observes topics and
@@ -58,7 +58,7 @@ pub struct Fault {
     pub bit: u8,
 }
 
-/// Every failure type of SPEC §2, with the values the original profiler used.
+/// Every failure type of docs/spec.md §2, with the values the original profiler used.
 pub const FAULTS: [Fault; 6] = [
     Fault {
         name: "estop",
@@ -250,7 +250,7 @@ impl Suite {
     }
 }
 
-/// SPEC §6, first scenario of the original: the e-stop is pressed before a task is served.
+/// docs/spec.md §6, first scenario of the original: the e-stop is pressed before a task is served.
 /// The served task waits PAUSED with no goal; the release starts it and the car moves.
 /// Needs a suite launched without `waypoints`.
 pub fn estop_before_serving(s: &Suite) -> Outcome {

@@ -1,4 +1,4 @@
-//! The original suite's two control laws, reproduced from SPEC §4 so the benchmark shows
+//! The original suite's two control laws, reproduced from docs/spec.md §4 so the benchmark shows
 //! the gain side by side. Not used by any node.
 //!
 //! - "pure pursuit" as the original wrote it: steer = waypoint heading − vehicle heading,

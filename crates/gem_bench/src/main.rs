@@ -8,12 +8,14 @@
 //! cargo run --release -p gem_bench -- introspect [--messages N]
 //! cargo run --release -p gem_bench -- replay [--per-topic N]
 //! cargo run --release -p gem_bench -- subscribe [--messages N] [--rounds N]
+//! cargo run --release -p gem_bench -- service [--calls N] [--rounds N] [--rate HZ] [--load]
 //! ```
 
 mod baseline;
 mod health;
 mod introspect;
 mod replay;
+mod service;
 mod state_manager;
 mod subscribe;
 mod track;
@@ -78,6 +80,21 @@ enum Bench {
         #[arg(long, default_value_t = 3)]
         rounds: usize,
     },
+    /// Service round trip: rosrust's client and server vs gem_ros::service (persistent).
+    Service {
+        /// Calls per kind and round.
+        #[arg(long, default_value_t = 1000)]
+        calls: usize,
+        /// Rounds (the kinds alternate within each).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Calls per second (a controller polling the pose).
+        #[arg(long, default_value_t = 50.0)]
+        rate: f64,
+        /// Keep every CPU busy with one shell loop each.
+        #[arg(long)]
+        load: bool,
+    },
     /// Load time of a large waypoint file.
     Waypoints {
         /// Rows in the generated file.
@@ -95,5 +112,11 @@ fn main() -> anyhow::Result<()> {
         Bench::Introspect { messages } => introspect::run(messages),
         Bench::Replay { per_topic } => replay::run(per_topic),
         Bench::Subscribe { messages, rounds } => subscribe::run(messages, rounds),
+        Bench::Service {
+            calls,
+            rounds,
+            rate,
+            load,
+        } => service::run(calls, rounds, rate, load),
     }
 }

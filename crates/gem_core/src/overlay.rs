@@ -1,4 +1,4 @@
-//! The status overlay's text (SPEC §6): everything an operator needs at a glance, as the
+//! The status overlay's text (docs/spec.md §6): everything an operator needs at a glance, as the
 //! lines an RViz overlay or a terminal shows. Unknown values print as `—`, never as a
 //! stale number.
 

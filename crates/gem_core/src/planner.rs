@@ -1,4 +1,4 @@
-//! The task planner as a pure state machine (SPEC §3).
+//! The task planner as a pure state machine (docs/spec.md §3).
 //!
 //! The planner owns at most one task (a list of waypoints) and drives it through goals it
 //! sends to the controller's action server. It reacts to five kinds of event: a serve

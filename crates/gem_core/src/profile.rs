@@ -53,7 +53,7 @@ fn time_from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Time, D::Err
     f64::deserialize(d).map(Time::from_secs_f64)
 }
 
-/// A failure type of SPEC §2, as the original profiler injected it.
+/// A failure type of docs/spec.md §2, as the original profiler injected it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FaultKind {

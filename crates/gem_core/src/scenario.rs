@@ -1,4 +1,4 @@
-//! Timed value scripts for `mock_signals` (SPEC §6): a demo or a test describes a run as
+//! Timed value scripts for `mock_signals` (docs/spec.md §6): a demo or a test describes a run as
 //! "at 5 s press the e-stop, at 8 s release it" in a small YAML file instead of a shell
 //! loop of `dynparam` calls.
 //!

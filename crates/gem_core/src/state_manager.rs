@@ -1,4 +1,4 @@
-//! The state manager's rules (SPEC §2): input signals → error bits → IDLE / RUNNING / ERROR.
+//! The state manager's rules (docs/spec.md §2): input signals → error bits → IDLE / RUNNING / ERROR.
 //!
 //! | error bit | raised when |
 //! |---|---|
@@ -32,20 +32,20 @@ use std::fmt;
 use std::time::Duration;
 use thiserror::Error;
 
-/// Thresholds and windows. `Default` gives the SPEC values.
+/// Thresholds and windows. `Default` gives the values of docs/spec.md §2.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StateManagerConfig {
-    /// Battery below this fraction is low (the value itself is fine). SPEC: 0.5.
+    /// Battery below this fraction is low (the value itself is fine). docs/spec.md: 0.5.
     pub battery_low_below_frac: f32,
-    /// Temperature above this is high (the value itself is fine). SPEC: 55 °C.
+    /// Temperature above this is high (the value itself is fine). docs/spec.md: 55 °C.
     pub temperature_high_above_c: f32,
-    /// GPS accuracy above this is a bad fix (the value itself is good). SPEC: 200 mm.
+    /// GPS accuracy above this is a bad fix (the value itself is good). docs/spec.md: 200 mm.
     pub gps_bad_above_mm: f32,
-    /// GPS is lost after this long without a good fix. SPEC: 15 s.
+    /// GPS is lost after this long without a good fix. docs/spec.md: 15 s.
     pub gps_lost_after: Duration,
-    /// NOT_CONNECTED raises SIGNAL_LOST after this long without CONNECTED. SPEC: 10 s.
+    /// NOT_CONNECTED raises SIGNAL_LOST after this long without CONNECTED. docs/spec.md: 10 s.
     pub signal_lost_after: Duration,
-    /// LOW_SIGNAL raises SIGNAL_LOW after this long without CONNECTED. SPEC: 20 s.
+    /// LOW_SIGNAL raises SIGNAL_LOW after this long without CONNECTED. docs/spec.md: 20 s.
     pub signal_low_after: Duration,
     /// Inputs older than this are stale; `None` disables staleness (`~state_timeout_ms: 0`).
     pub stale_after: Option<Duration>,

@@ -1,4 +1,4 @@
-//! Waypoint files (SPEC §3): CSV rows of `x, y, yaw` in metres and radians.
+//! Waypoint files (docs/spec.md §3): CSV rows of `x, y, yaw` in metres and radians.
 //!
 //! Accepted: extra columns (ignored; the GEM track has `vx, speed` too), CRLF line endings,
 //! surrounding spaces, one optional header row (`x,y,yaw`: three non-numeric names) and

@@ -4,7 +4,7 @@
 //! the workspace's `msg/` directory (`ROSRUST_MSG_PATH`, set in `.cargo/config.toml`), so a
 //! build needs no ROS installation. Our own packages sit directly in `msg/`; byte-identical
 //! copies of the standard packages sit in `msg/std/`. The MD5 sums the generated types report
-//! are checked against SPEC §1 by the `md5` end-to-end test.
+//! are checked against docs/spec.md §1 by the `md5` end-to-end test.
 #![allow(missing_docs, clippy::all)]
 
 rosrust::rosmsg_include!(

@@ -1,4 +1,4 @@
-//! `status_overlay` (SPEC §6): state, error names, planner status, goal progress, speed and
+//! `status_overlay` (docs/spec.md §6): state, error names, planner status, goal progress, speed and
 //! every input signal as a `jsk_rviz_plugins/OverlayText` at `~rate`, for RViz.
 //!
 //! | direction | topic (relative, remappable) | type |

@@ -12,10 +12,10 @@
 
 use super::path::Path;
 
-/// Speed profile settings. `Default`: SPEC nominal speed, comfortable GEM e2 limits.
+/// Speed profile settings. `Default`: the specified nominal speed (docs/spec.md §5), comfortable GEM e2 limits.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpeedConfig {
-    /// Cruise speed, m/s. SPEC: 2.8.
+    /// Cruise speed, m/s. docs/spec.md: 2.8.
     pub nominal_mps: f64,
     /// Largest lateral acceleration allowed in bends, m/s².
     pub max_lateral_accel_mps2: f64,

@@ -31,7 +31,7 @@ pub enum Law {
     Stanley(StanleyConfig),
 }
 
-/// Settings of a tracker. `Default`: pure pursuit, GEM e2 geometry, SPEC speed.
+/// Settings of a tracker. `Default`: pure pursuit, GEM e2 geometry, the specified speed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrackerConfig {
     /// The control law and its gains.

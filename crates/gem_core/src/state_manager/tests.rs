@@ -22,7 +22,7 @@ fn rules_only() -> StateManager {
     )
 }
 
-/// Staleness tests: SPEC defaults with a 1 s timeout.
+/// Staleness tests: the specified defaults with a 1 s timeout.
 fn with_staleness() -> StateManager {
     StateManager::new(
         StateManagerConfig {

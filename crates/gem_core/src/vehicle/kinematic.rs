@@ -18,7 +18,7 @@ use crate::time::Time;
 use std::collections::VecDeque;
 use std::time::Duration;
 
-/// Vehicle and actuator parameters. `Default`: GEM e2 (SPEC §4), ideal actuators.
+/// Vehicle and actuator parameters. `Default`: GEM e2 (docs/spec.md §4), ideal actuators.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VehicleParams {
     /// Wheelbase, m. 1.75.

@@ -1,4 +1,4 @@
-//! `state_manager`: input signals → `/system_state` (SPEC §2). Wiring only; the rules are
+//! `state_manager`: input signals → `/system_state` (docs/spec.md §2). Wiring only; the rules are
 //! in `gem_core::state_manager`, the parameters in `gem_nodes::state_manager::params`.
 
 use anyhow::Context;

@@ -1,5 +1,5 @@
 //! The path-tracking controllers (`pure_pursuit`, `stanley`): actionlib servers on
-//! `navigate_waypoints` (SPEC §4). The binaries differ only in their default `~algorithm`.
+//! `navigate_waypoints` (docs/spec.md §4). The binaries differ only in their default `~algorithm`.
 //!
 //! | direction | name (relative, remappable) | type |
 //! |---|---|---|

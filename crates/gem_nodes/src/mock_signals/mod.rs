@@ -1,4 +1,4 @@
-//! `mock_signals` (SPEC §6): publishes the state manager's five inputs at `~rate`, stamped
+//! `mock_signals` (docs/spec.md §6): publishes the state manager's five inputs at `~rate`, stamped
 //! with ROS now, with values reconfigurable through dynamic_reconfigure
 //! (`rosrun dynamic_reconfigure dynparam set /mock_signals battery_level 30`, rqt_reconfigure).
 //!

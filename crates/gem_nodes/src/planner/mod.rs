@@ -1,4 +1,4 @@
-//! The `task_planner` node (SPEC §3): serves waypoint files as goals of the controller's
+//! The `task_planner` node (docs/spec.md §3): serves waypoint files as goals of the controller's
 //! action server, pauses them on ERROR and resumes them where they stopped.
 //!
 //! | direction | name (relative, remappable) | type |

@@ -1,5 +1,5 @@
 //! `gem_sim`: a headless stand-in for Gazebo and the GEM e2 Ackermann plugin, built on
-//! `gem_core::vehicle::kinematic` (SPEC §4–5).
+//! `gem_core::vehicle::kinematic` (docs/spec.md §4–5).
 //!
 //! | direction | name (relative, remappable) | type |
 //! |---|---|---|

@@ -1,4 +1,4 @@
-//! The `state_manager` node: SPEC §2 rules from `gem_core::state_manager` on ROS topics.
+//! The `state_manager` node: docs/spec.md §2 rules from `gem_core::state_manager` on ROS topics.
 //!
 //! | direction | topic (relative, remappable) | type |
 //! |---|---|---|
