@@ -15,7 +15,7 @@ use gem_msgs::gem_controller_action::{
 };
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::geometry_msgs::Pose2D;
-use gem_ros::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints, RESULT_GRACE};
+use gem_ros::protocols::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints, RESULT_GRACE};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -427,7 +427,6 @@ fn gem_track() -> Vec<Pose2D> {
 fn core_reference(law: Law, points: &[Point]) -> f64 {
     let cfg = TrackerConfig {
         law,
-        latency_s: 0.15,
         ..Default::default()
     };
     let mut tracker = Tracker::new(points, 0, cfg).unwrap();

@@ -1,4 +1,4 @@
-//! Static checks of the Docker flow (issue 11) that need no Docker engine: every path the
+//! Static checks of the Docker flow that need no Docker engine: every path the
 //! Dockerfile and the runner scripts name exists in the repository, every launch argument
 //! they pass is declared by the launch file, every build argument a stage uses is declared
 //! in that stage, and the runners answer `--help`, refuse bad options, and fail clearly

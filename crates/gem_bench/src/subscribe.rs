@@ -1,6 +1,6 @@
 //! Publish → callback latency on loopback, per subscriber kind, in one process: rosrust's
 //! subscriber (a message passes its reader, fan-out and callback threads) with Nagle's
-//! algorithm on and with `TCP_NODELAY` (`gem_ros::net`), and `gem_ros::direct` (the callback
+//! algorithm on and with `TCP_NODELAY` (`gem_ros::net`), and `gem_ros::protocols::direct` (the callback
 //! runs on the reading thread). Each message carries its send time; messages go out 5 ms
 //! apart so no queue builds up. Rounds alternate the kinds, so a noisy stretch of the
 //! machine does not land on one kind only.
@@ -23,7 +23,7 @@ impl Kind {
         match self {
             Kind::Rosrust => "rosrust subscriber, Nagle on",
             Kind::RosrustNodelay => "rosrust subscriber, TCP_NODELAY",
-            Kind::Direct => "gem_ros::direct, TCP_NODELAY",
+            Kind::Direct => "gem_ros::protocols::direct, TCP_NODELAY",
         }
     }
 }
@@ -31,7 +31,7 @@ impl Kind {
 /// Keeps a subscription of either kind alive.
 enum Sub {
     Rosrust(#[allow(dead_code)] rosrust::Subscriber),
-    Direct(#[allow(dead_code)] gem_ros::direct::DirectSubscriber),
+    Direct(#[allow(dead_code)] gem_ros::protocols::direct::DirectSubscriber),
 }
 
 pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
@@ -50,9 +50,9 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
             let _sub = match kind {
                 Kind::Direct => {
                     let wire = wire.clone();
-                    Sub::Direct(gem_ros::direct::subscribe(
+                    Sub::Direct(gem_ros::protocols::direct::subscribe(
                         &topic,
-                        move |m: Float64, at: gem_ros::direct::Arrival| {
+                        move |m: Float64, at: gem_ros::protocols::direct::Arrival| {
                             if tx.send(since(at.read, m.data)).is_ok() {
                                 let mut w = wire.lock().unwrap_or_else(|p| p.into_inner());
                                 w.push(since(at.wire, m.data) * 1e6);
@@ -109,7 +109,7 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
     );
     println!("| subscriber | p50 | p95 | p99 | max |\n|---|---|---|---|---|");
     let rows = kinds.iter().map(|k| k.name()).zip(latencies).chain([(
-        "gem_ros::direct, kernel arrival (SO_TIMESTAMPNS), not the callback",
+        "gem_ros::protocols::direct, kernel arrival (SO_TIMESTAMPNS), not the callback",
         wire_all,
     )]);
     for (name, l) in rows {

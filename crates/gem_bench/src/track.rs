@@ -96,10 +96,10 @@ pub fn tracker_config(
     };
     let latency_s = match actuators {
         Actuators::Ideal => 0.0,
-        // 0.1 s delay plus part of the 0.2 s lag: predicting the whole 0.3 s with the
-        // *commanded* steering over-anticipates (the wheels lag it) and destabilises
-        // Stanley at 5.5 m/s; 0.15 s was best for both laws (see README).
-        Actuators::DelayLag => 0.15,
+        // The nodes' default: 0.1 s delay plus part of the 0.2 s lag (predicting the whole
+        // 0.3 s with the *commanded* steering over-anticipates, the wheels lag it, and
+        // destabilises Stanley at 5.5 m/s).
+        Actuators::DelayLag => TrackerConfig::DEFAULT.latency_s,
     };
     TrackerConfig {
         law,
@@ -216,7 +216,7 @@ fn read_track(file: &std::path::Path) -> anyhow::Result<Vec<Pose>> {
         .collect()
 }
 
-/// The five scenarios of the issue.
+/// The five path scenarios every controller runs.
 pub fn scenarios(track_file: &std::path::Path) -> anyhow::Result<Vec<Scenario>> {
     let track = read_track(track_file)?;
     let first = track[0];

@@ -6,7 +6,7 @@
 //! trajectory plot. Exit status 0 only if the lap succeeded and every fault stopped the car.
 //! `--rounds N` repeats the pair N times along the lap (the load test's mode).
 //!
-//! Every observation comes through [`gem_ros::direct`]: no message is dropped, and each is
+//! Every observation comes through [`gem_ros::protocols::direct`]: no message is dropped, and each is
 //! stamped with its arrival on the socket. Latencies are measured from those stamps:
 //! signal = the first faulty input message after the injection began, detection = the
 //! first `/system_state` ERROR with the fault's bit after the injection began, zero command
@@ -37,7 +37,7 @@ use gem_msgs::gem_controller_action::{
 };
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys};
 use gem_msgs::rosgraph_msgs::Clock;
-use gem_ros::direct::{Arrival, DirectSubscriber};
+use gem_ros::protocols::direct::{Arrival, DirectSubscriber};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -134,7 +134,7 @@ fn watch<T: rosrust::Message>(
     apply: fn(&mut Seen, T, Instant),
 ) -> anyhow::Result<DirectSubscriber> {
     let s = s.clone();
-    gem_ros::direct::subscribe(topic, move |m: T, at: Arrival| {
+    gem_ros::protocols::direct::subscribe(topic, move |m: T, at: Arrival| {
         let mut seen = lock(&s);
         let sim = seen.sim_now;
         seen.heard.insert(topic, (at.read, sim));

@@ -54,18 +54,24 @@ pub struct StateManagerConfig {
     pub clock_tolerance: Duration,
 }
 
+impl StateManagerConfig {
+    /// The values of docs/spec.md §2, readable in `const` context (the node's parameter
+    /// table reads them).
+    pub const DEFAULT: StateManagerConfig = StateManagerConfig {
+        battery_low_below_frac: 0.5,
+        temperature_high_above_c: 55.0,
+        gps_bad_above_mm: 200.0,
+        gps_lost_after: Duration::from_secs(15),
+        signal_lost_after: Duration::from_secs(10),
+        signal_low_after: Duration::from_secs(20),
+        stale_after: Some(Duration::from_millis(1000)),
+        clock_tolerance: Duration::from_millis(500),
+    };
+}
+
 impl Default for StateManagerConfig {
     fn default() -> Self {
-        StateManagerConfig {
-            battery_low_below_frac: 0.5,
-            temperature_high_above_c: 55.0,
-            gps_bad_above_mm: 200.0,
-            gps_lost_after: Duration::from_secs(15),
-            signal_lost_after: Duration::from_secs(10),
-            signal_low_after: Duration::from_secs(20),
-            stale_after: Some(Duration::from_millis(1000)),
-            clock_tolerance: Duration::from_millis(500),
-        }
+        StateManagerConfig::DEFAULT
     }
 }
 

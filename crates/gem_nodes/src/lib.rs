@@ -9,6 +9,10 @@ pub mod overlay;
 pub mod planner;
 pub mod sim;
 pub mod state_manager;
+pub mod vehicle_params;
+
+#[cfg(test)]
+mod tests;
 
 /// A node binary's `main`: start-up (waiting for the master), `run`, its error logged to
 /// `/rosout`, shutdown. `run` returns when the node is asked to stop.

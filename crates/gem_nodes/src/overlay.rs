@@ -13,7 +13,7 @@ use gem_msgs::gem_controller_action::NavigateWaypointsActionFeedback;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::jsk_rviz_plugins::OverlayText;
 use gem_msgs::std_msgs::ColorRGBA;
-use gem_ros::direct::DirectSubscriber;
+use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, Ticker};
@@ -36,7 +36,7 @@ fn watch<T: rosrust::Message>(
     apply: fn(&mut Snapshot, T),
 ) -> Result<DirectSubscriber, RosError> {
     let s = s.clone();
-    gem_ros::direct::subscribe(topic, move |m: T, _| {
+    gem_ros::protocols::direct::subscribe(topic, move |m: T, _| {
         apply(&mut s.lock().unwrap_or_else(|e| e.into_inner()), m)
     })
 }
@@ -146,13 +146,3 @@ fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn readme_lists_exactly_this_table() {
-        let readme = include_str!("../../../README.md");
-        gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
-    }
-}

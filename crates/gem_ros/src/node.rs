@@ -150,7 +150,8 @@ pub fn shutdown() {
     }
 }
 
-pub(crate) fn master_uri() -> String {
+/// The master's URI: `ROS_MASTER_URI`, or a local master's default.
+pub fn master_uri() -> String {
     std::env::var("ROS_MASTER_URI").unwrap_or_else(|_| "http://localhost:11311/".into())
 }
 

@@ -1,10 +1,13 @@
 //! Typed private parameters, declared once per node in a table.
 //!
 //! A node lists its parameters as `const` [`ParamSpec`]s (name, type, default, unit,
-//! description). The same table drives reading ([`ParamSpec::f64`] and friends), the README
-//! row ([`markdown_table`]) and a test that fails when README and code drift apart. A missing
-//! parameter takes the default; a parameter of the wrong type is an error that names it,
-//! never a silent fallback.
+//! description); a default that configures the core is read from the core's `DEFAULT`, so
+//! it is written once. The same table drives reading ([`ParamSpec::f64`] and friends), the
+//! node's documentation table ([`markdown_table`]) and a test that fails when the docs and
+//! the code drift apart ([`check_docs`]). A missing parameter takes the default; a parameter
+//! of the wrong type is an error that names it, never a silent fallback.
+
+use std::cell::Cell;
 
 use thiserror::Error;
 use xml_rpc::Value;
@@ -31,7 +34,7 @@ pub struct ParamSpec {
     pub default: Default,
     /// Unit, or "" when dimensionless.
     pub unit: &'static str,
-    /// One-line description for the README table.
+    /// One-line description for the documentation table.
     pub doc: &'static str,
 }
 
@@ -190,6 +193,9 @@ impl ParamSpec {
     }
 
     fn raw(&self) -> Result<Option<Value>, ParamError> {
+        if EVERY_DEFAULT.get() {
+            return Ok(None);
+        }
         let unreachable = |reason: String| ParamError::Unreachable {
             name: self.name,
             reason,
@@ -241,7 +247,25 @@ impl ParamSpec {
     }
 }
 
-/// The README's parameter table for `params`, one row per parameter.
+thread_local! {
+    static EVERY_DEFAULT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with every parameter read on this thread taken as unset, without asking the
+/// parameter server: what a node's settings are when nobody sets anything. Tests use it to
+/// pin a node's defaults to the core's.
+pub fn with_every_default<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            EVERY_DEFAULT.set(self.0);
+        }
+    }
+    let _restore = Restore(EVERY_DEFAULT.replace(true));
+    f()
+}
+
+/// The documentation's parameter table for `params`, one row per parameter.
 pub fn markdown_table(params: &[ParamSpec]) -> String {
     let mut out =
         String::from("| parameter | type | default | unit | meaning |\n|---|---|---|---|---|\n");
@@ -258,15 +282,15 @@ pub fn markdown_table(params: &[ParamSpec]) -> String {
     out
 }
 
-/// Checks that `readme` contains `params`' table verbatim; the error shows the table it
-/// must contain (for a test that keeps README and code from drifting apart).
-pub fn check_readme(params: &[ParamSpec], readme: &str) -> Result<(), String> {
+/// Checks that the documentation page `page` (its text: `doc`) contains `params`' table
+/// verbatim; the error shows the table it must contain.
+pub fn check_docs(params: &[ParamSpec], page: &str, doc: &str) -> Result<(), String> {
     let table = markdown_table(params);
-    if readme.contains(&table) {
+    if doc.contains(&table) {
         Ok(())
     } else {
         Err(format!(
-            "README.md's parameter table is out of date; it must contain:\n{table}"
+            "the parameter table of {page} is out of date; it must contain:\n{table}"
         ))
     }
 }

@@ -33,7 +33,7 @@ static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
 /// `None` when the node runs on wall time. Initialised on first use, after `rosrust::init`;
 /// the first call under sim time also subscribes to `/clock`.
 fn sim_clock() -> Option<&'static SimClock> {
-    static SUBSCRIPTION: Mutex<Option<crate::direct::DirectSubscriber>> = Mutex::new(None);
+    static SUBSCRIPTION: Mutex<Option<crate::protocols::direct::DirectSubscriber>> = Mutex::new(None);
     let clock = SIM
         .get_or_init(|| {
             uses_sim_time().then(|| SimClock {
@@ -47,7 +47,7 @@ fn sim_clock() -> Option<&'static SimClock> {
         // A direct subscription: a deadline that a `/clock` message passes (a hold-off
         // window's end) is seen on the thread that read the message, not after rosrust's
         // fan-out and callback threads.
-        *sub = crate::direct::subscribe("/clock", |m: Clock, _| {
+        *sub = crate::protocols::direct::subscribe("/clock", |m: Clock, _| {
             if let Some(c) = SIM.get().and_then(Option::as_ref) {
                 *c.latest.lock().unwrap_or_else(|e| e.into_inner()) = to_core(m.clock);
                 c.changed.notify_all();

@@ -32,7 +32,7 @@ use gem_core::profile::{Direction, FaultKind, Run, RunRecord};
 use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
 use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus};
-use gem_ros::dynamic_reconfigure::{Client as Reconfigure, Value};
+use gem_ros::protocols::dynamic_reconfigure::{Client as Reconfigure, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -312,7 +312,7 @@ impl Profiler<'_> {
     fn serve(&self) -> anyhow::Result<()> {
         rosrust::wait_for_service("/serve_waypoints", Some(NOMINAL_WAIT))
             .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
-        let client = gem_ros::service::Client::<ServeWaypoints>::new("/serve_waypoints")?;
+        let client = gem_ros::protocols::service::Client::<ServeWaypoints>::new("/serve_waypoints")?;
         let file = self.route.to_string_lossy().into_owned();
         let res = client.call(
             &ServeWaypointsReq {
@@ -702,7 +702,7 @@ fn raise_priority(rt_priority: i32) -> String {
 /// the connection is enough).
 fn verify_connected(
     watch: &Watch,
-    subs: &[(&'static str, gem_ros::direct::DirectSubscriber)],
+    subs: &[(&'static str, gem_ros::protocols::direct::DirectSubscriber)],
 ) -> anyhow::Result<()> {
     const EVENT_ONLY: [&str; 3] = [
         "/navigate_waypoints/goal",

@@ -16,7 +16,7 @@ use gem_msgs::gem_controller_action::{
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys, TaskPlannerStatus};
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
-use gem_ros::direct::{Arrival, DirectSubscriber};
+use gem_ros::protocols::direct::{Arrival, DirectSubscriber};
 use gem_ros::time::to_core;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -142,7 +142,7 @@ fn stamp_of(h: &Header) -> Time {
     to_core(h.stamp)
 }
 
-/// A direct subscription (`gem_ros::direct`): the message's arrival on the socket as the
+/// A direct subscription (`gem_ros::protocols::direct`): the message's arrival on the socket as the
 /// kernel timestamped it, and when the reading thread had it.
 fn sub<T: rosrust::Message>(
     w: &Arc<Watch>,
@@ -150,7 +150,7 @@ fn sub<T: rosrust::Message>(
     handle: fn(&Watch, &'static str, Arrival, T),
 ) -> anyhow::Result<DirectSubscriber> {
     let w = w.clone();
-    gem_ros::direct::subscribe(topic, move |m: T, at| handle(&w, topic, at, m))
+    gem_ros::protocols::direct::subscribe(topic, move |m: T, at| handle(&w, topic, at, m))
         .map_err(|e| anyhow!("subscribe {topic}: {e}"))
 }
 

@@ -31,14 +31,19 @@ pub struct PurePursuitConfig {
     pub lookahead_max_m: f64,
 }
 
+impl PurePursuitConfig {
+    /// The defaults, readable in `const` context.
+    pub const DEFAULT: PurePursuitConfig = PurePursuitConfig {
+        lookahead_gain_s: 0.6,
+        lookahead_offset_m: 1.0,
+        lookahead_min_m: 2.0,
+        lookahead_max_m: 10.0,
+    };
+}
+
 impl Default for PurePursuitConfig {
     fn default() -> Self {
-        PurePursuitConfig {
-            lookahead_gain_s: 0.6,
-            lookahead_offset_m: 1.0,
-            lookahead_min_m: 2.0,
-            lookahead_max_m: 10.0,
-        }
+        PurePursuitConfig::DEFAULT
     }
 }
 

@@ -27,15 +27,20 @@ pub struct SpeedConfig {
     pub curvature_preview_m: f64,
 }
 
+impl SpeedConfig {
+    /// The defaults, readable in `const` context.
+    pub const DEFAULT: SpeedConfig = SpeedConfig {
+        nominal_mps: 2.8,
+        max_lateral_accel_mps2: 1.5,
+        brake_decel_mps2: 0.8,
+        creep_mps: 0.4,
+        curvature_preview_m: 6.0,
+    };
+}
+
 impl Default for SpeedConfig {
     fn default() -> Self {
-        SpeedConfig {
-            nominal_mps: 2.8,
-            max_lateral_accel_mps2: 1.5,
-            brake_decel_mps2: 0.8,
-            creep_mps: 0.4,
-            curvature_preview_m: 6.0,
-        }
+        SpeedConfig::DEFAULT
     }
 }
 

@@ -22,12 +22,17 @@ pub struct StanleyConfig {
     pub softening_mps: f64,
 }
 
+impl StanleyConfig {
+    /// The defaults, readable in `const` context.
+    pub const DEFAULT: StanleyConfig = StanleyConfig {
+        gain_per_s: 1.2,
+        softening_mps: 1.0,
+    };
+}
+
 impl Default for StanleyConfig {
     fn default() -> Self {
-        StanleyConfig {
-            gain_per_s: 1.2,
-            softening_mps: 1.0,
-        }
+        StanleyConfig::DEFAULT
     }
 }
 

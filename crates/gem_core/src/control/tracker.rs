@@ -20,6 +20,7 @@ use super::stanley::{self, StanleyConfig, StanleyInput};
 pub use crate::config::ConfigError;
 use crate::geometry::{Point, Pose};
 use crate::time::Time;
+use crate::vehicle::kinematic::VehicleParams;
 use thiserror::Error;
 
 /// Which control law steers.
@@ -55,19 +56,26 @@ pub struct TrackerConfig {
     pub latency_s: f64,
 }
 
+impl TrackerConfig {
+    /// The defaults, readable in `const` context (a node's parameter table reads them).
+    /// The 0.15 s prediction horizon is the best for both laws on the GEM e2 model with its
+    /// actuator delay and steering lag (`gem_bench track`).
+    pub const DEFAULT: TrackerConfig = TrackerConfig {
+        law: Law::PurePursuit(PurePursuitConfig::DEFAULT),
+        speed: SpeedConfig::DEFAULT,
+        wheelbase_m: VehicleParams::DEFAULT.wheelbase_m,
+        max_steer_rad: VehicleParams::DEFAULT.max_steer_rad,
+        min_spacing_m: 0.05,
+        goal_tolerance_m: 0.3,
+        search_ahead_m: 5.0,
+        search_behind_m: 0.5,
+        latency_s: 0.15,
+    };
+}
+
 impl Default for TrackerConfig {
     fn default() -> Self {
-        TrackerConfig {
-            law: Law::PurePursuit(PurePursuitConfig::default()),
-            speed: SpeedConfig::default(),
-            wheelbase_m: 1.75,
-            max_steer_rad: 0.61,
-            min_spacing_m: 0.05,
-            goal_tolerance_m: 0.3,
-            search_ahead_m: 5.0,
-            search_behind_m: 0.5,
-            latency_s: 0.0,
-        }
+        TrackerConfig::DEFAULT
     }
 }
 

@@ -1,4 +1,4 @@
-//! Topic health supervision (issue 8): for each monitored topic, whether it was ever
+//! Topic health supervision: for each monitored topic, whether it was ever
 //! heard, whether it is fresh, at what rate it arrives, of which type, and whether its
 //! latest message satisfies its rules ([`rule`]), condensed into one diagnostic level and
 //! message per topic. Everything is a function of the `now` the caller passes (ROS time in

@@ -41,19 +41,25 @@ pub struct VehicleParams {
     pub command_timeout_s: f64,
 }
 
+impl VehicleParams {
+    /// The GEM e2 (docs/spec.md §5), readable in `const` context: the one home of its
+    /// geometry for the simulator, the controllers and their parameter tables.
+    pub const DEFAULT: VehicleParams = VehicleParams {
+        wheelbase_m: 1.75,
+        track_m: 1.2,
+        max_steer_rad: 0.61,
+        max_steer_rate_rad_s: 2.0,
+        steer_time_constant_s: 0.0,
+        speed_time_constant_s: 0.0,
+        max_accel_mps2: 3.0,
+        command_delay_s: 0.0,
+        command_timeout_s: 1.0,
+    };
+}
+
 impl Default for VehicleParams {
     fn default() -> Self {
-        VehicleParams {
-            wheelbase_m: 1.75,
-            track_m: 1.2,
-            max_steer_rad: 0.61,
-            max_steer_rate_rad_s: 2.0,
-            steer_time_constant_s: 0.0,
-            speed_time_constant_s: 0.0,
-            max_accel_mps2: 3.0,
-            command_delay_s: 0.0,
-            command_timeout_s: 1.0,
-        }
+        VehicleParams::DEFAULT
     }
 }
 

@@ -39,7 +39,7 @@ fn run() -> anyhow::Result<()> {
 
 fn subscribe(
     s: &Arc<Shared>,
-) -> Result<Vec<gem_ros::direct::DirectSubscriber>, gem_ros::node::RosError> {
+) -> Result<Vec<gem_ros::protocols::direct::DirectSubscriber>, gem_ros::node::RosError> {
     use gem_core::state_manager::Input::*;
     Ok(vec![
         s.subscribe(

@@ -24,10 +24,10 @@ use gem_msgs::geometry_msgs::PoseStamped;
 use gem_msgs::nav_msgs::Path as PathMsg;
 use gem_msgs::std_msgs::{Float64, Header};
 use gem_msgs::visualization_msgs::Marker;
-use gem_ros::actionlib::{ActionServer, GoalHandle, NavigateWaypoints};
-use gem_ros::direct::DirectSubscriber;
+use gem_ros::protocols::actionlib::{ActionServer, GoalHandle, NavigateWaypoints};
+use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::node::RosError;
-use gem_ros::service::Client;
+use gem_ros::protocols::service::Client;
 use gem_ros::time::to_ros;
 use gem_ros::time::Waker;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -357,7 +357,7 @@ impl Controller {
 
 /// Zeroes the speed the moment `system_state` reports ERROR while a goal is driven.
 fn safety_gate(out: Arc<Outputs>) -> Result<DirectSubscriber, RosError> {
-    gem_ros::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
+    gem_ros::protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
         let error = m.state == SystemStateStamped::STATE_ERROR;
         let was = out.gated.swap(error, Ordering::Relaxed);
         if error && out.driving.load(Ordering::Relaxed) {

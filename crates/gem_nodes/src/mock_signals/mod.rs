@@ -13,7 +13,7 @@
 use gem_core::scenario::{Player, Scenario, Setting};
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::std_msgs::Header;
-use gem_ros::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
+use gem_ros::protocols::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, to_ros, Ticker};
@@ -239,11 +239,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("/nonexistent/s.yaml"), "{e}");
-    }
-
-    #[test]
-    fn readme_lists_exactly_this_table() {
-        let readme = include_str!("../../../../README.md");
-        gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
     }
 }

@@ -52,14 +52,14 @@ fn advertise(
     node: &Arc<PlannerNode>,
 ) -> Result<
     (
-        gem_ros::service::Service,
-        gem_ros::service::Service,
-        gem_ros::direct::DirectSubscriber,
+        gem_ros::protocols::service::Service,
+        gem_ros::protocols::service::Service,
+        gem_ros::protocols::direct::DirectSubscriber,
     ),
     RosError,
 > {
     let n = node.clone();
-    let serve = gem_ros::service::advertise::<ServeWaypoints, _>("serve_waypoints", move |req| {
+    let serve = gem_ros::protocols::service::advertise::<ServeWaypoints, _>("serve_waypoints", move |req| {
         let success = match n.serve(&req.waypoints_file) {
             Ok(_) => true,
             Err(reason) => {
@@ -70,13 +70,13 @@ fn advertise(
         Ok(ServeWaypointsRes { success })
     })?;
     let n = node.clone();
-    let cancel = gem_ros::service::advertise::<Empty, _>("cancel_tasks", move |_| {
+    let cancel = gem_ros::protocols::service::advertise::<Empty, _>("cancel_tasks", move |_| {
         n.cancel();
         Ok(EmptyRes {})
     })?;
     let n = node.clone();
     // Direct: an ERROR must not be lost in a burst (rosrust's subscriber drops silently).
-    let state = gem_ros::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
+    let state = gem_ros::protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
         n.system_state(&m)
     })?;
     Ok((serve, cancel, state))

@@ -13,7 +13,7 @@ use gem_msgs::gem_controller_action::NavigateWaypointsGoal;
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
 use gem_msgs::geometry_msgs::Pose2D;
 use gem_msgs::std_msgs::Header;
-use gem_ros::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints};
+use gem_ros::protocols::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints};
 use gem_ros::node::RosError;
 use gem_ros::time::{self, to_ros};
 use std::collections::{HashMap, VecDeque};

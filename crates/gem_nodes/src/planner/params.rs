@@ -33,7 +33,7 @@ const STATE_TIMEOUT: ParamSpec = ParamSpec::float(
     "no `system_state` for this long (ROS time) is treated as ERROR",
 );
 
-/// Every parameter, in README order.
+/// Every parameter, in the order of its documentation table.
 pub const PARAMS: [ParamSpec; 5] = [
     RATE,
     WAYPOINT_FILE,
@@ -86,13 +86,3 @@ impl Params {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn readme_lists_exactly_this_table() {
-        let readme = include_str!("../../../../README.md");
-        gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
-    }
-}

@@ -31,10 +31,10 @@ use gem_msgs::geometry_msgs::{Pose as PoseMsg, Twist};
 use gem_msgs::nav_msgs::Odometry;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
-use gem_ros::direct::DirectSubscriber;
-use gem_ros::dynamic_reconfigure::{DynParam, Kind, Server};
+use gem_ros::protocols::direct::DirectSubscriber;
+use gem_ros::protocols::dynamic_reconfigure::{DynParam, Kind, Server};
 use gem_ros::node::RosError;
-use gem_ros::service::Service;
+use gem_ros::protocols::service::Service;
 use gem_ros::time::{self, to_ros, Ticker};
 use params::Params;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -199,13 +199,13 @@ fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyho
 
 /// The command subscriber and the two services.
 ///
-/// Commands come through [`gem_ros::direct`]: each is applied on the thread that read it,
+/// Commands come through [`gem_ros::protocols::direct`]: each is applied on the thread that read it,
 /// and none is dropped (rosrust's subscriber forwards through a bounded channel that
 /// silently drops a burst, and the vehicle would keep its last speed until the command
 /// timeout).
 fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service), RosError> {
     let w = world.clone();
-    let cmd = gem_ros::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
+    let cmd = gem_ros::protocols::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
         w.lock().command(DriveCommand {
             steering_rad: m.steering_angle.into(),
             speed_mps: m.speed.into(),
@@ -213,7 +213,7 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
     })?;
     let w = world.clone();
     let get =
-        gem_ros::service::advertise::<GetModelState, _>("gazebo/get_model_state", move |req| {
+        gem_ros::protocols::service::advertise::<GetModelState, _>("gazebo/get_model_state", move |req| {
             let m = w.lock();
             if req.model_name != w.name {
                 let status_message =
@@ -239,7 +239,7 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
         })?;
     let w = world.clone();
     let set =
-        gem_ros::service::advertise::<SetModelState, _>("gazebo/set_model_state", move |req| {
+        gem_ros::protocols::service::advertise::<SetModelState, _>("gazebo/set_model_state", move |req| {
             let ms = req.model_state;
             if ms.model_name != w.name {
                 let status_message =

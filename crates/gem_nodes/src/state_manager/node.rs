@@ -6,7 +6,7 @@ use gem_core::time::Time;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::std_msgs::Header;
 use gem_ros::convert;
-use gem_ros::direct::DirectSubscriber;
+use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::processed::Acks;
 use gem_ros::time::Waker;
 use std::sync::{Arc, Mutex};
@@ -97,7 +97,7 @@ impl Shared {
         update: fn(&mut StateManager, Time, &T, Time) -> Vec<InputIssue>,
     ) -> Result<DirectSubscriber, gem_ros::node::RosError> {
         let shared = self.clone();
-        gem_ros::direct::subscribe(input.topic(), move |m: T, _| {
+        gem_ros::protocols::direct::subscribe(input.topic(), move |m: T, _| {
             let h = header(&m);
             shared.ingest(input, h.stamp, |sm, now| {
                 update(sm, convert::stamp(h), &m, now)

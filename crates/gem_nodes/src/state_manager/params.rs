@@ -4,6 +4,8 @@ use gem_core::state_manager::StateManagerConfig;
 use gem_ros::params::{ParamError, ParamSpec};
 use std::time::Duration;
 
+const CORE: StateManagerConfig = StateManagerConfig::DEFAULT;
+
 const RATE: ParamSpec = ParamSpec::float(
     "rate",
     20.0,
@@ -12,49 +14,52 @@ const RATE: ParamSpec = ParamSpec::float(
 );
 const STATE_TIMEOUT_MS: ParamSpec = ParamSpec::int(
     "state_timeout_ms",
-    1000,
+    match CORE.stale_after {
+        Some(d) => d.as_millis() as i64,
+        None => 0,
+    },
     "ms",
     "an input (incl. `task_planner_status`) older than this raises STALE_DATA; 0 disables",
 );
 const BATTERY: ParamSpec = ParamSpec::float(
     "battery_low_below_frac",
-    0.5,
+    CORE.battery_low_below_frac as f64,
     "fraction",
     "battery below this is low",
 );
 const TEMPERATURE: ParamSpec = ParamSpec::float(
     "temperature_high_above_c",
-    55.0,
+    CORE.temperature_high_above_c as f64,
     "°C",
     "temperature above this is high",
 );
 const GPS_BAD: ParamSpec = ParamSpec::float(
     "gps_bad_above_mm",
-    200.0,
+    CORE.gps_bad_above_mm as f64,
     "mm",
     "GPS accuracy above this is a bad fix",
 );
 const GPS_LOST: ParamSpec = ParamSpec::float(
     "gps_lost_after_s",
-    15.0,
+    CORE.gps_lost_after.as_secs_f64(),
     "s",
     "bad fixes for longer than this since the last good one raise GPS_LOST",
 );
 const SIGNAL_LOST: ParamSpec = ParamSpec::float(
     "signal_lost_after_s",
-    10.0,
+    CORE.signal_lost_after.as_secs_f64(),
     "s",
     "NOT_CONNECTED for longer than this since the last CONNECTED raises SIGNAL_LOST",
 );
 const SIGNAL_LOW: ParamSpec = ParamSpec::float(
     "signal_low_after_s",
-    20.0,
+    CORE.signal_low_after.as_secs_f64(),
     "s",
     "LOW_SIGNAL for longer than this since the last CONNECTED raises SIGNAL_LOW",
 );
 const CLOCK_TOLERANCE: ParamSpec = ParamSpec::float(
     "clock_tolerance_s",
-    0.5,
+    CORE.clock_tolerance.as_secs_f64(),
     "s",
     "stamps further ahead of now, or ROS time stepping back further, count as bad stamps / a clock reset",
 );
@@ -65,7 +70,7 @@ const PUBLISH_PROCESSED: ParamSpec = ParamSpec::bool(
     "after each input message is handled, publish its topic and stamp on `~processed` and the handled count on the latched `/replay/ready` (std_msgs/Header), for lockstep drivers and `gemctl replay`",
 );
 
-/// Every parameter, in README order.
+/// Every parameter, in the order of its documentation table.
 pub const PARAMS: [ParamSpec; 10] = [
     RATE,
     STATE_TIMEOUT_MS,
@@ -125,29 +130,3 @@ impl Params {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_are_the_core_defaults() {
-        let core = StateManagerConfig::default();
-        let f = |p: ParamSpec| match p.default {
-            gem_ros::params::Default::Float(v) => v,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(f(BATTERY) as f32, core.battery_low_below_frac);
-        assert_eq!(f(TEMPERATURE) as f32, core.temperature_high_above_c);
-        assert_eq!(f(GPS_BAD) as f32, core.gps_bad_above_mm);
-        assert_eq!(f(GPS_LOST), core.gps_lost_after.as_secs_f64());
-        assert_eq!(f(SIGNAL_LOST), core.signal_lost_after.as_secs_f64());
-        assert_eq!(f(SIGNAL_LOW), core.signal_low_after.as_secs_f64());
-        assert_eq!(f(CLOCK_TOLERANCE), core.clock_tolerance.as_secs_f64());
-    }
-
-    #[test]
-    fn readme_lists_exactly_this_table() {
-        let readme = include_str!("../../../../README.md");
-        gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
-    }
-}

@@ -79,7 +79,7 @@ macro_rules! impl_action {
     ($name:ident, $($m:ident)::+, $goal:ident, $result:ident, $feedback:ident, $agoal:ident, $aresult:ident, $afeedback:ident) => {
         /// Marker type for the action.
         pub struct $name;
-        impl $crate::actionlib::Action for $name {
+        impl $crate::protocols::actionlib::Action for $name {
             type Goal = $($m)::+::$goal;
             type Result = $($m)::+::$result;
             type Feedback = $($m)::+::$feedback;

@@ -24,10 +24,10 @@
 //! `TCP_NODELAY`, a handler that panics answers the caller with an error (the node keeps
 //! serving), and dropping the [`Service`] unregisters it and closes its connections.
 
-use crate::direct::resolve;
+use super::direct::resolve;
 use crate::lock;
 use crate::node::RosError;
-use crate::wire::{decode_header, encode_header, read_frame};
+use super::wire::{decode_header, encode_header, read_frame};
 use rosrust::{RosMsg, ServicePair};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -103,7 +103,7 @@ where
         inner,
         accept: Some(accept),
     };
-    crate::direct::master()?
+    super::direct::master()?
         .register_service(&service.inner.name, &service.inner.api)
         .map_err(|e| RosError::new(format!("registerService {}: {e}", service.inner.name)))?;
     Ok(service)
@@ -125,7 +125,7 @@ impl Drop for Service {
     fn drop(&mut self) {
         let s = &self.inner;
         s.stop.store(true, Ordering::SeqCst);
-        if let Err(e) = crate::direct::master().and_then(|m| {
+        if let Err(e) = super::direct::master().and_then(|m| {
             m.unregister_service(&s.name, &s.api)
                 .map_err(|e| RosError::new(e.to_string()))
         }) {
@@ -395,7 +395,7 @@ impl<T: ServicePair> Client<T> {
     }
 
     fn connect(&self, deadline: Instant) -> Result<TcpStream, Fault> {
-        let uri = crate::direct::master()
+        let uri = super::direct::master()
             .map_err(|e| Fault::Other(e.to_string()))?
             .lookup_service(&self.service)
             .map_err(|e| Fault::Other(format!("not advertised ({e})")))?;

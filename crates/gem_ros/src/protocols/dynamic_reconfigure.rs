@@ -271,7 +271,7 @@ struct State {
 /// A running dynamic_reconfigure server.
 pub struct Server {
     state: Arc<State>,
-    _service: crate::service::Service,
+    _service: super::service::Service,
     _descriptions: rosrust::Publisher<ConfigDescription>,
 }
 
@@ -299,7 +299,7 @@ impl Server {
         });
         state.publish();
         let s = state.clone();
-        let service = crate::service::advertise::<Reconfigure, _>("~set_parameters", move |req| {
+        let service = super::service::advertise::<Reconfigure, _>("~set_parameters", move |req| {
             let (config, _) = s.reconfigure(&from_config(&req.config));
             Ok(ReconfigureRes { config })
         })?;
@@ -333,7 +333,7 @@ pub const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// A client of another node's server: what `dynparam set` does, from Rust.
 pub struct Client {
     node: String,
-    service: crate::service::Client<Reconfigure>,
+    service: super::service::Client<Reconfigure>,
 }
 
 impl Client {
@@ -344,7 +344,7 @@ impl Client {
         rosrust::wait_for_service(&name, Some(timeout))?;
         Ok(Client {
             node: node.to_owned(),
-            service: crate::service::Client::new(&name)?,
+            service: super::service::Client::new(&name)?,
         })
     }
 
@@ -472,6 +472,36 @@ fn write_param(name: &str, v: Value) {
     if let Err(e) = result {
         tracing::warn!("cannot set ~{name}: {e}");
     }
+}
+
+/// The documentation table of `params`, one row per reconfigurable value (a node's page
+/// must contain it verbatim; `gem_nodes`' tests check that).
+pub fn markdown_table(params: &[DynParam]) -> String {
+    let mut out = String::from(
+        "| reconfigurable | type | default | range | meaning |\n|---|---|---|---|---|\n",
+    );
+    for p in params {
+        let (kind, default, range) = match p.kind {
+            Kind::Bool { default } => ("bool", default.to_string(), String::new()),
+            Kind::Int {
+                default, choices, ..
+            } if !choices.is_empty() => {
+                let names: Vec<String> = choices.iter().map(|(n, v, _)| format!("{v} {n}")).collect();
+                ("int enum", default.to_string(), names.join(", "))
+            }
+            Kind::Int {
+                default, min, max, ..
+            } => ("int", default.to_string(), format!("{min}–{max}")),
+            Kind::Double { default, min, max } => {
+                ("double", default.to_string(), format!("{min}–{max}"))
+            }
+        };
+        out.push_str(&format!(
+            "| `{}` | {kind} | {default} | {range} | {} |\n",
+            p.name, p.description
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 
 use crate::lock;
 use crate::node::RosError;
-use crate::wire::{decode_header, encode_header, read_body, read_frame};
+use super::wire::{decode_header, encode_header, read_body, read_frame};
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};

@@ -1,0 +1,102 @@
+//! Every node's parameter table against its documentation page and the core's defaults.
+
+use crate::{controller, health_monitor, mock_signals, overlay, planner, sim, state_manager};
+use gem_core::control::stanley::StanleyConfig;
+use gem_core::control::tracker::{Law, TrackerConfig};
+use gem_core::state_manager::StateManagerConfig;
+use gem_core::vehicle::kinematic::VehicleParams;
+use gem_ros::params::{check_docs, with_every_default, ParamSpec};
+
+/// Each node: its parameter table and its page under `docs/nodes/`.
+const NODES: &[(&[ParamSpec], &str, &str)] = &[
+    (
+        &state_manager::params::PARAMS,
+        "docs/nodes/state_manager.md",
+        include_str!("../../../docs/nodes/state_manager.md"),
+    ),
+    (
+        &controller::params::PARAMS,
+        "docs/nodes/controller.md",
+        include_str!("../../../docs/nodes/controller.md"),
+    ),
+    (
+        &planner::params::PARAMS,
+        "docs/nodes/task_planner.md",
+        include_str!("../../../docs/nodes/task_planner.md"),
+    ),
+    (
+        &sim::params::PARAMS,
+        "docs/nodes/gem_sim.md",
+        include_str!("../../../docs/nodes/gem_sim.md"),
+    ),
+    (
+        &mock_signals::PARAMS,
+        "docs/nodes/mock_signals.md",
+        include_str!("../../../docs/nodes/mock_signals.md"),
+    ),
+    (
+        &overlay::PARAMS,
+        "docs/nodes/status_overlay.md",
+        include_str!("../../../docs/nodes/status_overlay.md"),
+    ),
+    (
+        &health_monitor::PARAMS,
+        "docs/nodes/health_monitor.md",
+        include_str!("../../../docs/nodes/health_monitor.md"),
+    ),
+];
+
+#[test]
+fn every_node_documents_exactly_its_parameter_table() {
+    let stale: Vec<String> = NODES
+        .iter()
+        .filter_map(|(params, page, text)| check_docs(params, page, text).err())
+        .collect();
+    assert!(stale.is_empty(), "{}", stale.join("\n\n"));
+}
+
+#[test]
+fn every_reconfigurable_node_documents_exactly_its_values() {
+    use gem_ros::protocols::dynamic_reconfigure::{markdown_table, DynParam};
+    let nodes: [(&[DynParam], &str, &str); 2] = [
+        (
+            mock_signals::DYN_PARAMS,
+            "docs/nodes/mock_signals.md",
+            include_str!("../../../docs/nodes/mock_signals.md"),
+        ),
+        (
+            sim::DYN_PARAMS,
+            "docs/nodes/gem_sim.md",
+            include_str!("../../../docs/nodes/gem_sim.md"),
+        ),
+    ];
+    for (params, page, text) in nodes {
+        let table = markdown_table(params);
+        assert!(
+            text.contains(&table),
+            "the reconfigurable table of {page} is out of date; it must contain:\n{table}"
+        );
+    }
+}
+
+#[test]
+fn a_node_left_at_its_defaults_runs_on_the_core_defaults() {
+    with_every_default(|| {
+        let sm = state_manager::params::Params::load().expect("state manager defaults");
+        assert_eq!(sm.config, StateManagerConfig::default());
+        let pp = controller::params::Params::load("pure_pursuit").expect("pure pursuit");
+        assert_eq!(pp.tracker, TrackerConfig::default());
+        let st = controller::params::Params::load("stanley").expect("stanley");
+        let stanley = TrackerConfig {
+            law: Law::Stanley(StanleyConfig::default()),
+            ..TrackerConfig::default()
+        };
+        assert_eq!(st.tracker, stanley);
+        let sim = sim::params::Params::load().expect("gem_sim defaults");
+        assert_eq!(sim.vehicle, VehicleParams::default());
+        // The controllers drive the vehicle the simulator models.
+        assert_eq!(pp.tracker.wheelbase_m, sim.vehicle.wheelbase_m);
+        assert_eq!(pp.tracker.max_steer_rad, sim.vehicle.max_steer_rad);
+        planner::params::Params::load().expect("planner defaults");
+    });
+}
