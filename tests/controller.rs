@@ -15,7 +15,9 @@ use gem_msgs::gem_controller_action::{
 };
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::geometry_msgs::Pose2D;
-use gem_ros::protocols::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints, RESULT_GRACE};
+use gem_ros::protocols::actionlib::{
+    status, ActionClient, ClientEvent, NavigateWaypoints, RESULT_GRACE,
+};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 

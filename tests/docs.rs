@@ -144,7 +144,11 @@ fn the_specification_cited_is_the_one_in_the_repository() {
             }
         }
     }
-    assert!(bad.is_empty(), "cite docs/spec.md instead:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "cite docs/spec.md instead:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]

@@ -132,11 +132,14 @@ fn direct_subscriber_reads_python_and_rust_publishers_and_refuses_a_wrong_type()
     let heard: Arc<Mutex<Vec<f64>>> = Arc::default();
     let sink = heard.clone();
     let before = std::time::Instant::now();
-    let sub = gem_ros::protocols::direct::subscribe(topic, move |m: Float64, at: gem_ros::protocols::direct::Arrival| {
-        // The kernel's arrival time (the sockets are timestamped), before the read.
-        assert!(at.wire >= before && at.wire <= at.read && at.wire != at.read);
-        sink.lock().unwrap().push(m.data);
-    })
+    let sub = gem_ros::protocols::direct::subscribe(
+        topic,
+        move |m: Float64, at: gem_ros::protocols::direct::Arrival| {
+            // The kernel's arrival time (the sockets are timestamped), before the read.
+            assert!(at.wire >= before && at.wire <= at.read && at.wire != at.read);
+            sink.lock().unwrap().push(m.data);
+        },
+    )
     .unwrap();
     let has = |v: f64| heard.lock().unwrap().contains(&v);
     // A publisher of another type: refused by its side, the subscription unharmed.

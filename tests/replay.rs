@@ -74,7 +74,8 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
         ],
         T,
     );
-    let marker_seen = |h: &Header| h.frame_id == "/rp1/slow_consumer" && h.stamp.sec == MARKER as u32;
+    let marker_seen =
+        |h: &Header| h.frame_id == "/rp1/slow_consumer" && h.stamp.sec == MARKER as u32;
     assert!(
         gem_e2e::wait_until(T, || ready.all().iter().any(marker_seen)),
         "the consumer did not handle the marker\n{}",

@@ -205,9 +205,9 @@ fn a_handler_that_panics_answers_an_error_and_the_service_lives_on() {
 }
 
 #[test]
-fn our_client_times_out_then_reconnects() {
+fn a_call_that_times_out_keeps_the_connection_and_its_late_answer_is_not_taken_for_the_next() {
     let _ros = ros();
-    let (_srv, _) = echo("/services/slow", true, false);
+    let (_srv, threads) = echo("/services/slow", true, false);
     let client = Client::<SetBool>::new("/services/slow").unwrap();
     let t0 = Instant::now();
     let err = client
@@ -215,8 +215,15 @@ fn our_client_times_out_then_reconnects() {
         .unwrap_err();
     assert!(matches!(err, CallError::Timeout { .. }), "{err}");
     assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
-    // The timed-out connection was closed; the next call connects again.
+    // The answer "got true" comes late, on the same connection, and is dropped.
     assert_eq!(our_call(&client, false).unwrap(), "got false");
+    assert_eq!(our_call(&client, false).unwrap(), "got false");
+    let threads = threads.lock().unwrap();
+    assert_eq!(threads.len(), 3);
+    assert!(
+        threads.iter().all(|t| *t == threads[0]),
+        "one connection throughout: {threads:?}"
+    );
 }
 
 #[test]

@@ -9,6 +9,9 @@ use gem_e2e::{ros, wait_until};
 use gem_msgs::std_srvs::{SetBool, SetBoolReq, SetBoolRes};
 use std::time::{Duration, Instant};
 
+/// One kind of call, made once.
+type Call<'a> = Box<dyn Fn() -> anyhow::Result<()> + 'a>;
+
 /// What a call may take before the benchmark counts it as a stall.
 const STALL: Duration = Duration::from_millis(100);
 
@@ -24,12 +27,13 @@ pub fn run(calls: usize, rounds: usize, rate_hz: f64, load: bool) -> anyhow::Res
     let _load = load.then(CpuLoad::start).transpose()?;
     let _rosrust = rosrust::service::<SetBool, _>("/bench_service/rosrust", answer)
         .map_err(|e| anyhow::anyhow!("advertise: {e}"))?;
-    let _ours = gem_ros::protocols::service::advertise::<SetBool, _>("/bench_service/gem_ros", answer)?;
+    let _ours =
+        gem_ros::protocols::service::advertise::<SetBool, _>("/bench_service/gem_ros", answer)?;
     let rosrust_client = rosrust::client::<SetBool>("/bench_service/rosrust")
         .map_err(|e| anyhow::anyhow!("client: {e}"))?;
     let our_client = gem_ros::protocols::service::Client::<SetBool>::new("/bench_service/gem_ros")?;
     let timeout = Duration::from_secs(10);
-    let kinds: [(&str, Box<dyn Fn() -> anyhow::Result<()>>); 2] = [
+    let kinds: [(&str, Call); 2] = [
         (
             "rosrust client → rosrust server (connection per call)",
             Box::new(|| {
@@ -81,7 +85,10 @@ pub fn run(calls: usize, rounds: usize, rate_hz: f64, load: bool) -> anyhow::Res
         STALL.as_millis()
     );
     for ((name, _), l) in kinds.iter().zip(latencies) {
-        let stalls = l.iter().filter(|&&us| us > STALL.as_secs_f64() * 1e6).count();
+        let stalls = l
+            .iter()
+            .filter(|&&us| us > STALL.as_secs_f64() * 1e6)
+            .count();
         let s = Summary::new(l);
         println!(
             "| {name} | {:.0} | {:.0} | {:.0} | {:.0} | {stalls} |",

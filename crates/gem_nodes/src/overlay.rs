@@ -13,9 +13,9 @@ use gem_msgs::gem_controller_action::NavigateWaypointsActionFeedback;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::jsk_rviz_plugins::OverlayText;
 use gem_msgs::std_msgs::ColorRGBA;
-use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
+use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::time::{self, Ticker};
 use std::sync::{Arc, Mutex};
 
@@ -145,4 +145,3 @@ fn run() -> anyhow::Result<()> {
     }
     Ok(())
 }
-

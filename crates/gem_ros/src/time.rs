@@ -33,7 +33,8 @@ static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
 /// `None` when the node runs on wall time. Initialised on first use, after `rosrust::init`;
 /// the first call under sim time also subscribes to `/clock`.
 fn sim_clock() -> Option<&'static SimClock> {
-    static SUBSCRIPTION: Mutex<Option<crate::protocols::direct::DirectSubscriber>> = Mutex::new(None);
+    static SUBSCRIPTION: Mutex<Option<crate::protocols::direct::DirectSubscriber>> =
+        Mutex::new(None);
     let clock = SIM
         .get_or_init(|| {
             uses_sim_time().then(|| SimClock {

@@ -312,7 +312,8 @@ impl Profiler<'_> {
     fn serve(&self) -> anyhow::Result<()> {
         rosrust::wait_for_service("/serve_waypoints", Some(NOMINAL_WAIT))
             .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
-        let client = gem_ros::protocols::service::Client::<ServeWaypoints>::new("/serve_waypoints")?;
+        let client =
+            gem_ros::protocols::service::Client::<ServeWaypoints>::new("/serve_waypoints")?;
         let file = self.route.to_string_lossy().into_owned();
         let res = client.call(
             &ServeWaypointsReq {

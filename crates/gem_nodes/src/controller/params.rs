@@ -1,10 +1,10 @@
 //! The controllers' private parameters: one table, read once at start-up.
 
+use crate::vehicle_params::{MAX_STEER, WHEELBASE};
 use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, TrackerConfig};
-use crate::vehicle_params::{MAX_STEER, WHEELBASE};
 use gem_ros::params::{ParamError, ParamSpec};
 
 const TRACKER: TrackerConfig = TrackerConfig::DEFAULT;
@@ -228,4 +228,3 @@ impl Params {
         })
     }
 }
-

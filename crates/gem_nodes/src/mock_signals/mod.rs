@@ -13,9 +13,9 @@
 use gem_core::scenario::{Player, Scenario, Setting};
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::std_msgs::Header;
-use gem_ros::protocols::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
+use gem_ros::protocols::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
 use gem_ros::time::{self, to_ros, Ticker};
 
 const RATE: ParamSpec = ParamSpec::float("rate", 20.0, "Hz", "publication rate of the five inputs");

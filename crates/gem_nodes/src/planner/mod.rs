@@ -59,16 +59,19 @@ fn advertise(
     RosError,
 > {
     let n = node.clone();
-    let serve = gem_ros::protocols::service::advertise::<ServeWaypoints, _>("serve_waypoints", move |req| {
-        let success = match n.serve(&req.waypoints_file) {
-            Ok(_) => true,
-            Err(reason) => {
-                tracing::warn!("serve_waypoints rejected, current task kept: {reason}");
-                false
-            }
-        };
-        Ok(ServeWaypointsRes { success })
-    })?;
+    let serve = gem_ros::protocols::service::advertise::<ServeWaypoints, _>(
+        "serve_waypoints",
+        move |req| {
+            let success = match n.serve(&req.waypoints_file) {
+                Ok(_) => true,
+                Err(reason) => {
+                    tracing::warn!("serve_waypoints rejected, current task kept: {reason}");
+                    false
+                }
+            };
+            Ok(ServeWaypointsRes { success })
+        },
+    )?;
     let n = node.clone();
     let cancel = gem_ros::protocols::service::advertise::<Empty, _>("cancel_tasks", move |_| {
         n.cancel();
@@ -76,8 +79,9 @@ fn advertise(
     })?;
     let n = node.clone();
     // Direct: an ERROR must not be lost in a burst (rosrust's subscriber drops silently).
-    let state = gem_ros::protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
-        n.system_state(&m)
-    })?;
+    let state =
+        gem_ros::protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
+            n.system_state(&m)
+        })?;
     Ok((serve, cancel, state))
 }

@@ -31,9 +31,9 @@ use gem_msgs::geometry_msgs::{Pose as PoseMsg, Twist};
 use gem_msgs::nav_msgs::Odometry;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
+use gem_ros::node::RosError;
 use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::protocols::dynamic_reconfigure::{DynParam, Kind, Server};
-use gem_ros::node::RosError;
 use gem_ros::protocols::service::Service;
 use gem_ros::time::{self, to_ros, Ticker};
 use params::Params;
@@ -205,15 +205,17 @@ fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyho
 /// timeout).
 fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service), RosError> {
     let w = world.clone();
-    let cmd = gem_ros::protocols::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
-        w.lock().command(DriveCommand {
-            steering_rad: m.steering_angle.into(),
-            speed_mps: m.speed.into(),
-        });
-    })?;
+    let cmd =
+        gem_ros::protocols::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
+            w.lock().command(DriveCommand {
+                steering_rad: m.steering_angle.into(),
+                speed_mps: m.speed.into(),
+            });
+        })?;
     let w = world.clone();
-    let get =
-        gem_ros::protocols::service::advertise::<GetModelState, _>("gazebo/get_model_state", move |req| {
+    let get = gem_ros::protocols::service::advertise::<GetModelState, _>(
+        "gazebo/get_model_state",
+        move |req| {
             let m = w.lock();
             if req.model_name != w.name {
                 let status_message =
@@ -236,10 +238,12 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
                 success: true,
                 status_message: "GetModelState: got properties".into(),
             })
-        })?;
+        },
+    )?;
     let w = world.clone();
-    let set =
-        gem_ros::protocols::service::advertise::<SetModelState, _>("gazebo/set_model_state", move |req| {
+    let set = gem_ros::protocols::service::advertise::<SetModelState, _>(
+        "gazebo/set_model_state",
+        move |req| {
             let ms = req.model_state;
             if ms.model_name != w.name {
                 let status_message =
@@ -267,7 +271,8 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
                 success: true,
                 status_message: "SetModelState: set model state done".into(),
             })
-        })?;
+        },
+    )?;
     Ok((cmd, get, set))
 }
 

@@ -1,8 +1,8 @@
 //! `gem_sim`'s private parameters: one table, read once at start-up.
 
+use crate::vehicle_params::{MAX_STEER, WHEELBASE};
 use gem_core::geometry::Pose;
 use gem_core::vehicle::kinematic::VehicleParams;
-use crate::vehicle_params::{MAX_STEER, WHEELBASE};
 use gem_ros::params::{ParamError, ParamSpec};
 
 const RATE: ParamSpec = ParamSpec::float(
@@ -36,8 +36,7 @@ const MODEL_NAME: ParamSpec = ParamSpec::str(
 const X: ParamSpec = ParamSpec::float("x", 0.0, "m", "spawn x (rear axle)");
 const Y: ParamSpec = ParamSpec::float("y", 0.0, "m", "spawn y (rear axle)");
 const YAW: ParamSpec = ParamSpec::float("yaw", 0.0, "rad", "spawn heading");
-const STEER_RATE: ParamSpec =
-    ParamSpec::float(
+const STEER_RATE: ParamSpec = ParamSpec::float(
     "max_steer_rate_rad_s",
     VehicleParams::DEFAULT.max_steer_rate_rad_s,
     "rad/s",
@@ -151,4 +150,3 @@ fn checked(spec: &ParamSpec, ok: fn(f64) -> bool, limit: &str) -> Result<f64, Pa
         Err(spec.invalid(format!("{v} {limit}")))
     }
 }
-

@@ -6,8 +6,8 @@ use gem_core::time::Time;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::std_msgs::Header;
 use gem_ros::convert;
-use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::processed::Acks;
+use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::time::Waker;
 use std::sync::{Arc, Mutex};
 

@@ -17,9 +17,9 @@
 //! that failed is tried again after [`RETRY_AFTER`]. Names resolve as rosrust resolves
 //! them (namespace, `~private`, `from:=to` remappings on the command line).
 
+use super::wire::{decode_header, encode_header, read_body, read_frame};
 use crate::lock;
 use crate::node::RosError;
-use super::wire::{decode_header, encode_header, read_body, read_frame};
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};

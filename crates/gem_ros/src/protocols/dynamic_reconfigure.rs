@@ -486,7 +486,8 @@ pub fn markdown_table(params: &[DynParam]) -> String {
             Kind::Int {
                 default, choices, ..
             } if !choices.is_empty() => {
-                let names: Vec<String> = choices.iter().map(|(n, v, _)| format!("{v} {n}")).collect();
+                let names: Vec<String> =
+                    choices.iter().map(|(n, v, _)| format!("{v} {n}")).collect();
                 ("int enum", default.to_string(), names.join(", "))
             }
             Kind::Int {

@@ -25,9 +25,9 @@
 //! serving), and dropping the [`Service`] unregisters it and closes its connections.
 
 use super::direct::resolve;
+use super::wire::{decode_header, encode_header, read_frame};
 use crate::lock;
 use crate::node::RosError;
-use super::wire::{decode_header, encode_header, read_frame};
 use rosrust::{RosMsg, ServicePair};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -307,13 +307,86 @@ pub enum CallError {
 }
 
 /// A caller of service `T` that keeps one connection open (`persistent=1`) and bounds
-/// every call by a timeout. A call that fails or times out closes the connection; the next
-/// call connects again (looking the service up anew, so a restarted server is found).
-/// Calls from several threads take turns.
+/// every call by a timeout.
+///
+/// A call that times out keeps the connection: the server answers a persistent connection
+/// in order, so the late answer is read and dropped at the start of the next call, and a
+/// slow server costs the caller the calls it was slow for, not a new connection (a
+/// connection set-up is what a starved server is slowest at). Bytes that arrive in part
+/// before a deadline are kept for the next call. The connection is closed on an error, or
+/// when more than [`MAX_OWED`] answers are overdue; the next call connects again, asking
+/// the master for the service's URI only when the last one failed (a restarted server is
+/// found). Calls from several threads take turns.
 pub struct Client<T: ServicePair> {
     service: String,
-    link: Mutex<Option<TcpStream>>,
+    link: Mutex<Link>,
     _type: std::marker::PhantomData<fn() -> T>,
+}
+
+/// How many answers to calls that timed out may be outstanding before the connection is
+/// given up.
+pub const MAX_OWED: usize = 8;
+
+/// The caller's side of one connection.
+#[derive(Default)]
+struct Link {
+    /// Where the service was last found.
+    uri: Option<std::net::SocketAddr>,
+    /// The connection, once its header exchange has begun.
+    stream: Option<TcpStream>,
+    /// The server's connection header has been read.
+    open: bool,
+    /// Bytes read but not yet used.
+    inbuf: Vec<u8>,
+    /// Answers still to come for calls whose caller stopped waiting.
+    owed: usize,
+}
+
+impl Link {
+    fn close(&mut self) {
+        if let Some(s) = self.stream.take() {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+        self.open = false;
+        self.inbuf.clear();
+        self.owed = 0;
+    }
+
+    /// The next complete frame in the input (a header, or an answer when `answer`: one
+    /// status byte before the length), reading until `deadline`.
+    fn next(&mut self, answer: bool, deadline: Instant) -> Result<(u8, Vec<u8>), Fault> {
+        let skip = usize::from(answer);
+        loop {
+            if self.inbuf.len() >= skip + 4 {
+                let len =
+                    u32::from_le_bytes(self.inbuf[skip..skip + 4].try_into().expect("four bytes"))
+                        as usize;
+                if len > super::wire::MAX_MESSAGE {
+                    return Err(Fault::Other(format!("a frame of {len} bytes")));
+                }
+                if self.inbuf.len() >= skip + 4 + len {
+                    let status = if answer { self.inbuf[0] } else { 1 };
+                    let body = self.inbuf[skip + 4..skip + 4 + len].to_vec();
+                    self.inbuf.drain(..skip + 4 + len);
+                    return Ok((status, body));
+                }
+            }
+            let stream = self
+                .stream
+                .as_mut()
+                .ok_or(Fault::Other("not connected".into()))?;
+            stream
+                .set_read_timeout(Some(left(deadline)?))
+                .map_err(Fault::io)?;
+            let mut chunk = [0u8; 8192];
+            match stream.read(&mut chunk) {
+                Ok(0) => return Err(Fault::Other("the service closed the connection".into())),
+                Ok(n) => self.inbuf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(Fault::io(e)),
+            }
+        }
+    }
 }
 
 impl<T: ServicePair> Client<T> {
@@ -322,7 +395,7 @@ impl<T: ServicePair> Client<T> {
         let args: Vec<String> = std::env::args().skip(1).collect();
         Ok(Client {
             service: resolve(&rosrust::name(), service, &args)?,
-            link: Mutex::new(None),
+            link: Mutex::new(Link::default()),
             _type: std::marker::PhantomData,
         })
     }
@@ -332,61 +405,76 @@ impl<T: ServicePair> Client<T> {
         &self.service
     }
 
-    /// Calls the service; gives up after `timeout` (the master lookup on a new connection
-    /// excepted: the master is local and answers or fails at once).
+    /// Calls the service; gives up after `timeout` (a master lookup excepted: the master is
+    /// asked only when there is no known URI, and answers or fails at once).
     pub fn call(&self, req: &T::Request, timeout: Duration) -> Result<T::Response, CallError> {
         let deadline = Instant::now() + timeout;
         let mut link = lock(&self.link);
         let result = self.exchange(&mut link, req, deadline);
-        if result.is_err() {
-            // Whatever was half-sent or half-read, the connection is not reusable.
-            if let Some(s) = link.take() {
-                let _ = s.shutdown(Shutdown::Both);
+        match &result {
+            Err(Fault::Late) if link.owed <= MAX_OWED => {}
+            Err(Fault::Late) => link.close(),
+            Err(Fault::Other(_)) => {
+                link.close();
+                // The service may have moved (restarted): look it up again next time.
+                link.uri = None;
             }
+            Ok(_) => {}
         }
-        result
-            .map_err(|e| match e {
-                Fault::Late => CallError::Timeout {
-                    service: self.service.clone(),
-                    timeout,
-                },
-                Fault::Other(reason) => CallError::Failed {
-                    service: self.service.clone(),
-                    reason,
-                },
-            })
-            .and_then(|answer| {
-                answer.map_err(|reason| CallError::Failed {
-                    service: self.service.clone(),
-                    reason: format!("the service failed: {reason}"),
-                })
-            })
+        match result {
+            Ok(Ok(res)) => Ok(res),
+            Ok(Err(reason)) => Err(CallError::Failed {
+                service: self.service.clone(),
+                reason: format!("the service failed: {reason}"),
+            }),
+            Err(Fault::Late) => Err(CallError::Timeout {
+                service: self.service.clone(),
+                timeout,
+            }),
+            Err(Fault::Other(reason)) => Err(CallError::Failed {
+                service: self.service.clone(),
+                reason,
+            }),
+        }
     }
 
     fn exchange(
         &self,
-        link: &mut Option<TcpStream>,
+        link: &mut Link,
         req: &T::Request,
         deadline: Instant,
     ) -> Result<Answer<T>, Fault> {
-        if link.is_none() {
-            *link = Some(self.connect(deadline)?);
+        if link.stream.is_none() {
+            self.connect(link, deadline)?;
         }
-        let stream = link.as_mut().expect("connected above");
+        if !link.open {
+            let (_, header) = link.next(false, deadline)?;
+            let header = decode_header(&header).map_err(Fault::Other)?;
+            if let Some(error) = header.get("error") {
+                return Err(Fault::Other(format!("refused: {error}")));
+            }
+            link.open = true;
+        }
+        // Answers to calls that gave up come first: a connection is answered in order.
+        while link.owed > 0 {
+            link.next(true, deadline)?;
+            link.owed -= 1;
+        }
         let mut frame = vec![0u8; 4];
         req.encode(&mut frame)
             .map_err(|e| Fault::Other(e.to_string()))?;
         let len = (frame.len() - 4) as u32;
         frame[..4].copy_from_slice(&len.to_le_bytes());
+        let stream = link.stream.as_mut().expect("connected above");
         stream
             .set_write_timeout(Some(left(deadline)?))
-            .map_err(Fault::io)?;
-        stream.write_all(&frame).map_err(Fault::io)?;
-        let mut r = Before { stream, deadline };
-        let mut ok = [0u8];
-        r.read_exact(&mut ok).map_err(Fault::io)?;
-        let body = read_frame(&mut r).map_err(Fault::io)?;
-        Ok(if ok[0] == 1 {
+            // A request written in part would break the framing: any failure closes.
+            .and_then(|()| stream.write_all(&frame))
+            .map_err(|e| Fault::Other(format!("cannot send the request: {e}")))?;
+        link.owed += 1;
+        let (status, body) = link.next(true, deadline)?;
+        link.owed -= 1;
+        Ok(if status == 1 {
             Ok(T::Response::decode(std::io::Cursor::new(&body))
                 .map_err(|e| Fault::Other(format!("cannot decode the response: {e}")))?)
         } else {
@@ -394,41 +482,49 @@ impl<T: ServicePair> Client<T> {
         })
     }
 
-    fn connect(&self, deadline: Instant) -> Result<TcpStream, Fault> {
-        let uri = super::direct::master()
-            .map_err(|e| Fault::Other(e.to_string()))?
-            .lookup_service(&self.service)
-            .map_err(|e| Fault::Other(format!("not advertised ({e})")))?;
-        let addr = uri
-            .trim_start_matches("rosrpc://")
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| Fault::Other(format!("bad service URI {uri:?}")))?;
-        let mut stream = TcpStream::connect_timeout(&addr, left(deadline)?).map_err(Fault::io)?;
+    /// Finds the service (the master, unless a URI is known), connects and sends our
+    /// connection header; the server's is read by the call.
+    fn connect(&self, link: &mut Link, deadline: Instant) -> Result<(), Fault> {
+        let addr = match link.uri {
+            Some(a) => a,
+            None => {
+                let uri = super::direct::master()
+                    .map_err(|e| Fault::Other(e.to_string()))?
+                    .lookup_service(&self.service)
+                    .map_err(|e| Fault::Other(format!("not advertised ({e})")))?;
+                let addr = uri
+                    .trim_start_matches("rosrpc://")
+                    .to_socket_addrs()
+                    .ok()
+                    .and_then(|mut a| a.next())
+                    .ok_or_else(|| Fault::Other(format!("bad service URI {uri:?}")))?;
+                link.uri = Some(addr);
+                addr
+            }
+        };
+        let mut stream =
+            TcpStream::connect_timeout(&addr, left(deadline)?).map_err(|e| match Fault::io(e) {
+                Fault::Late => Fault::Late,
+                Fault::Other(e) => Fault::Other(format!("{addr}: {e}")),
+            })?;
         stream.set_nodelay(true).map_err(Fault::io)?;
         stream
             .set_write_timeout(Some(left(deadline)?))
-            .map_err(Fault::io)?;
-        stream
-            .write_all(&encode_header(&[
-                ("callerid", &rosrust::name()),
-                ("service", &self.service),
-                ("md5sum", &T::md5sum()),
-                ("type", &T::msg_type()),
-                ("persistent", "1"),
-            ]))
-            .map_err(Fault::io)?;
-        let header = read_frame(&mut Before {
-            stream: &mut stream,
-            deadline,
-        })
-        .map_err(Fault::io)?;
-        let header = decode_header(&header).map_err(Fault::Other)?;
-        if let Some(error) = header.get("error") {
-            return Err(Fault::Other(format!("refused: {error}")));
-        }
-        Ok(stream)
+            .and_then(|()| {
+                stream.write_all(&encode_header(&[
+                    ("callerid", &rosrust::name()),
+                    ("service", &self.service),
+                    ("md5sum", &T::md5sum()),
+                    ("type", &T::msg_type()),
+                    ("persistent", "1"),
+                ]))
+            })
+            .map_err(|e| Fault::Other(format!("cannot send the connection header: {e}")))?;
+        link.stream = Some(stream);
+        link.open = false;
+        link.inbuf.clear();
+        link.owed = 0;
+        Ok(())
     }
 }
 
@@ -453,20 +549,6 @@ fn left(deadline: Instant) -> Result<Duration, Fault> {
         .checked_duration_since(Instant::now())
         .filter(|d| !d.is_zero())
         .ok_or(Fault::Late)
-}
-
-/// Reads from a stream, each read bounded by what is left before a deadline.
-struct Before<'a> {
-    stream: &'a mut TcpStream,
-    deadline: Instant,
-}
-
-impl Read for Before<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let left = left(self.deadline).map_err(|_| std::io::Error::from(ErrorKind::TimedOut))?;
-        self.stream.set_read_timeout(Some(left))?;
-        self.stream.read(buf)
-    }
 }
 
 #[cfg(test)]
