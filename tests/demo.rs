@@ -167,7 +167,7 @@ fn every_fault_step_stops_the_car_with_every_cpu_busy() {
             "--estop-at",
             "0.05",
             "--battery-at",
-            "0.95",
+            "0.9",
             "--hold-s",
             "1",
             "--timeout",
