@@ -1,4 +1,4 @@
-//! `gemctl profile` end to end (issue 10): a short profile (3 runs of every failure type,
+//! `gemctl profile` end to end: a short profile (3 runs of every failure type,
 //! on sim time, a 3 s nominal window) of the suite the profiler launches itself on a
 //! private master. The report must be written, every link of both chains must have a
 //! sample from every run, and the latencies must be positive and ordered along the chain:
@@ -10,9 +10,10 @@
 //! `--record` leaves one bag per injection holding its chain. Bad arguments are refused
 //! before anything starts.
 
-use gem_core::profile::{check, early_samples, runs_of, Direction, FaultKind, RunRecord};
+use gem_core::faults::FaultKind;
 use gem_e2e::bags::scratch_dir;
 use gem_e2e::{cli, node_binary, ros};
+use gem_profile::{check, early_samples, runs_of, Direction, RunRecord};
 use std::time::Duration;
 
 const RUNS: usize = 3;

@@ -1,9 +1,9 @@
-//! `gemctl profile`: the fault-latency profiler (issue 10).
+//! `gemctl profile`: the fault-latency profiler.
 //!
 //! It launches the headless suite on a private master (or attaches to a running one),
 //! serves a long straight route, and measures, from its own subscriptions, how fast the
-//! system reacts to each failure type and how fast it recovers (the chains and their
-//! matching rules are in `gem_core::profile`). Everything is subscribed, and every
+//! system reacts to each failure type of `gem_core::faults` and how fast it recovers (the
+//! chains and their matching rules are in `gem_profile`). Everything is subscribed, and every
 //! subscription is checked to be connected to its publisher and to have delivered a
 //! message, before the first injection, so nothing is lost at start-up (the original's
 //! `rosbag record` was).
@@ -28,10 +28,11 @@ mod stalls;
 mod watch;
 
 use anyhow::{anyhow, bail, Context};
-use gem_core::profile::{Direction, FaultKind, Run, RunRecord};
+use gem_core::faults::{FaultKind, ParamValue};
 use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
 use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus};
+use gem_profile::{Direction, Run, RunRecord};
 use gem_ros::dynamic_reconfigure::{Client as Reconfigure, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -125,70 +126,6 @@ fn parse_fault(s: &str) -> Result<FaultKind, String> {
         let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
         format!("unknown failure type {s:?} (one of {})", names.join(", "))
     })
-}
-
-/// How mock_signals injects a failure type.
-#[derive(Clone, Copy, Debug)]
-pub struct Fault {
-    kind: FaultKind,
-    /// The input topic that carries it.
-    topic: &'static str,
-    /// mock_signals' reconfigure parameter.
-    param: &'static str,
-    bad: Value,
-    good: Value,
-}
-
-impl Fault {
-    /// The values of the original profiler (battery 49 %, 60 °C, 201 mm, LOW, NOT_CONNECTED);
-    /// the good values are mock_signals' defaults.
-    fn of(kind: FaultKind) -> Fault {
-        let (topic, param, bad, good) = match kind {
-            FaultKind::Estop => (
-                "/estop",
-                "estop_enabled",
-                Value::Bool(true),
-                Value::Bool(false),
-            ),
-            FaultKind::Battery => (
-                "/battery_level",
-                "battery_level",
-                Value::Int(49),
-                Value::Int(80),
-            ),
-            FaultKind::Temperature => (
-                "/temperature",
-                "temperature",
-                Value::Double(60.0),
-                Value::Double(30.0),
-            ),
-            FaultKind::Gps => (
-                "/gps_accuracy",
-                "gps_accuracy",
-                Value::Double(201.0),
-                Value::Double(100.0),
-            ),
-            FaultKind::SignalLow => (
-                "/signal_strength",
-                "signal_strength",
-                Value::Int(2),
-                Value::Int(1),
-            ),
-            FaultKind::SignalNotConnected => (
-                "/signal_strength",
-                "signal_strength",
-                Value::Int(0),
-                Value::Int(1),
-            ),
-        };
-        Fault {
-            kind,
-            topic,
-            param,
-            bad,
-            good,
-        }
-    }
 }
 
 /// A run that did not complete.
@@ -287,17 +224,16 @@ impl Profiler<'_> {
         println!("[profile] {text}");
     }
 
-    fn set(&self, fault: &Fault, value: Value) -> anyhow::Result<()> {
+    /// Sets `kind`'s mock_signals parameter to `value`.
+    fn set(&self, kind: FaultKind, value: ParamValue) -> anyhow::Result<()> {
+        let (param, value) = (kind.fault().param, Value::from(value));
         let answer = self
             .mock
-            .set(&[(fault.param, value)])
+            .set(&[(param, value)])
             .map_err(|e| anyhow!("mock_signals: {e}"))?;
-        match answer.iter().find(|(n, _)| n == fault.param) {
+        match answer.iter().find(|(n, _)| n == param) {
             Some((_, v)) if *v == value => Ok(()),
-            other => bail!(
-                "mock_signals did not take {} = {value:?} (now {other:?})",
-                fault.param
-            ),
+            other => bail!("mock_signals did not take {param} = {value:?} (now {other:?})"),
         }
     }
 
@@ -330,7 +266,7 @@ impl Profiler<'_> {
             l.state.map(|s| s.0) == Some(Sys::STATE_RUNNING)
                 && l.planner == Some(TaskPlannerStatus::STATUS_RUNNING_TASK)
                 && l.speed
-                    .is_some_and(|v| f64::from(v) > gem_core::profile::MOVING_ABOVE_MPS)
+                    .is_some_and(|v| f64::from(v) > gem_profile::MOVING_ABOVE_MPS)
         });
         if !ok {
             let l = self.watch.lock();
@@ -348,11 +284,11 @@ impl Profiler<'_> {
     /// One chain: arm, ask mock_signals for the change, wait for every link.
     fn chain(
         &self,
-        fault: Fault,
+        kind: FaultKind,
         direction: Direction,
         index: usize,
     ) -> Result<RunRecord, Failure> {
-        let kind = fault.kind;
+        let fault = kind.fault();
         let fail = |reason: String| Failure {
             kind,
             direction,
@@ -363,14 +299,14 @@ impl Profiler<'_> {
             let mut l = self.watch.lock();
             let last_good = l
                 .last_input
-                .get(fault.topic)
+                .get(fault.input.global_topic())
                 .filter(|(v, _)| !kind.is_faulty(*v, &self.cfg))
                 .map(|x| x.1);
-            l.run = Some((fault, Run::new(kind, direction, &self.cfg, last_good)));
+            l.run = Some((kind, Run::new(kind, direction, &self.cfg, last_good)));
         }
         let (value, mut timeout) = match direction {
-            Direction::Fault => (fault.bad, self.args.chain_timeout_s),
-            Direction::Recovery => (fault.good, self.args.chain_timeout_s),
+            Direction::Fault => (fault.faulty, self.args.chain_timeout_s),
+            Direction::Recovery => (fault.healthy, self.args.chain_timeout_s),
         };
         let hold_off = kind
             .hold_off(&self.cfg)
@@ -378,7 +314,7 @@ impl Profiler<'_> {
         if let Some(h) = hold_off {
             timeout += h.as_secs_f64() / self.args.speedup;
         }
-        if let Err(e) = self.set(&fault, value) {
+        if let Err(e) = self.set(kind, value) {
             self.watch.lock().run = None;
             return Err(fail(e.to_string()));
         }
@@ -431,19 +367,19 @@ impl Profiler<'_> {
         Ok(())
     }
 
-    fn progress(&self, round: usize, fault: &Fault, started: Instant, failures: usize) {
+    fn progress(&self, round: usize, kind: FaultKind, started: Instant, failures: usize) {
         let total = self.args.runs;
         let line = format!(
             "round {}/{} {:<20} failures {failures}  {:.0} s",
             round + 1,
             total,
-            fault.kind.name(),
+            kind.name(),
             started.elapsed().as_secs_f64()
         );
         if self.tty {
             print!("\r\x1b[K[profile] {line}");
             let _ = std::io::stdout().flush();
-        } else if fault.kind == self.faults()[0] && round.is_multiple_of((total / 10).max(1)) {
+        } else if kind == self.faults()[0] && round.is_multiple_of((total / 10).max(1)) {
             println!("[profile] {line}");
         }
     }
@@ -518,14 +454,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         watch: watch.clone(),
         mock,
         sim,
-        cfg: cfg.clone(),
+        cfg,
         route,
         tty: std::io::stdout().is_terminal(),
     };
     // Nominal inputs (an attached suite may hold a fault), then the route.
     for k in FaultKind::ALL {
-        let f = Fault::of(k);
-        p.set(&f, f.good)?;
+        p.set(k, k.fault().healthy)?;
     }
     p.set_speedup(1.0)?;
     p.serve()?;
@@ -593,8 +528,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let (mut runs, mut failures) = (Vec::new(), Vec::new());
     'rounds: for round in 0..args.runs {
         for &kind in &kinds {
-            let fault = Fault::of(kind);
-            p.progress(round, &fault, injections_started, failures.len());
+            p.progress(round, kind, injections_started, failures.len());
             if watch.lock().planner == Some(TaskPlannerStatus::STATUS_NO_TASK) {
                 p.say("the task ended; serving the route again");
                 p.serve()?;
@@ -605,14 +539,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 None => None,
             };
             for direction in [Direction::Fault, Direction::Recovery] {
-                match p.chain(fault, direction, round) {
+                match p.chain(kind, direction, round) {
                     Ok(r) => runs.push(r),
                     Err(f) => {
-                        let run = gem_core::profile::run_label(kind, direction, round);
+                        let run = gem_profile::run_label(kind, direction, round);
                         p.say(&format!("{run}: {}", f.reason));
                         failures.push(f);
                         // Back to nominal before going on; give up if the suite cannot.
-                        p.set(&fault, fault.good)?;
+                        p.set(kind, kind.fault().healthy)?;
                         if let Err(e) = p.wait_nominal("after a failed run") {
                             p.say(&format!("{e}; stopping early"));
                             break 'rounds;

@@ -5,19 +5,20 @@
 use super::resources::NodeUsage;
 use super::{Args, Failure};
 use anyhow::{anyhow, Context};
-use gem_core::profile::{
-    early_samples, link_events, link_stats, run_label, Direction, FaultKind, Link, LinkStats,
-    PeriodStats, RunRecord,
-};
-use gem_core::stalls::{per_cpu, Split, Stall};
+use gem_core::faults::FaultKind;
 use gem_core::stats::Summary;
+use gem_profile::stalls::{per_cpu, Split, Stall};
+use gem_profile::{
+    early_samples, link_events, link_stats, run_label, Direction, Link, LinkStats, PeriodStats,
+    RunRecord,
+};
 use plotters::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-/// The acceptance bounds of issue 10, p99 over every failure type.
+/// The latency bounds the profile is judged by, p99 over every failure type.
 const ZERO_COMMAND_P99_MS: f64 = 5.0;
 const SYSTEM_STATE_P99_MS: f64 = 2.0;
 

@@ -1,5 +1,6 @@
 //! The state manager's private parameters: one table, read once at start-up.
 
+use gem_core::faults::HoldOff;
 use gem_core::state_manager::StateManagerConfig;
 use gem_ros::params::{ParamError, ParamSpec};
 use std::time::Duration;
@@ -35,19 +36,19 @@ const GPS_BAD: ParamSpec = ParamSpec::float(
     "GPS accuracy above this is a bad fix",
 );
 const GPS_LOST: ParamSpec = ParamSpec::float(
-    "gps_lost_after_s",
+    HoldOff::GpsLost.param(),
     15.0,
     "s",
     "bad fixes for longer than this since the last good one raise GPS_LOST",
 );
 const SIGNAL_LOST: ParamSpec = ParamSpec::float(
-    "signal_lost_after_s",
+    HoldOff::SignalLost.param(),
     10.0,
     "s",
     "NOT_CONNECTED for longer than this since the last CONNECTED raises SIGNAL_LOST",
 );
 const SIGNAL_LOW: ParamSpec = ParamSpec::float(
-    "signal_low_after_s",
+    HoldOff::SignalLow.param(),
     20.0,
     "s",
     "LOW_SIGNAL for longer than this since the last CONNECTED raises SIGNAL_LOW",
