@@ -3,7 +3,9 @@
 //! It launches the headless suite on a private master (or attaches to a running one),
 //! serves a long straight route, and measures, from its own subscriptions, how fast the
 //! system reacts to each failure type of `gem_core::faults` and how fast it recovers (the
-//! chains and their matching rules are in `gem_profile`). Everything is subscribed, and every
+//! chains and their matching rules are in `gem_profile`). The hold-off windows it times
+//! the held faults by are the running state manager's own (see [`hold_offs`]). Everything
+//! is subscribed, and every
 //! subscription is checked to be connected to its publisher and to have delivered a
 //! message, before the first injection, so nothing is lost at start-up (the original's
 //! `rosbag record` was).
@@ -21,6 +23,7 @@
 //!    through the measurement would measure the overload, not the suite;
 //! 3. the report: Markdown, JSON of the raw samples, SVG plots.
 
+mod hold_offs;
 mod record;
 mod report;
 mod resources;
@@ -93,6 +96,11 @@ pub struct Args {
     /// probes.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     stall_probe_us: u64,
+    /// The state manager's node name: the held faults are timed by its hold-off
+    /// parameters (`NODE/gps_lost_after_s`, `signal_lost_after_s`, `signal_low_after_s`)
+    /// [default: the node that publishes /system_state].
+    #[arg(long, value_name = "NODE")]
+    state_manager: Option<String>,
 }
 
 /// A `--launch-arg` as roslaunch takes it (`NAME:=VALUE`), from `NAME=VALUE` or from
@@ -421,14 +429,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let out = args.out.canonicalize()?;
-    let cfg = StateManagerConfig::default();
     let kinds = if args.faults.is_empty() {
         FaultKind::ALL.to_vec()
     } else {
         args.faults.clone()
     };
-    let route = out.join("profile_route.csv");
-    write_route(&route, route_metres(args, &kinds, &cfg))?;
     let started = Instant::now();
     let _launch = if args.attach {
         None
@@ -449,6 +454,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if sim.is_none() {
         println!("[profile] no /gem_sim reconfigure service: the simulator's speed stays as it is");
     }
+    let windows = read_hold_offs(args, &watch)?;
+    for w in &windows.warnings {
+        println!("[profile] warning: {w}");
+    }
+    println!(
+        "[profile] hold-off windows: {}",
+        hold_offs::describe(&windows.used)
+    );
+    let cfg = windows.cfg.clone();
+    let route = out.join("profile_route.csv");
+    write_route(&route, route_metres(args, &kinds, &cfg))?;
     let p = Profiler {
         args,
         watch: watch.clone(),
@@ -598,6 +614,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ),
         socket_wait_ms,
         stalls,
+        hold_offs: &windows.used,
     };
     report.write(&out)?;
     drop(subs);
@@ -607,6 +624,42 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         failures.len()
     );
     Ok(())
+}
+
+/// The hold-off windows of the running state manager (`--state-manager`, else the node
+/// that publishes `/system_state`, found once its first message has arrived, so its
+/// parameters are set by then).
+fn read_hold_offs(args: &Args, watch: &Watch) -> anyhow::Result<hold_offs::HoldOffs> {
+    const STATE: &str = "/system_state";
+    let heard = watch.wait(NOMINAL_WAIT, |l| l.state.is_some());
+    let node = match &args.state_manager {
+        Some(node) => Ok(node.clone()),
+        None if !heard => Err(format!("no {STATE} within {} s", NOMINAL_WAIT.as_secs())),
+        None => match publishers(STATE)?.as_slice() {
+            [node] => Ok(node.clone()),
+            [] => Err(format!("no node publishes {STATE}")),
+            many => Err(format!(
+                "{} nodes publish {STATE} ({}; choose one with --state-manager)",
+                many.len(),
+                many.join(", ")
+            )),
+        },
+    };
+    hold_offs::HoldOffs::read(
+        node.as_deref().map_err(String::as_str),
+        gem_ros::params::number_at,
+    )
+    .map_err(|e| anyhow!("the state manager's hold-off windows: {e}"))
+}
+
+/// The nodes the master lists as publishing `topic`.
+fn publishers(topic: &str) -> anyhow::Result<Vec<String>> {
+    let state = rosrust::state().map_err(|e| anyhow!("getSystemState: {e}"))?;
+    Ok(state
+        .publishers
+        .into_iter()
+        .find(|t| t.name == topic)
+        .map_or_else(Vec::new, |t| t.connections))
 }
 
 /// The profiler is the measuring instrument: when allowed (root or CAP_SYS_NICE), it runs

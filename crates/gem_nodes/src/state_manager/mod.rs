@@ -28,6 +28,10 @@ pub fn main() -> anyhow::Result<()> {
 
 fn run() -> anyhow::Result<()> {
     let params = Params::load().context("invalid parameters")?;
+    // A tooling aid: the node runs without it.
+    if let Err(e) = params.store_hold_offs() {
+        tracing::warn!("{e}");
+    }
     if !time::wait_for_valid_time() {
         return Ok(());
     }

@@ -124,6 +124,20 @@ impl Params {
             publish_processed: PUBLISH_PROCESSED.bool_value()?,
         })
     }
+
+    /// Writes the hold-off windows in use, set or defaulted, to the node's parameters
+    /// (`~gps_lost_after_s`, ...), so a tool that times faults by them (`gemctl profile`)
+    /// reads the windows this node runs with.
+    pub fn store_hold_offs(&self) -> Result<(), ParamError> {
+        for (spec, window) in [
+            (GPS_LOST, HoldOff::GpsLost),
+            (SIGNAL_LOST, HoldOff::SignalLost),
+            (SIGNAL_LOW, HoldOff::SignalLow),
+        ] {
+            spec.store_f64(window.of(&self.config).as_secs_f64())?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
