@@ -1,4 +1,4 @@
-//! `gemctl profile` end to end (issue 10): a short profile (3 runs of every failure type,
+//! `gemctl profile` end to end: a short profile (3 runs of every failure type,
 //! on sim time, a 3 s nominal window) of the suite the profiler launches itself on a
 //! private master. The report must be written, every link of both chains must have a
 //! sample from every run, and the latencies must be positive and ordered along the chain:
@@ -10,9 +10,10 @@
 //! `--record` leaves one bag per injection holding its chain. Bad arguments are refused
 //! before anything starts.
 
-use gem_core::profile::{check, early_samples, runs_of, Direction, FaultKind, RunRecord};
+use gem_core::faults::FaultKind;
 use gem_e2e::bags::scratch_dir;
 use gem_e2e::{cli, node_binary, ros};
+use gem_profile::{check, early_samples, runs_of, Direction, RunRecord};
 use std::time::Duration;
 
 const RUNS: usize = 3;
@@ -83,12 +84,33 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
             r.index
         );
     }
-    // Held faults really waited out their windows (sim time), and no longer than a tick.
+    // The hold-off windows are the ones the launched state manager runs with, read from
+    // its parameters; held faults really waited them out (sim time), and no longer than a
+    // tick.
+    let hold_offs = json["settings"]["hold_offs"]
+        .as_array()
+        .expect("hold-offs reported");
+    assert_eq!(hold_offs.len(), 3, "{hold_offs:?}");
+    let window_of = |kind: FaultKind| {
+        let param = kind.fault().hold_off?.param();
+        let used = hold_offs.iter().find(|h| h["param"] == param)?;
+        assert_eq!(
+            used["source"],
+            format!("/state_manager/{param}"),
+            "read from the state manager: {used}"
+        );
+        used["seconds"].as_f64()
+    };
     for r in runs.iter().filter(|r| r.direction == Direction::Fault) {
         let cfg = gem_core::state_manager::StateManagerConfig::default();
-        if let Some(window) = r.kind.hold_off(&cfg) {
+        assert_eq!(
+            window_of(r.kind),
+            r.kind.hold_off(&cfg).map(|w| w.as_secs_f64()),
+            "{:?}: the launched state manager runs with the default window",
+            r.kind
+        );
+        if let Some(w) = window_of(r.kind) {
             let held = r.observed_hold_off_s.expect("hold-off measured");
-            let w = window.as_secs_f64();
             assert!(held > w && held < w + 0.5, "{:?} held {held} s", r.kind);
         }
     }
@@ -96,6 +118,7 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
     let md = std::fs::read_to_string(out.join("profile.md")).expect("profile.md written");
     for needle in [
         "## Summary",
+        "| hold-off windows | gps_lost_after_s 15 s (/state_manager/gps_lost_after_s)",
         "p99 fault → zero command",
         "## Resources",
         "/state_manager",

@@ -3,6 +3,7 @@
 //! `rosbag play` makes it miss messages; a recorded failure scenario replayed into the
 //! state manager gives the same `/system_state` sequence on 5 consecutive runs.
 
+use gem_core::state_manager::Input;
 use gem_e2e::bags::{finish, gemctl, scratch_dir as dir, start_recording};
 use gem_e2e::{cli_background, cli_ok, ros, wait_for_subscriber, Collector, NodeProc};
 use gem_msgs::gem_state_msgs::SystemStateStamped;
@@ -119,17 +120,10 @@ fn replaying_a_failure_scenario_into_the_state_manager_is_deterministic() {
          - {at: 2.5, set: {temperature: 30}}\n",
     )
     .unwrap();
-    let inputs: Vec<String> = [
-        "battery_level",
-        "estop",
-        "gps_accuracy",
-        "signal_strength",
-        "temperature",
-        "task_planner_status",
-    ]
-    .iter()
-    .map(|t| format!("{ns}/{t}"))
-    .collect();
+    let inputs: Vec<String> = Input::ALL
+        .iter()
+        .map(|i| format!("{ns}/{}", i.topic()))
+        .collect();
     let topics: Vec<&str> = inputs.iter().map(String::as_str).collect();
     {
         let recorder = start_recording(&bag, None, Some("4"), &topics);

@@ -4,6 +4,7 @@
 //! behaviours only a process test can show: event-driven publishing, log lines, a clock
 //! reset, bad parameters.
 
+use gem_core::state_manager::Input;
 use gem_e2e::sm_scenarios::{self as sc, secs, Driver, Scenario};
 use gem_e2e::{ros, wait_until, NodeProc, RosGuard};
 use gem_msgs::gem_state_msgs::SystemStateStamped as S;
@@ -115,14 +116,7 @@ fn zero_stamps_are_used_and_warned_once_per_input() {
     let (node, mut d) = start(&ros, &[]);
     sc::zero_stamps(&mut d).unwrap_or_else(|e| panic!("{e}\n{}", node.output()));
     let warning = |topic: &str| format!("{topic}: header.stamp is zero");
-    let topics = [
-        "battery_level",
-        "estop",
-        "gps_accuracy",
-        "signal_strength",
-        "temperature",
-        "task_planner_status",
-    ];
+    let topics = Input::ALL.map(Input::topic);
     assert!(
         topics
             .iter()

@@ -8,6 +8,7 @@
 //! second of wall time and every assertion is about a known ROS time. Each scenario starts
 //! from a nominal, error-free state and asserts both sides of each threshold.
 
+use gem_core::state_manager::Input;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
@@ -141,12 +142,12 @@ impl Driver {
         let map = |e: rosrust::error::Error| e.to_string();
         let pubs = Pubs {
             clock,
-            battery: RawPub::new(&topic("battery_level"))?,
-            estop: RawPub::new(&topic("estop"))?,
-            gps: RawPub::new(&topic("gps_accuracy"))?,
-            signal: RawPub::new(&topic("signal_strength"))?,
-            temperature: RawPub::new(&topic("temperature"))?,
-            planner: RawPub::new(&topic("task_planner_status"))?,
+            battery: RawPub::new(&topic(Input::Battery.topic()))?,
+            estop: RawPub::new(&topic(Input::Estop.topic()))?,
+            gps: RawPub::new(&topic(Input::Gps.topic()))?,
+            signal: RawPub::new(&topic(Input::Signal.topic()))?,
+            temperature: RawPub::new(&topic(Input::Temperature.topic()))?,
+            planner: RawPub::new(&topic(Input::PlannerStatus.topic()))?,
         };
         pubs.clock
             .send(Clock {

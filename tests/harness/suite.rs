@@ -1,4 +1,4 @@
-//! The whole suite's end-to-end scenarios (docs/spec.md §6, issue 7), written once and run two
+//! The whole suite's end-to-end scenarios (docs/spec.md §6), written once and run two
 //! ways: by the cargo tests in `tests/suite_scenarios.rs` (which bring the suite up with
 //! `roslaunch`) and by the rostest runner `tests/rostest/suite_rostest.rs` (which rostest
 //! starts beside the suite from `launch/test/*.test`). A scenario only observes topics and
@@ -7,6 +7,7 @@
 //! runner can report every case.
 
 use crate::{wait_until, Collector};
+use gem_core::faults::{Fault, CATALOGUE};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::actionlib_msgs::GoalStatusArray;
 use gem_msgs::gazebo_msgs::ModelStates;
@@ -42,67 +43,6 @@ pub fn tool_result(
 /// The straight 300 m route (1 m spacing) the scenarios serve; shipped in
 /// `launch/waypoints/`, so the rostest files can name it too.
 pub const ROUTE: &str = "straight_300m.csv";
-
-/// One failure type the state manager knows, as mock_signals injects it.
-#[derive(Clone, Copy, Debug)]
-pub struct Fault {
-    /// Scenario name.
-    pub name: &'static str,
-    /// The mock_signals parameter.
-    pub param: &'static str,
-    /// The faulty value.
-    pub bad: &'static str,
-    /// The nominal value (mock_signals' default).
-    pub good: &'static str,
-    /// The error bit it must raise.
-    pub bit: u8,
-}
-
-/// Every failure type of docs/spec.md §2, with the values the original profiler used.
-pub const FAULTS: [Fault; 6] = [
-    Fault {
-        name: "estop",
-        param: "estop_enabled",
-        bad: "true",
-        good: "false",
-        bit: Sys::ERROR_ESTOP,
-    },
-    Fault {
-        name: "battery",
-        param: "battery_level",
-        bad: "49",
-        good: "80",
-        bit: Sys::ERROR_BATTERY_LOW,
-    },
-    Fault {
-        name: "temperature",
-        param: "temperature",
-        bad: "60",
-        good: "30",
-        bit: Sys::ERROR_TEMPERATURE_HIGH,
-    },
-    Fault {
-        name: "gps",
-        param: "gps_accuracy",
-        bad: "201",
-        good: "100",
-        bit: Sys::ERROR_GPS_LOST,
-    },
-    Fault {
-        name: "signal_low",
-        param: "signal_strength",
-        bad: "2",
-        good: "1",
-        bit: Sys::ERROR_SIGNAL_LOW,
-    },
-    Fault {
-        name: "signal_not_connected",
-        param: "signal_strength",
-        bad: "0",
-        good: "1",
-        bit: Sys::ERROR_SIGNAL_LOST,
-    },
-];
 
 /// Fails the scenario with `msg` unless `cond`.
 fn check(cond: bool, msg: impl FnOnce() -> String) -> Outcome {
@@ -296,6 +236,7 @@ pub fn estop_before_serving(s: &Suite) -> Outcome {
 /// cached from the last feedback, and the car drives on. Needs a task running.
 pub fn fault_and_resume(s: &Suite, f: &Fault) -> Outcome {
     let what = f.name;
+    let (faulty, healthy) = (f.faulty.to_string(), f.healthy.to_string());
     s.planner_is(Planner::STATUS_RUNNING_TASK, "RUNNING before the fault")?;
     let goals_before = s.goals.len();
     // The goal being driven, from its feedback (under rostest the planner may have sent
@@ -305,8 +246,8 @@ pub fn fault_and_resume(s: &Suite, f: &Fault) -> Outcome {
         .wait_latest(s.timeout, |_| true)
         .map(|m| m.status.goal_id.id)
         .ok_or("no feedback before the fault")?;
-    s.set(f.param, f.bad)?;
-    s.error_with(f.bit, what)?;
+    s.set(f.param, &faulty)?;
+    s.error_with(f.bit.bits(), what)?;
     s.planner_is(Planner::STATUS_PAUSED_TASK, "PAUSED after the fault")?;
     s.no_active_goal(what)?;
     s.stopped(what)?;
@@ -323,7 +264,7 @@ pub fn fault_and_resume(s: &Suite, f: &Fault) -> Outcome {
         .max()
         .ok_or("no feedback before the fault")?;
 
-    s.set(f.param, f.good)?;
+    s.set(f.param, &healthy)?;
     s.planner_is(Planner::STATUS_RUNNING_TASK, "RUNNING after the clear")?;
     check(
         wait_until(s.timeout, || s.goals.len() > goals_before),
@@ -341,11 +282,11 @@ pub fn fault_and_resume(s: &Suite, f: &Fault) -> Outcome {
     s.drives_on(2.0, what)
 }
 
-/// Every failure type in turn on the straight route, then the task completes at its end.
-/// Needs a suite launched with `waypoints:=straight_300m.csv`.
+/// Every failure type of the catalogue in turn on the straight route, then the task
+/// completes at its end. Needs a suite launched with `waypoints:=straight_300m.csv`.
 pub fn every_fault_then_completion(s: &Suite) -> Outcome {
     s.running_past(5.0)?;
-    for f in &FAULTS {
+    for f in &CATALOGUE {
         fault_and_resume(s, f)?;
     }
     completes(s, 300.0)

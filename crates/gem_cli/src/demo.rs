@@ -26,9 +26,9 @@ use crate::plot;
 use anyhow::{anyhow, bail, ensure, Context};
 use gem_core::control::closed_loop::{stats, CrossTrackMeter};
 use gem_core::control::path::Path as TrackPath;
+use gem_core::faults::{FaultKind, ParamValue};
 use gem_core::geometry::Point;
-use gem_core::profile::{FaultKind, MOVING_ABOVE_MPS, STOPPED_BELOW_MPS};
-use gem_core::state_manager::StateManagerConfig;
+use gem_core::state_manager::{Input, StateManagerConfig};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::actionlib_msgs::GoalStatus;
 use gem_msgs::gazebo_msgs::ModelStates;
@@ -37,6 +37,7 @@ use gem_msgs::gem_controller_action::{
 };
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys};
 use gem_msgs::rosgraph_msgs::Clock;
+use gem_profile::{MOVING_ABOVE_MPS, STOPPED_BELOW_MPS};
 use gem_ros::protocols::direct::{Arrival, DirectSubscriber};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -66,8 +67,8 @@ const LAP_END: &str = "the end of the lap";
 const LIVENESS: [(&str, &str); 5] = [
     ("/clock", "gem_sim"),
     ("/system_state", "state_manager"),
-    ("/task_planner_status", "task_planner"),
-    ("/estop", "mock_signals"),
+    (Input::PlannerStatus.global_topic(), "task_planner"),
+    (Input::Estop.global_topic(), "mock_signals"),
     (
         "/gem/ackermann_cmd",
         "the controller (pure_pursuit or stanley)",
@@ -151,20 +152,28 @@ fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
         })?,
         watch(
             s,
-            "/task_planner_status",
+            Input::PlannerStatus.global_topic(),
             |n, m: msg::TaskPlannerStatus, _| n.planner = m.status,
         )?,
         watch(s, "/gem/ackermann_cmd", |n, m: AckermannDrive, at| {
             n.cmds.push((at, m.speed))
         })?,
-        watch(s, "/estop", |n, m: msg::EstopStamped, at| {
-            let pressed = f64::from(u8::from(m.enabled));
-            n.estop.push((at, (pressed, m.header.stamp.seconds())))
-        })?,
-        watch(s, "/battery_level", |n, m: msg::BatteryLevelStamped, at| {
-            let level = f64::from(m.battery_level);
-            n.battery.push((at, (level, m.header.stamp.seconds())))
-        })?,
+        watch(
+            s,
+            Input::Estop.global_topic(),
+            |n, m: msg::EstopStamped, at| {
+                let pressed = f64::from(u8::from(m.enabled));
+                n.estop.push((at, (pressed, m.header.stamp.seconds())))
+            },
+        )?,
+        watch(
+            s,
+            Input::Battery.global_topic(),
+            |n, m: msg::BatteryLevelStamped, at| {
+                let level = f64::from(m.battery_level);
+                n.battery.push((at, (level, m.header.stamp.seconds())))
+            },
+        )?,
         watch(s, "/gazebo/model_states", |n, m: ModelStates, _| {
             if let (Some(p), Some(t)) = (m.pose.first(), m.twist.first()) {
                 let speed = t.linear.x.hypot(t.linear.y);
@@ -204,38 +213,51 @@ impl Seen {
     }
 }
 
-/// A fault the demo injects: the mock_signals parameter, its faulty and nominal values,
-/// the core's failure type (its error bit and its threshold), and how to read the input.
+/// A fault the demo injects: a failure type of `gem_core::faults` (its mock_signals
+/// parameter, the healthy value that clears it, its error bit; whether a reading is faulty
+/// is the core's rule), the faulty value the demo sets, and how to read the input.
 #[derive(Clone, Copy)]
 struct Fault {
     name: &'static str,
     kind: FaultKind,
-    param: &'static str,
-    bad: &'static str,
-    good: &'static str,
+    /// The value of the failure type's mock_signals parameter the demo injects.
+    faulty: ParamValue,
     /// The fault's input messages.
     input: fn(&Seen) -> &[Sample],
 }
 
-const ESTOP: Fault = Fault {
-    name: "e-stop",
-    kind: FaultKind::Estop,
-    param: "estop_enabled",
-    bad: "true",
-    good: "false",
-    input: |s| &s.estop,
-};
-
-const BATTERY: Fault = Fault {
-    name: "battery 30 %",
-    kind: FaultKind::Battery,
-    param: "battery_level",
-    bad: "30",
-    good: "80",
-    input: |s| &s.battery,
-};
-
 impl Fault {
+    /// The e-stop pressed.
+    fn estop() -> Fault {
+        Fault {
+            name: "e-stop",
+            kind: FaultKind::Estop,
+            faulty: FaultKind::Estop.fault().faulty,
+            input: |s| &s.estop,
+        }
+    }
+
+    /// The battery at 30 %: the demo's own faulty value (the catalogue's is the one the
+    /// profile and the tests inject).
+    fn battery() -> Fault {
+        Fault {
+            name: "battery 30 %",
+            kind: FaultKind::Battery,
+            faulty: ParamValue::Int(30),
+            input: |s| &s.battery,
+        }
+    }
+
+    /// The failure type's mock_signals parameter.
+    fn param(&self) -> &'static str {
+        self.kind.fault().param
+    }
+
+    /// The value that clears it.
+    fn healthy(&self) -> ParamValue {
+        self.kind.fault().healthy
+    }
+
     /// Arrival and header stamp of the first input message at or after `from` that is
     /// faulty (`faulty`) or healthy (`!faulty`) by the state manager's default thresholds.
     fn input_after(&self, s: &Seen, from: Instant, faulty: bool) -> Option<(Instant, f64)> {
@@ -440,7 +462,7 @@ impl Demo {
         // Everything the fault causes arrives after this instant; the car is driving, so
         // the first zero command and the first ERROR with the bit after it are the fault's.
         let t0 = Instant::now();
-        self.dynparam(f.param, f.bad)?;
+        self.dynparam(f.param(), &f.faulty.to_string())?;
         let (mut signal, mut sim_signal) = (t0, 0.0);
         self.wait(&format!("{name}: the faulty signal"), |s| {
             f.input_after(s, t0, true)
@@ -473,7 +495,7 @@ impl Demo {
             s.sim_now >= stood + hold_s
         })?;
         let t1 = Instant::now();
-        self.dynparam(f.param, f.good)?;
+        self.dynparam(f.param(), &f.healthy().to_string())?;
         let mut cleared = t1;
         self.wait(&format!("{name}: the cleared signal"), |s| {
             f.input_after(s, t1, false).map(|t| cleared = t.0).is_some()
@@ -529,7 +551,11 @@ fn schedule(first: f64, last: f64, rounds: u32) -> Vec<(Fault, f64)> {
     let n = 2 * rounds as usize;
     (0..n)
         .map(|k| {
-            let fault = if k % 2 == 0 { ESTOP } else { BATTERY };
+            let fault = if k % 2 == 0 {
+                Fault::estop()
+            } else {
+                Fault::battery()
+            };
             (fault, first + (last - first) * k as f64 / (n - 1) as f64)
         })
         .collect()
@@ -754,10 +780,22 @@ mod tests {
         let mut seen = Seen::default();
         seen.battery.push((t, (0.8, 1.0)));
         seen.battery.push((t, (0.3, 2.0)));
-        assert_eq!(BATTERY.input_after(&seen, t, true), Some((t, 2.0)));
-        assert_eq!(BATTERY.input_after(&seen, t, false), Some((t, 1.0)));
+        let (battery, estop) = (Fault::battery(), Fault::estop());
+        assert_eq!(battery.input_after(&seen, t, true), Some((t, 2.0)));
+        assert_eq!(battery.input_after(&seen, t, false), Some((t, 1.0)));
         seen.estop.push((t, (1.0, 3.0)));
-        assert_eq!(ESTOP.input_after(&seen, t, true), Some((t, 3.0)));
-        assert_eq!(ESTOP.input_after(&seen, t, false), None);
+        assert_eq!(estop.input_after(&seen, t, true), Some((t, 3.0)));
+        assert_eq!(estop.input_after(&seen, t, false), None);
+    }
+
+    #[test]
+    fn the_injected_values_are_faults_by_the_core_thresholds() {
+        let cfg = StateManagerConfig::default();
+        let ParamValue::Int(percent) = Fault::battery().faulty else {
+            panic!("battery_level is an int parameter");
+        };
+        let level = gem_nodes::mock_signals::battery_fraction(percent);
+        assert!(FaultKind::Battery.is_faulty(f64::from(level), &cfg));
+        assert_eq!(Fault::battery().param(), "battery_level");
     }
 }

@@ -10,15 +10,14 @@
 
 pub mod config;
 pub mod control;
+pub mod faults;
 pub mod fsm;
 pub mod geometry;
 pub mod health;
 pub mod introspect;
 pub mod overlay;
 pub mod planner;
-pub mod profile;
 pub mod scenario;
-pub mod stalls;
 pub mod state_manager;
 pub mod stats;
 pub mod time;

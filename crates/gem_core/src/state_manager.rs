@@ -26,6 +26,7 @@
 //!   and out-of-range readings fall on the unsafe side.
 
 pub use crate::config::ConfigError;
+use crate::faults::HoldOff;
 use crate::fsm::{Fsm, Machine, Transition};
 use crate::time::Time;
 use std::fmt;
@@ -104,13 +105,10 @@ impl StateManagerConfig {
         if !(g.is_finite() && g > 0.0) {
             return bad("gps_bad_above_mm", g.to_string(), "must be finite and > 0");
         }
-        for (field, d) in [
-            ("gps_lost_after", self.gps_lost_after),
-            ("signal_lost_after", self.signal_lost_after),
-            ("signal_low_after", self.signal_low_after),
-        ] {
+        for h in HoldOff::ALL {
+            let d = h.of(self);
             if d.is_zero() {
-                return bad(field, format!("{d:?}"), "must be > 0");
+                return bad(h.field(), format!("{d:?}"), "must be > 0");
             }
         }
         if self.stale_after == Some(Duration::ZERO) {
@@ -150,13 +148,20 @@ impl Input {
 
     /// The topic name the input arrives on (relative, as the node subscribes).
     pub fn topic(self) -> &'static str {
+        &self.global_topic()[1..]
+    }
+
+    /// The topic the input is on in the suite as its launch files wire it: the relative
+    /// name resolved in the root namespace (`/estop`), where the tools that watch or
+    /// record the suite find it.
+    pub const fn global_topic(self) -> &'static str {
         match self {
-            Input::Battery => "battery_level",
-            Input::Estop => "estop",
-            Input::Gps => "gps_accuracy",
-            Input::Signal => "signal_strength",
-            Input::Temperature => "temperature",
-            Input::PlannerStatus => "task_planner_status",
+            Input::Battery => "/battery_level",
+            Input::Estop => "/estop",
+            Input::Gps => "/gps_accuracy",
+            Input::Signal => "/signal_strength",
+            Input::Temperature => "/temperature",
+            Input::PlannerStatus => "/task_planner_status",
         }
     }
 

@@ -7,7 +7,7 @@
 //! | out | `gem/status_overlay` | `jsk_rviz_plugins/OverlayText` |
 
 use gem_core::overlay::{planner_name, render, signal_name, Snapshot};
-use gem_core::state_manager::{ErrorBits, SystemState};
+use gem_core::state_manager::{ErrorBits, Input, SystemState};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gem_controller_action::NavigateWaypointsActionFeedback;
 use gem_msgs::gem_state_msgs as msg;
@@ -57,9 +57,11 @@ pub fn subscribe(s: &Shared) -> Result<Vec<DirectSubscriber>, RosError> {
         watch(s, "system_state", |n, m: msg::SystemStateStamped| {
             n.system = Some(system(&m))
         })?,
-        watch(s, "task_planner_status", |n, m: msg::TaskPlannerStatus| {
-            n.planner = Some(planner_name(m.status))
-        })?,
+        watch(
+            s,
+            Input::PlannerStatus.topic(),
+            |n, m: msg::TaskPlannerStatus| n.planner = Some(planner_name(m.status)),
+        )?,
         watch(
             s,
             "navigate_waypoints/feedback",
@@ -68,21 +70,27 @@ pub fn subscribe(s: &Shared) -> Result<Vec<DirectSubscriber>, RosError> {
         watch(s, "gem/ackermann_cmd", |n, m: AckermannDrive| {
             n.speed_mps = Some(m.speed.into())
         })?,
-        watch(s, "battery_level", |n, m: msg::BatteryLevelStamped| {
-            n.battery_frac = Some(m.battery_level.into())
-        })?,
-        watch(s, "estop", |n, m: msg::EstopStamped| {
+        watch(
+            s,
+            Input::Battery.topic(),
+            |n, m: msg::BatteryLevelStamped| n.battery_frac = Some(m.battery_level.into()),
+        )?,
+        watch(s, Input::Estop.topic(), |n, m: msg::EstopStamped| {
             n.estop = Some(m.enabled)
         })?,
-        watch(s, "gps_accuracy", |n, m: msg::GpsAccuracyStamped| {
+        watch(s, Input::Gps.topic(), |n, m: msg::GpsAccuracyStamped| {
             n.gps_mm = Some(m.accuracy.into())
         })?,
-        watch(s, "signal_strength", |n, m: msg::SignalStrengthStamped| {
-            n.signal = Some(signal_name(m.strength))
-        })?,
-        watch(s, "temperature", |n, m: msg::TemperatureStamped| {
-            n.temperature_c = Some(m.temperature.into())
-        })?,
+        watch(
+            s,
+            Input::Signal.topic(),
+            |n, m: msg::SignalStrengthStamped| n.signal = Some(signal_name(m.strength)),
+        )?,
+        watch(
+            s,
+            Input::Temperature.topic(),
+            |n, m: msg::TemperatureStamped| n.temperature_c = Some(m.temperature.into()),
+        )?,
     ])
 }
 

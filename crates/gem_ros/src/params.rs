@@ -67,6 +67,14 @@ pub enum ParamError {
         /// The transport error.
         reason: String,
     },
+    /// The value could not be written.
+    #[error("parameter ~{name}: cannot write to the parameter server: {reason}")]
+    NotStored {
+        /// Parameter name.
+        name: &'static str,
+        /// The transport error.
+        reason: String,
+    },
 }
 
 impl ParamSpec {
@@ -184,6 +192,19 @@ impl ParamSpec {
         self.positive_f64().map(std::time::Duration::from_secs_f64)
     }
 
+    /// Writes `value` to the parameter: a node stores a value it uses (a default included)
+    /// where tools can read it.
+    pub fn store_f64(&self, value: f64) -> Result<(), ParamError> {
+        let not_stored = |reason: String| ParamError::NotStored {
+            name: self.name,
+            reason,
+        };
+        rosrust::param(&format!("~{}", self.name))
+            .ok_or_else(|| not_stored("the name does not resolve".into()))?
+            .set_raw(Value::Double(value))
+            .map_err(|e| not_stored(e.to_string()))
+    }
+
     /// Wraps a validation message for this parameter.
     pub fn invalid(&self, reason: impl Into<String>) -> ParamError {
         ParamError::Invalid {
@@ -196,19 +217,10 @@ impl ParamSpec {
         if EVERY_DEFAULT.get() {
             return Ok(None);
         }
-        let unreachable = |reason: String| ParamError::Unreachable {
+        raw_at(&format!("~{}", self.name)).map_err(|reason| ParamError::Unreachable {
             name: self.name,
             reason,
-        };
-        let param = rosrust::param(&format!("~{}", self.name))
-            .ok_or_else(|| unreachable("the name does not resolve".into()))?;
-        if !param.exists().map_err(|e| unreachable(e.to_string()))? {
-            return Ok(None);
-        }
-        param
-            .get_raw()
-            .map(Some)
-            .map_err(|e| unreachable(e.to_string()))
+        })
     }
 
     fn wrong_type(&self, expected: &'static str, got: &Value) -> ParamError {
@@ -263,6 +275,55 @@ pub fn with_every_default<R>(f: impl FnOnce() -> R) -> R {
     }
     let _restore = Restore(EVERY_DEFAULT.replace(true));
     f()
+}
+
+/// The value of the parameter `name` (any graph name), `None` when unset; the error is
+/// why the parameter server could not be asked.
+fn raw_at(name: &str) -> Result<Option<Value>, String> {
+    let param = rosrust::param(name).ok_or_else(|| "the name does not resolve".to_string())?;
+    if !param.exists().map_err(|e| e.to_string())? {
+        return Ok(None);
+    }
+    param.get_raw().map(Some).map_err(|e| e.to_string())
+}
+
+/// Why another node's parameter could not be read.
+#[derive(Debug, Error, PartialEq)]
+pub enum ForeignParamError {
+    /// The parameter holds something other than a number.
+    #[error("parameter {name}: expected a number, got {got}")]
+    NotANumber {
+        /// Its full name.
+        name: String,
+        /// What the server returned.
+        got: String,
+    },
+    /// The master could not be asked.
+    #[error("parameter {name}: cannot read from the parameter server: {reason}")]
+    Unreachable {
+        /// Its full name.
+        name: String,
+        /// The transport error.
+        reason: String,
+    },
+}
+
+/// Reads a number (integers widened) from the parameter `name`, e.g. another node's
+/// private parameter `/state_manager/gps_lost_after_s`; `None` when it is not set.
+pub fn number_at(name: &str) -> Result<Option<f64>, ForeignParamError> {
+    let raw = raw_at(name).map_err(|reason| ForeignParamError::Unreachable {
+        name: name.to_owned(),
+        reason,
+    })?;
+    match raw {
+        None => Ok(None),
+        Some(Value::Double(v)) => Ok(Some(v)),
+        Some(Value::Int(v)) => Ok(Some(f64::from(v))),
+        Some(other) => Err(ForeignParamError::NotANumber {
+            name: name.to_owned(),
+            got: format!("{other:?}"),
+        }),
+    }
 }
 
 /// The documentation's parameter table for `params`, one row per parameter.

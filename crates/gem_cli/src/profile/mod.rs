@@ -1,9 +1,11 @@
-//! `gemctl profile`: the fault-latency profiler (issue 10).
+//! `gemctl profile`: the fault-latency profiler.
 //!
 //! It launches the headless suite on a private master (or attaches to a running one),
 //! serves a long straight route, and measures, from its own subscriptions, how fast the
-//! system reacts to each failure type and how fast it recovers (the chains and their
-//! matching rules are in `gem_core::profile`). Everything is subscribed, and every
+//! system reacts to each failure type of `gem_core::faults` and how fast it recovers (the
+//! chains and their matching rules are in `gem_profile`). The hold-off windows it times
+//! the held faults by are the running state manager's own (see [`hold_offs`]). Everything
+//! is subscribed, and every
 //! subscription is checked to be connected to its publisher and to have delivered a
 //! message, before the first injection, so nothing is lost at start-up (the original's
 //! `rosbag record` was).
@@ -21,6 +23,7 @@
 //!    through the measurement would measure the overload, not the suite;
 //! 3. the report: Markdown, JSON of the raw samples, SVG plots.
 
+mod hold_offs;
 mod record;
 mod report;
 mod resources;
@@ -28,10 +31,11 @@ mod stalls;
 mod watch;
 
 use anyhow::{anyhow, bail, Context};
-use gem_core::profile::{Direction, FaultKind, Run, RunRecord};
+use gem_core::faults::{FaultKind, ParamValue};
 use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
 use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus};
+use gem_profile::{Direction, Run, RunRecord};
 use gem_ros::protocols::dynamic_reconfigure::{Client as Reconfigure, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -92,6 +96,11 @@ pub struct Args {
     /// probes.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     stall_probe_us: u64,
+    /// The state manager's node name: the held faults are timed by its hold-off
+    /// parameters (`NODE/gps_lost_after_s`, `signal_lost_after_s`, `signal_low_after_s`)
+    /// [default: the node that publishes /system_state].
+    #[arg(long, value_name = "NODE")]
+    state_manager: Option<String>,
 }
 
 /// A `--launch-arg` as roslaunch takes it (`NAME:=VALUE`), from `NAME=VALUE` or from
@@ -125,70 +134,6 @@ fn parse_fault(s: &str) -> Result<FaultKind, String> {
         let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
         format!("unknown failure type {s:?} (one of {})", names.join(", "))
     })
-}
-
-/// How mock_signals injects a failure type.
-#[derive(Clone, Copy, Debug)]
-pub struct Fault {
-    kind: FaultKind,
-    /// The input topic that carries it.
-    topic: &'static str,
-    /// mock_signals' reconfigure parameter.
-    param: &'static str,
-    bad: Value,
-    good: Value,
-}
-
-impl Fault {
-    /// The values of the original profiler (battery 49 %, 60 °C, 201 mm, LOW, NOT_CONNECTED);
-    /// the good values are mock_signals' defaults.
-    fn of(kind: FaultKind) -> Fault {
-        let (topic, param, bad, good) = match kind {
-            FaultKind::Estop => (
-                "/estop",
-                "estop_enabled",
-                Value::Bool(true),
-                Value::Bool(false),
-            ),
-            FaultKind::Battery => (
-                "/battery_level",
-                "battery_level",
-                Value::Int(49),
-                Value::Int(80),
-            ),
-            FaultKind::Temperature => (
-                "/temperature",
-                "temperature",
-                Value::Double(60.0),
-                Value::Double(30.0),
-            ),
-            FaultKind::Gps => (
-                "/gps_accuracy",
-                "gps_accuracy",
-                Value::Double(201.0),
-                Value::Double(100.0),
-            ),
-            FaultKind::SignalLow => (
-                "/signal_strength",
-                "signal_strength",
-                Value::Int(2),
-                Value::Int(1),
-            ),
-            FaultKind::SignalNotConnected => (
-                "/signal_strength",
-                "signal_strength",
-                Value::Int(0),
-                Value::Int(1),
-            ),
-        };
-        Fault {
-            kind,
-            topic,
-            param,
-            bad,
-            good,
-        }
-    }
 }
 
 /// A run that did not complete.
@@ -287,17 +232,16 @@ impl Profiler<'_> {
         println!("[profile] {text}");
     }
 
-    fn set(&self, fault: &Fault, value: Value) -> anyhow::Result<()> {
+    /// Sets `kind`'s mock_signals parameter to `value`.
+    fn set(&self, kind: FaultKind, value: ParamValue) -> anyhow::Result<()> {
+        let (param, value) = (kind.fault().param, Value::from(value));
         let answer = self
             .mock
-            .set(&[(fault.param, value)])
+            .set(&[(param, value)])
             .map_err(|e| anyhow!("mock_signals: {e}"))?;
-        match answer.iter().find(|(n, _)| n == fault.param) {
+        match answer.iter().find(|(n, _)| n == param) {
             Some((_, v)) if *v == value => Ok(()),
-            other => bail!(
-                "mock_signals did not take {} = {value:?} (now {other:?})",
-                fault.param
-            ),
+            other => bail!("mock_signals did not take {param} = {value:?} (now {other:?})"),
         }
     }
 
@@ -331,7 +275,7 @@ impl Profiler<'_> {
             l.state.map(|s| s.0) == Some(Sys::STATE_RUNNING)
                 && l.planner == Some(TaskPlannerStatus::STATUS_RUNNING_TASK)
                 && l.speed
-                    .is_some_and(|v| f64::from(v) > gem_core::profile::MOVING_ABOVE_MPS)
+                    .is_some_and(|v| f64::from(v) > gem_profile::MOVING_ABOVE_MPS)
         });
         if !ok {
             let l = self.watch.lock();
@@ -349,11 +293,11 @@ impl Profiler<'_> {
     /// One chain: arm, ask mock_signals for the change, wait for every link.
     fn chain(
         &self,
-        fault: Fault,
+        kind: FaultKind,
         direction: Direction,
         index: usize,
     ) -> Result<RunRecord, Failure> {
-        let kind = fault.kind;
+        let fault = kind.fault();
         let fail = |reason: String| Failure {
             kind,
             direction,
@@ -364,14 +308,14 @@ impl Profiler<'_> {
             let mut l = self.watch.lock();
             let last_good = l
                 .last_input
-                .get(fault.topic)
+                .get(fault.input.global_topic())
                 .filter(|(v, _)| !kind.is_faulty(*v, &self.cfg))
                 .map(|x| x.1);
-            l.run = Some((fault, Run::new(kind, direction, &self.cfg, last_good)));
+            l.run = Some((kind, Run::new(kind, direction, &self.cfg, last_good)));
         }
         let (value, mut timeout) = match direction {
-            Direction::Fault => (fault.bad, self.args.chain_timeout_s),
-            Direction::Recovery => (fault.good, self.args.chain_timeout_s),
+            Direction::Fault => (fault.faulty, self.args.chain_timeout_s),
+            Direction::Recovery => (fault.healthy, self.args.chain_timeout_s),
         };
         let hold_off = kind
             .hold_off(&self.cfg)
@@ -379,7 +323,7 @@ impl Profiler<'_> {
         if let Some(h) = hold_off {
             timeout += h.as_secs_f64() / self.args.speedup;
         }
-        if let Err(e) = self.set(&fault, value) {
+        if let Err(e) = self.set(kind, value) {
             self.watch.lock().run = None;
             return Err(fail(e.to_string()));
         }
@@ -432,19 +376,19 @@ impl Profiler<'_> {
         Ok(())
     }
 
-    fn progress(&self, round: usize, fault: &Fault, started: Instant, failures: usize) {
+    fn progress(&self, round: usize, kind: FaultKind, started: Instant, failures: usize) {
         let total = self.args.runs;
         let line = format!(
             "round {}/{} {:<20} failures {failures}  {:.0} s",
             round + 1,
             total,
-            fault.kind.name(),
+            kind.name(),
             started.elapsed().as_secs_f64()
         );
         if self.tty {
             print!("\r\x1b[K[profile] {line}");
             let _ = std::io::stdout().flush();
-        } else if fault.kind == self.faults()[0] && round.is_multiple_of((total / 10).max(1)) {
+        } else if kind == self.faults()[0] && round.is_multiple_of((total / 10).max(1)) {
             println!("[profile] {line}");
         }
     }
@@ -486,14 +430,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let out = args.out.canonicalize()?;
-    let cfg = StateManagerConfig::default();
     let kinds = if args.faults.is_empty() {
         FaultKind::ALL.to_vec()
     } else {
         args.faults.clone()
     };
-    let route = out.join("profile_route.csv");
-    write_route(&route, route_metres(args, &kinds, &cfg))?;
     let started = Instant::now();
     let _launch = if args.attach {
         None
@@ -514,19 +455,29 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if sim.is_none() {
         println!("[profile] no /gem_sim reconfigure service: the simulator's speed stays as it is");
     }
+    let windows = read_hold_offs(args, &watch)?;
+    for w in &windows.warnings {
+        println!("[profile] warning: {w}");
+    }
+    println!(
+        "[profile] hold-off windows: {}",
+        hold_offs::describe(&windows.used)
+    );
+    let cfg = windows.cfg.clone();
+    let route = out.join("profile_route.csv");
+    write_route(&route, route_metres(args, &kinds, &cfg))?;
     let p = Profiler {
         args,
         watch: watch.clone(),
         mock,
         sim,
-        cfg: cfg.clone(),
+        cfg,
         route,
         tty: std::io::stdout().is_terminal(),
     };
     // Nominal inputs (an attached suite may hold a fault), then the route.
     for k in FaultKind::ALL {
-        let f = Fault::of(k);
-        p.set(&f, f.good)?;
+        p.set(k, k.fault().healthy)?;
     }
     p.set_speedup(1.0)?;
     p.serve()?;
@@ -594,8 +545,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let (mut runs, mut failures) = (Vec::new(), Vec::new());
     'rounds: for round in 0..args.runs {
         for &kind in &kinds {
-            let fault = Fault::of(kind);
-            p.progress(round, &fault, injections_started, failures.len());
+            p.progress(round, kind, injections_started, failures.len());
             if watch.lock().planner == Some(TaskPlannerStatus::STATUS_NO_TASK) {
                 p.say("the task ended; serving the route again");
                 p.serve()?;
@@ -606,14 +556,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 None => None,
             };
             for direction in [Direction::Fault, Direction::Recovery] {
-                match p.chain(fault, direction, round) {
+                match p.chain(kind, direction, round) {
                     Ok(r) => runs.push(r),
                     Err(f) => {
-                        let run = gem_core::profile::run_label(kind, direction, round);
+                        let run = gem_profile::run_label(kind, direction, round);
                         p.say(&format!("{run}: {}", f.reason));
                         failures.push(f);
                         // Back to nominal before going on; give up if the suite cannot.
-                        p.set(&fault, fault.good)?;
+                        p.set(kind, kind.fault().healthy)?;
                         if let Err(e) = p.wait_nominal("after a failed run") {
                             p.say(&format!("{e}; stopping early"));
                             break 'rounds;
@@ -665,6 +615,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ),
         socket_wait_ms,
         stalls,
+        hold_offs: &windows.used,
     };
     report.write(&out)?;
     drop(subs);
@@ -674,6 +625,42 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         failures.len()
     );
     Ok(())
+}
+
+/// The hold-off windows of the running state manager (`--state-manager`, else the node
+/// that publishes `/system_state`, found once its first message has arrived, so its
+/// parameters are set by then).
+fn read_hold_offs(args: &Args, watch: &Watch) -> anyhow::Result<hold_offs::HoldOffs> {
+    const STATE: &str = "/system_state";
+    let heard = watch.wait(NOMINAL_WAIT, |l| l.state.is_some());
+    let node = match &args.state_manager {
+        Some(node) => Ok(node.clone()),
+        None if !heard => Err(format!("no {STATE} within {} s", NOMINAL_WAIT.as_secs())),
+        None => match publishers(STATE)?.as_slice() {
+            [node] => Ok(node.clone()),
+            [] => Err(format!("no node publishes {STATE}")),
+            many => Err(format!(
+                "{} nodes publish {STATE} ({}; choose one with --state-manager)",
+                many.len(),
+                many.join(", ")
+            )),
+        },
+    };
+    hold_offs::HoldOffs::read(
+        node.as_deref().map_err(String::as_str),
+        gem_ros::params::number_at,
+    )
+    .map_err(|e| anyhow!("the state manager's hold-off windows: {e}"))
+}
+
+/// The nodes the master lists as publishing `topic`.
+fn publishers(topic: &str) -> anyhow::Result<Vec<String>> {
+    let state = rosrust::state().map_err(|e| anyhow!("getSystemState: {e}"))?;
+    Ok(state
+        .publishers
+        .into_iter()
+        .find(|t| t.name == topic)
+        .map_or_else(Vec::new, |t| t.connections))
 }
 
 /// The profiler is the measuring instrument: when allowed (root or CAP_SYS_NICE), it runs

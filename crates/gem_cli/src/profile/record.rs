@@ -3,27 +3,30 @@
 //! connecting), stopped with SIGINT after the recovery so the bag is closed properly.
 
 use anyhow::{anyhow, bail, Context};
+use gem_core::state_manager::Input;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// What every bag holds: the inputs, the chain topics, the clock.
-pub const TOPICS: [&str; 13] = [
-    "/clock",
-    "/estop",
-    "/battery_level",
-    "/temperature",
-    "/gps_accuracy",
-    "/signal_strength",
+/// The chain topics every bag holds besides the clock and the state manager's inputs.
+const CHAIN_TOPICS: [&str; 6] = [
     "/system_state",
-    "/task_planner_status",
     "/gem/ackermann_cmd",
     "/navigate_waypoints/goal",
     "/navigate_waypoints/cancel",
     "/navigate_waypoints/status",
     "/navigate_waypoints/result",
 ];
+
+/// What every bag holds: the clock, the state manager's inputs (the planner's status
+/// among them), the chain topics.
+fn topics() -> Vec<&'static str> {
+    std::iter::once("/clock")
+        .chain(Input::ALL.map(Input::global_topic))
+        .chain(CHAIN_TOPICS)
+        .collect()
+}
 
 /// See [`Recorder::start`].
 const PUBLISHER_SIDE_MARGIN: Duration = Duration::from_millis(200);
@@ -53,11 +56,12 @@ impl Recorder {
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
         let file = self.dir.join(format!("{name}.bag"));
+        let topics = topics();
         let node = format!("/gemctl_record_{}_{name}", std::process::id());
         let child = gem_ros::realtime::run_normally(&mut Command::new("rosbag"))
             .args(["record", "-O"])
             .arg(&file)
-            .args(TOPICS)
+            .args(&topics)
             .arg(format!("__name:={}", node.trim_start_matches('/')))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -69,7 +73,7 @@ impl Recorder {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let connected = gem_ros::node::inbound_topics(&node).unwrap_or_default();
-            if TOPICS.iter().all(|t| connected.contains(*t)) {
+            if topics.iter().all(|t| connected.contains(*t)) {
                 // The recorder's side is connected; a rosrust publisher adds the new
                 // subscriber from its own writer thread a moment later and cannot be asked
                 // (its slave API has no getBusInfo). Without this margin about one bag in
@@ -81,7 +85,7 @@ impl Recorder {
                 bail!("rosbag record for {} exited: {status}", bag.file.display());
             }
             if Instant::now() > deadline {
-                let missing: Vec<&str> = TOPICS
+                let missing: Vec<&str> = topics
                     .iter()
                     .filter(|t| !connected.contains(**t))
                     .copied()

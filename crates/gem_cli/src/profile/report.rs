@@ -2,22 +2,24 @@
 //! chain tables, message periods, resources, failed runs), `profile.json` (every raw
 //! sample) and two SVG figures (latency box plots per failure type, chain breakdown).
 
+use super::hold_offs::Used as HoldOffUsed;
 use super::resources::NodeUsage;
 use super::{Args, Failure};
 use anyhow::{anyhow, Context};
-use gem_core::profile::{
-    early_samples, link_events, link_stats, run_label, Direction, FaultKind, Link, LinkStats,
-    PeriodStats, RunRecord,
-};
-use gem_core::stalls::{per_cpu, Split, Stall};
+use gem_core::faults::FaultKind;
 use gem_core::stats::Summary;
+use gem_profile::stalls::{per_cpu, Split, Stall};
+use gem_profile::{
+    early_samples, link_events, link_stats, run_label, Direction, Link, LinkStats, PeriodStats,
+    RunRecord,
+};
 use plotters::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-/// The acceptance bounds of issue 10, p99 over every failure type.
+/// The latency bounds the profile is judged by, p99 over every failure type.
 const ZERO_COMMAND_P99_MS: f64 = 5.0;
 const SYSTEM_STATE_P99_MS: f64 = 2.0;
 
@@ -42,6 +44,8 @@ pub struct Report<'a> {
     pub socket_wait_ms: Vec<f64>,
     /// What the stall probes saw during the rounds.
     pub stalls: Stalls,
+    /// The hold-off windows the held faults were timed by, and where each came from.
+    pub hold_offs: &'a [HoldOffUsed],
 }
 
 /// The stall probes' settings and findings (or why there are none).
@@ -208,6 +212,8 @@ struct Settings {
     suite_scheduling: Vec<(String, String)>,
     /// p50, p99, max of the profiler's socket waits (ms), if any message was received.
     profiler_socket_wait_ms: Option<[f64; 3]>,
+    /// The state manager's hold-off windows the held faults were timed by.
+    hold_offs: Vec<HoldOffUsed>,
 }
 
 impl Report<'_> {
@@ -228,6 +234,7 @@ impl Report<'_> {
                 let s = Summary::new(self.socket_wait_ms.clone());
                 [50.0, 99.0, 100.0].map(|p| s.percentile(p))
             }),
+            hold_offs: self.hold_offs.to_vec(),
         }
     }
 
@@ -407,6 +414,7 @@ impl Report<'_> {
              | failure types | {} |\n\
              | suite | {} |\n\
              | clock | links measured at 1×; hold-off windows fast-forwarded at {}× (gem_sim speed-up) |\n\
+             | hold-off windows | {} |\n\
              | nominal window | {:.0} s at 1× |\n\
              | wall time | {:.0} s in all, {:.0} s of injections |\n\
              | CPU steal (hypervisor) | {} in the nominal window, {} during the rounds |\n\
@@ -426,6 +434,7 @@ impl Report<'_> {
                 "launched by the profiler (integration_run.launch, headless)"
             },
             s.speedup,
+            super::hold_offs::describe(&s.hold_offs),
             s.resources_s,
             s.total_wall_s,
             s.injection_wall_s,

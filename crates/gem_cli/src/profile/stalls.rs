@@ -1,10 +1,10 @@
 //! The stall monitor: one probe thread per CPU, pinned to it at `SCHED_FIFO` 99, waking at
 //! a fixed period; a late wake-up is a stall of that CPU (the rule is
-//! [`gem_core::stalls::Probe`]). Nothing of this machine can keep a top-priority thread
+//! [`gem_profile::stalls::Probe`]). Nothing of this machine can keep a top-priority thread
 //! that is due from running for long, so a late probe means the hypervisor ran another
 //! guest on the CPU (or the kernel ran with interrupts off).
 
-use gem_core::stalls::{Probe, Stall};
+use gem_profile::stalls::{Probe, Stall};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;

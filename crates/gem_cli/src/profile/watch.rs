@@ -3,10 +3,9 @@
 //! not move it; how slow is kept apart), translated into a [`Seen`] and fed to the armed run; the latest values
 //! and, while measuring, each topic's message periods are kept too.
 
-use super::Fault;
 use anyhow::anyhow;
-use gem_core::profile::{Periods, Run, Seen, Stamp};
-use gem_core::state_manager::ErrorBits;
+use gem_core::faults::FaultKind;
+use gem_core::state_manager::{ErrorBits, Input};
 use gem_core::time::Time;
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
@@ -16,6 +15,7 @@ use gem_msgs::gem_controller_action::{
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys, TaskPlannerStatus};
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
+use gem_profile::{Periods, Run, Seen, Stamp};
 use gem_ros::protocols::direct::{Arrival, DirectSubscriber};
 use gem_ros::time::to_core;
 use std::collections::BTreeMap;
@@ -35,10 +35,10 @@ pub struct Live {
     pub speed: Option<f32>,
     /// Latest goal progress (0..1).
     pub progress: f64,
-    /// Per input topic: the sim stamp of its last good message for each fault watching it.
+    /// Per input topic: its last message (value, sim stamp).
     pub last_input: BTreeMap<&'static str, (f64, Time)>,
     /// The run being measured.
-    pub run: Option<(Fault, Run)>,
+    pub run: Option<(FaultKind, Run)>,
     /// Message periods per topic, while `measuring`.
     pub periods: BTreeMap<&'static str, Periods>,
     /// Count periods now.
@@ -125,8 +125,8 @@ impl Watch {
         if live.measuring {
             live.periods.entry(topic).or_default().push(t);
         }
-        if let Some((fault, run)) = &mut live.run {
-            let mine = fault.topic == topic;
+        if let Some((kind, run)) = &mut live.run {
+            let mine = kind.fault().input.global_topic() == topic;
             for s in seen {
                 if mine || !matches!(s, Seen::Input(_)) {
                     run.observe(*s, t);
@@ -162,6 +162,23 @@ fn input(w: &Watch, topic: &'static str, at: Arrival, value: f64, h: &Header) {
     });
 }
 
+/// Subscribes to the topic of `which` (`read` gives a message's value, as
+/// [`FaultKind::is_faulty`] reads it, and its header); each message goes to [`input`].
+fn input_sub<T: rosrust::Message>(
+    w: &Arc<Watch>,
+    which: Input,
+    read: fn(&T) -> (f64, &Header),
+) -> anyhow::Result<(&'static str, DirectSubscriber)> {
+    let topic = which.global_topic();
+    let w = w.clone();
+    let sub = gem_ros::protocols::direct::subscribe(topic, move |m: T, at| {
+        let (value, header) = read(&m);
+        input(&w, topic, at, value, header)
+    })
+    .map_err(|e| anyhow!("subscribe {topic}: {e}"))?;
+    Ok((topic, sub))
+}
+
 /// Subscribes to everything the chains need; keep the subscribers alive.
 pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubscriber)>> {
     let subs = vec![
@@ -172,52 +189,21 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
                 w.note(topic, at, t, &[Seen::Clock], |l| l.sim = t)
             })?,
         ),
-        (
-            "/estop",
-            sub(w, "/estop", |w, topic, at, m: msg::EstopStamped| {
-                input(w, topic, at, f64::from(u8::from(m.enabled)), &m.header)
-            })?,
-        ),
-        (
-            "/battery_level",
-            sub(
-                w,
-                "/battery_level",
-                |w, topic, at, m: msg::BatteryLevelStamped| {
-                    input(w, topic, at, f64::from(m.battery_level), &m.header)
-                },
-            )?,
-        ),
-        (
-            "/temperature",
-            sub(
-                w,
-                "/temperature",
-                |w, topic, at, m: msg::TemperatureStamped| {
-                    input(w, topic, at, f64::from(m.temperature), &m.header)
-                },
-            )?,
-        ),
-        (
-            "/gps_accuracy",
-            sub(
-                w,
-                "/gps_accuracy",
-                |w, topic, at, m: msg::GpsAccuracyStamped| {
-                    input(w, topic, at, f64::from(m.accuracy), &m.header)
-                },
-            )?,
-        ),
-        (
-            "/signal_strength",
-            sub(
-                w,
-                "/signal_strength",
-                |w, topic, at, m: msg::SignalStrengthStamped| {
-                    input(w, topic, at, f64::from(m.strength), &m.header)
-                },
-            )?,
-        ),
+        input_sub(w, Input::Estop, |m: &msg::EstopStamped| {
+            (f64::from(u8::from(m.enabled)), &m.header)
+        })?,
+        input_sub(w, Input::Battery, |m: &msg::BatteryLevelStamped| {
+            (f64::from(m.battery_level), &m.header)
+        })?,
+        input_sub(w, Input::Temperature, |m: &msg::TemperatureStamped| {
+            (f64::from(m.temperature), &m.header)
+        })?,
+        input_sub(w, Input::Gps, |m: &msg::GpsAccuracyStamped| {
+            (f64::from(m.accuracy), &m.header)
+        })?,
+        input_sub(w, Input::Signal, |m: &msg::SignalStrengthStamped| {
+            (f64::from(m.strength), &m.header)
+        })?,
         (
             "/system_state",
             sub(w, "/system_state", |w, topic, at, m: Sys| {
@@ -232,10 +218,10 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
             })?,
         ),
         (
-            "/task_planner_status",
+            Input::PlannerStatus.global_topic(),
             sub(
                 w,
-                "/task_planner_status",
+                Input::PlannerStatus.global_topic(),
                 |w, topic, at, m: TaskPlannerStatus| {
                     let seen = match m.status {
                         TaskPlannerStatus::STATUS_PAUSED_TASK => Some(Seen::PlannerPaused),

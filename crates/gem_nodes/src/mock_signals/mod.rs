@@ -89,12 +89,13 @@ struct Publishers {
 
 impl Publishers {
     fn new() -> Result<Self, RosError> {
+        use gem_core::state_manager::Input;
         Ok(Publishers {
-            battery: rosrust::publish("battery_level", 10)?,
-            estop: rosrust::publish("estop", 10)?,
-            gps: rosrust::publish("gps_accuracy", 10)?,
-            signal: rosrust::publish("signal_strength", 10)?,
-            temperature: rosrust::publish("temperature", 10)?,
+            battery: rosrust::publish(Input::Battery.topic(), 10)?,
+            estop: rosrust::publish(Input::Estop.topic(), 10)?,
+            gps: rosrust::publish(Input::Gps.topic(), 10)?,
+            signal: rosrust::publish(Input::Signal.topic(), 10)?,
+            temperature: rosrust::publish(Input::Temperature.topic(), 10)?,
         })
     }
 
@@ -102,7 +103,7 @@ impl Publishers {
         let h = || header.clone();
         self.battery.send(msg::BatteryLevelStamped {
             header: h(),
-            battery_level: v.int("battery_level") as f32 / 100.0,
+            battery_level: battery_fraction(v.int("battery_level")),
         })?;
         self.estop.send(msg::EstopStamped {
             header: h(),
@@ -122,6 +123,11 @@ impl Publishers {
         })?;
         Ok(())
     }
+}
+
+/// The fraction `battery_level` publishes for the parameter's percentage.
+pub fn battery_fraction(percent: i32) -> f32 {
+    percent as f32 / 100.0
 }
 
 /// `mock_signals`' `main`.
@@ -239,5 +245,50 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("/nonexistent/s.yaml"), "{e}");
+    }
+
+    /// What the input topic carries for `param` = `v`, as `FaultKind::is_faulty` reads it.
+    fn published(param: &str, v: Value) -> f64 {
+        match (param, v) {
+            ("battery_level", Value::Int(p)) => f64::from(battery_fraction(p)),
+            (_, Value::Bool(b)) => f64::from(u8::from(b)),
+            (_, Value::Int(i)) => f64::from(i),
+            (_, Value::Double(d)) => f64::from(d as f32),
+        }
+    }
+
+    #[test]
+    fn the_fault_catalogue_injects_through_these_parameters() {
+        use gem_core::faults::CATALOGUE;
+        use gem_core::state_manager::StateManagerConfig;
+        let cfg = StateManagerConfig::default();
+        for f in &CATALOGUE {
+            let p = DYN_PARAMS
+                .iter()
+                .find(|p| p.name == f.param)
+                .unwrap_or_else(|| panic!("{}: no parameter {}", f.name, f.param));
+            let (faulty, healthy) = (Value::from(f.faulty), Value::from(f.healthy));
+            check_value(DYN_PARAMS, f.param, faulty).unwrap_or_else(|e| panic!("{e}"));
+            let default = match p.kind {
+                Kind::Bool { default } => Value::Bool(default),
+                Kind::Int { default, .. } => Value::Int(default),
+                Kind::Double { default, .. } => Value::Double(default),
+            };
+            assert_eq!(
+                healthy, default,
+                "{}: the healthy value is the default",
+                f.name
+            );
+            assert!(
+                f.kind.is_faulty(published(f.param, faulty), &cfg),
+                "{}: {faulty:?} is not faulty",
+                f.name
+            );
+            assert!(
+                !f.kind.is_faulty(published(f.param, healthy), &cfg),
+                "{}: {healthy:?} is faulty",
+                f.name
+            );
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The state manager's private parameters: one table, read once at start-up.
 
+use gem_core::faults::HoldOff;
 use gem_core::state_manager::StateManagerConfig;
 use gem_ros::params::{ParamError, ParamSpec};
 use std::time::Duration;
@@ -40,19 +41,19 @@ const GPS_BAD: ParamSpec = ParamSpec::float(
     "GPS accuracy above this is a bad fix",
 );
 const GPS_LOST: ParamSpec = ParamSpec::float(
-    "gps_lost_after_s",
+    HoldOff::GpsLost.param(),
     CORE.gps_lost_after.as_secs_f64(),
     "s",
     "bad fixes for longer than this since the last good one raise GPS_LOST",
 );
 const SIGNAL_LOST: ParamSpec = ParamSpec::float(
-    "signal_lost_after_s",
+    HoldOff::SignalLost.param(),
     CORE.signal_lost_after.as_secs_f64(),
     "s",
     "NOT_CONNECTED for longer than this since the last CONNECTED raises SIGNAL_LOST",
 );
 const SIGNAL_LOW: ParamSpec = ParamSpec::float(
-    "signal_low_after_s",
+    HoldOff::SignalLow.param(),
     CORE.signal_low_after.as_secs_f64(),
     "s",
     "LOW_SIGNAL for longer than this since the last CONNECTED raises SIGNAL_LOW",
@@ -127,5 +128,19 @@ impl Params {
             config,
             publish_processed: PUBLISH_PROCESSED.bool_value()?,
         })
+    }
+
+    /// Writes the hold-off windows in use, set or defaulted, to the node's parameters
+    /// (`~gps_lost_after_s`, ...), so a tool that times faults by them (`gemctl profile`)
+    /// reads the windows this node runs with.
+    pub fn store_hold_offs(&self) -> Result<(), ParamError> {
+        for (spec, window) in [
+            (GPS_LOST, HoldOff::GpsLost),
+            (SIGNAL_LOST, HoldOff::SignalLost),
+            (SIGNAL_LOW, HoldOff::SignalLow),
+        ] {
+            spec.store_f64(window.of(&self.config).as_secs_f64())?;
+        }
+        Ok(())
     }
 }

@@ -71,6 +71,17 @@ pub enum Value {
     Double(f64),
 }
 
+impl From<gem_core::faults::ParamValue> for Value {
+    fn from(v: gem_core::faults::ParamValue) -> Value {
+        use gem_core::faults::ParamValue;
+        match v {
+            ParamValue::Bool(b) => Value::Bool(b),
+            ParamValue::Int(i) => Value::Int(i),
+            ParamValue::Double(d) => Value::Double(d),
+        }
+    }
+}
+
 /// The current values, in declaration order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Values(Vec<(&'static str, Value)>);

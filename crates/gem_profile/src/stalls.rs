@@ -8,7 +8,7 @@
 //! [`Probe`] is the rule each probe applies; [`overlaps`] and [`Split`] say which events
 //! of a measurement such a stall could have delayed.
 
-use crate::stats::Summary;
+use gem_core::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

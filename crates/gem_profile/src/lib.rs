@@ -1,6 +1,8 @@
-//! Fault-latency profiling (issue 10): the links of the fault and recovery chains, the
-//! matcher that turns what a profiler sees into one timestamp per link, and the summaries
-//! of many runs.
+//! Fault-latency analysis for `gemctl profile` and the tests that check its reports: the
+//! links of the fault and recovery chains, the matcher that turns what a profiler sees into
+//! one timestamp per link, the summaries of many runs, and ([`stalls`]) which measured
+//! events a CPU stall could have delayed. ROS-free: the profiler translates its messages
+//! into [`Seen`] observations; the failure types themselves are `gem_core::faults`.
 //!
 //! A *run* injects one failure type (fault direction) or clears it again (recovery
 //! direction). The profiler arms a [`Run`] just before it asks for the change and then
@@ -26,10 +28,14 @@
 //! window since the last good message has passed: its onset is the first `/clock` message
 //! past that deadline, so its latencies measure the detection, not the window (the window
 //! itself is reported as the observed hold-off).
+#![warn(missing_docs)]
 
-use crate::state_manager::{ErrorBits, StateManagerConfig};
-use crate::stats::Summary;
-use crate::time::Time;
+pub mod stalls;
+
+use gem_core::faults::FaultKind;
+use gem_core::state_manager::{ErrorBits, StateManagerConfig};
+use gem_core::stats::Summary;
+use gem_core::time::Time;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -51,89 +57,6 @@ fn time_as_secs<S: serde::Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error>
 
 fn time_from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
     f64::deserialize(d).map(Time::from_secs_f64)
-}
-
-/// A failure type of docs/spec.md §2, as the original profiler injected it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FaultKind {
-    /// E-stop pressed.
-    Estop,
-    /// Battery at 49 %.
-    Battery,
-    /// Temperature 60 °C.
-    Temperature,
-    /// GPS accuracy 201 mm (lost after the GPS window).
-    Gps,
-    /// Signal LOW_SIGNAL (after the low-signal window).
-    SignalLow,
-    /// Signal NOT_CONNECTED (after the signal-lost window).
-    SignalNotConnected,
-}
-
-impl FaultKind {
-    /// Every failure type, in the order the profiler interleaves them.
-    pub const ALL: [FaultKind; 6] = [
-        FaultKind::Estop,
-        FaultKind::Battery,
-        FaultKind::Temperature,
-        FaultKind::Gps,
-        FaultKind::SignalLow,
-        FaultKind::SignalNotConnected,
-    ];
-
-    /// Name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::Estop => "estop",
-            FaultKind::Battery => "battery",
-            FaultKind::Temperature => "temperature",
-            FaultKind::Gps => "gps",
-            FaultKind::SignalLow => "signal_low",
-            FaultKind::SignalNotConnected => "signal_not_connected",
-        }
-    }
-
-    /// The failure type called `name`.
-    pub fn parse(name: &str) -> Option<FaultKind> {
-        FaultKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// The `/system_state` error bit it raises.
-    pub fn bit(self) -> ErrorBits {
-        match self {
-            FaultKind::Estop => ErrorBits::ESTOP,
-            FaultKind::Battery => ErrorBits::BATTERY_LOW,
-            FaultKind::Temperature => ErrorBits::TEMPERATURE_HIGH,
-            FaultKind::Gps => ErrorBits::GPS_LOST,
-            FaultKind::SignalLow => ErrorBits::SIGNAL_LOW,
-            FaultKind::SignalNotConnected => ErrorBits::SIGNAL_LOST,
-        }
-    }
-
-    /// How long the faulty value must persist (since the last good message) before it is
-    /// a fault; `None` for immediate faults.
-    pub fn hold_off(self, cfg: &StateManagerConfig) -> Option<Duration> {
-        match self {
-            FaultKind::Estop | FaultKind::Battery | FaultKind::Temperature => None,
-            FaultKind::Gps => Some(cfg.gps_lost_after),
-            FaultKind::SignalLow => Some(cfg.signal_low_after),
-            FaultKind::SignalNotConnected => Some(cfg.signal_lost_after),
-        }
-    }
-
-    /// Whether an input value (on this fault's topic, as a number: e-stop 0/1, battery
-    /// fraction, °C, mm, signal strength enum) is the fault's value rather than a good one.
-    /// For the signal faults "good" means CONNECTED, the only value that resets the window.
-    pub fn is_faulty(self, value: f64, cfg: &StateManagerConfig) -> bool {
-        match self {
-            FaultKind::Estop => value != 0.0,
-            FaultKind::Battery => value < f64::from(cfg.battery_low_below_frac),
-            FaultKind::Temperature => value > f64::from(cfg.temperature_high_above_c),
-            FaultKind::Gps => value > f64::from(cfg.gps_bad_above_mm),
-            FaultKind::SignalLow | FaultKind::SignalNotConnected => value != 1.0,
-        }
-    }
 }
 
 /// Which way a run goes.
@@ -767,16 +690,6 @@ mod tests {
     }
 
     #[test]
-    fn battery_at_exactly_the_threshold_is_not_faulty() {
-        assert!(!FaultKind::Battery.is_faulty(0.5, &cfg()));
-        assert!(FaultKind::Battery.is_faulty(0.49, &cfg()));
-        assert!(!FaultKind::Temperature.is_faulty(55.0, &cfg()));
-        assert!(FaultKind::Gps.is_faulty(201.0, &cfg()));
-        assert!(FaultKind::SignalLow.is_faulty(2.0, &cfg()));
-        assert!(!FaultKind::SignalNotConnected.is_faulty(1.0, &cfg()));
-    }
-
-    #[test]
     fn held_fault_onset_is_the_first_clock_past_the_window_since_the_last_good_input() {
         let mut r = Run::new(FaultKind::Gps, Direction::Fault, &cfg(), Some(Time::ZERO));
         r.observe(Seen::Input(100.0), at(0.0, 2.0)); // good: the window counts from here
@@ -914,13 +827,5 @@ mod tests {
         assert_eq!(s.messages, 11);
         assert!((s.wall_ms[0] - 5.0).abs() < 1e-9);
         assert!((s.sim_ms[3] - 50.0).abs() < 1e-6);
-    }
-
-    #[test]
-    fn every_fault_name_parses_back() {
-        for k in FaultKind::ALL {
-            assert_eq!(FaultKind::parse(k.name()), Some(k));
-        }
-        assert_eq!(FaultKind::parse("gps201"), None);
     }
 }

@@ -1,0 +1,367 @@
+//! The suite's failure types, in one table ([`CATALOGUE`]).
+//!
+//! For each failure type the table says: its name (on the command line and in reports),
+//! the state-manager [`Input`] it arrives on (and so its topic), the `mock_signals`
+//! dynamic_reconfigure parameter that injects it with the faulty value the profile uses and
+//! the healthy value that clears it (`mock_signals`' default), the `/system_state` error
+//! bit it raises, and the [`HoldOff`] window that delays it (none for immediate faults).
+//! `gemctl profile`, `gemctl demo` and the end-to-end tests inject faults from this table;
+//! docs/spec.md §6 shows it as [`markdown_table`] renders it, and a test keeps the two
+//! equal. Whether a reading is faulty is decided by [`FaultKind::is_faulty`] from the state
+//! manager's own thresholds ([`StateManagerConfig`]), never by a second copy of them.
+
+use crate::state_manager::{ErrorBits, Input, StateManagerConfig};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+
+/// A failure type of docs/spec.md §2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// E-stop pressed.
+    Estop,
+    /// Battery low.
+    Battery,
+    /// Temperature high.
+    Temperature,
+    /// GPS accuracy bad (lost after the GPS window).
+    Gps,
+    /// Signal LOW_SIGNAL (after the low-signal window).
+    SignalLow,
+    /// Signal NOT_CONNECTED (after the signal-lost window).
+    SignalNotConnected,
+}
+
+/// A value of a `mock_signals` dynamic_reconfigure parameter, in the parameter's own type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamValue {
+    /// A `bool` parameter.
+    Bool(bool),
+    /// An `int` parameter.
+    Int(i32),
+    /// A `double` parameter.
+    Double(f64),
+}
+
+impl fmt::Display for ParamValue {
+    /// As `dynparam set` takes it on its command line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Bool(v) => write!(f, "{v}"),
+            ParamValue::Int(v) => write!(f, "{v}"),
+            ParamValue::Double(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// A hold-off window of the state manager: how long a faulty reading must persist, since
+/// the last good one, before it raises its bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HoldOff {
+    /// Bad GPS fixes raise `GPS_LOST` after this.
+    GpsLost,
+    /// NOT_CONNECTED raises `SIGNAL_LOST` after this.
+    SignalLost,
+    /// LOW_SIGNAL raises `SIGNAL_LOW` after this.
+    SignalLow,
+}
+
+impl HoldOff {
+    /// Every window.
+    pub const ALL: [HoldOff; 3] = [HoldOff::GpsLost, HoldOff::SignalLost, HoldOff::SignalLow];
+
+    /// The state manager's private parameter that sets it, in seconds (without the `~`).
+    pub const fn param(self) -> &'static str {
+        match self {
+            HoldOff::GpsLost => "gps_lost_after_s",
+            HoldOff::SignalLost => "signal_lost_after_s",
+            HoldOff::SignalLow => "signal_low_after_s",
+        }
+    }
+
+    /// The [`StateManagerConfig`] field that holds it (as a configuration error names it).
+    pub const fn field(self) -> &'static str {
+        match self {
+            HoldOff::GpsLost => "gps_lost_after",
+            HoldOff::SignalLost => "signal_lost_after",
+            HoldOff::SignalLow => "signal_low_after",
+        }
+    }
+
+    /// Its length in `cfg`.
+    pub fn of(self, cfg: &StateManagerConfig) -> Duration {
+        match self {
+            HoldOff::GpsLost => cfg.gps_lost_after,
+            HoldOff::SignalLost => cfg.signal_lost_after,
+            HoldOff::SignalLow => cfg.signal_low_after,
+        }
+    }
+
+    /// Sets its length in `cfg`.
+    pub fn set(self, cfg: &mut StateManagerConfig, window: Duration) {
+        match self {
+            HoldOff::GpsLost => cfg.gps_lost_after = window,
+            HoldOff::SignalLost => cfg.signal_lost_after = window,
+            HoldOff::SignalLow => cfg.signal_low_after = window,
+        }
+    }
+}
+
+/// One failure type: where it arrives, how `mock_signals` injects and clears it, what it
+/// raises.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fault {
+    /// Which failure type.
+    pub kind: FaultKind,
+    /// Name on the command line and in reports.
+    pub name: &'static str,
+    /// The state-manager input that carries it.
+    pub input: Input,
+    /// The `mock_signals` dynamic_reconfigure parameter that injects it.
+    pub param: &'static str,
+    /// The faulty value the profile and the end-to-end tests inject.
+    pub faulty: ParamValue,
+    /// The healthy value that clears it (`mock_signals`' default).
+    pub healthy: ParamValue,
+    /// The `/system_state` error bit it raises.
+    pub bit: ErrorBits,
+    /// The window that delays it; `None` for immediate faults.
+    pub hold_off: Option<HoldOff>,
+}
+
+/// Every failure type, in [`FaultKind::ALL`]'s order.
+pub static CATALOGUE: [Fault; 6] = [
+    Fault {
+        kind: FaultKind::Estop,
+        name: "estop",
+        input: Input::Estop,
+        param: "estop_enabled",
+        faulty: ParamValue::Bool(true),
+        healthy: ParamValue::Bool(false),
+        bit: ErrorBits::ESTOP,
+        hold_off: None,
+    },
+    Fault {
+        kind: FaultKind::Battery,
+        name: "battery",
+        input: Input::Battery,
+        param: "battery_level",
+        faulty: ParamValue::Int(49),
+        healthy: ParamValue::Int(80),
+        bit: ErrorBits::BATTERY_LOW,
+        hold_off: None,
+    },
+    Fault {
+        kind: FaultKind::Temperature,
+        name: "temperature",
+        input: Input::Temperature,
+        param: "temperature",
+        faulty: ParamValue::Double(60.0),
+        healthy: ParamValue::Double(30.0),
+        bit: ErrorBits::TEMPERATURE_HIGH,
+        hold_off: None,
+    },
+    Fault {
+        kind: FaultKind::Gps,
+        name: "gps",
+        input: Input::Gps,
+        param: "gps_accuracy",
+        faulty: ParamValue::Double(201.0),
+        healthy: ParamValue::Double(100.0),
+        bit: ErrorBits::GPS_LOST,
+        hold_off: Some(HoldOff::GpsLost),
+    },
+    Fault {
+        kind: FaultKind::SignalLow,
+        name: "signal_low",
+        input: Input::Signal,
+        param: "signal_strength",
+        faulty: ParamValue::Int(2),
+        healthy: ParamValue::Int(1),
+        bit: ErrorBits::SIGNAL_LOW,
+        hold_off: Some(HoldOff::SignalLow),
+    },
+    Fault {
+        kind: FaultKind::SignalNotConnected,
+        name: "signal_not_connected",
+        input: Input::Signal,
+        param: "signal_strength",
+        faulty: ParamValue::Int(0),
+        healthy: ParamValue::Int(1),
+        bit: ErrorBits::SIGNAL_LOST,
+        hold_off: Some(HoldOff::SignalLost),
+    },
+];
+
+impl FaultKind {
+    /// Every failure type, in the order the profiler interleaves them.
+    pub const ALL: [FaultKind; 6] = [
+        FaultKind::Estop,
+        FaultKind::Battery,
+        FaultKind::Temperature,
+        FaultKind::Gps,
+        FaultKind::SignalLow,
+        FaultKind::SignalNotConnected,
+    ];
+
+    /// Its row of [`CATALOGUE`].
+    pub fn fault(self) -> &'static Fault {
+        &CATALOGUE[self as usize]
+    }
+
+    /// Name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        self.fault().name
+    }
+
+    /// The failure type called `name`.
+    pub fn parse(name: &str) -> Option<FaultKind> {
+        FaultKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The `/system_state` error bit it raises.
+    pub fn bit(self) -> ErrorBits {
+        self.fault().bit
+    }
+
+    /// How long the faulty value must persist (since the last good message) before it is
+    /// a fault under `cfg`; `None` for immediate faults.
+    pub fn hold_off(self, cfg: &StateManagerConfig) -> Option<Duration> {
+        self.fault().hold_off.map(|h| h.of(cfg))
+    }
+
+    /// Whether an input value (on this fault's topic, as a number: e-stop 0/1, battery
+    /// fraction, °C, mm, signal strength enum) is the fault's value rather than a good one
+    /// under the thresholds `cfg`. For the signal faults "good" means CONNECTED, the only
+    /// value that resets the window.
+    pub fn is_faulty(self, value: f64, cfg: &StateManagerConfig) -> bool {
+        match self {
+            FaultKind::Estop => value != 0.0,
+            FaultKind::Battery => value < f64::from(cfg.battery_low_below_frac),
+            FaultKind::Temperature => value > f64::from(cfg.temperature_high_above_c),
+            FaultKind::Gps => value > f64::from(cfg.gps_bad_above_mm),
+            FaultKind::SignalLow | FaultKind::SignalNotConnected => value != 1.0,
+        }
+    }
+}
+
+/// [`CATALOGUE`] as the Markdown table docs/spec.md §6 contains, hold-offs with the
+/// state manager's defaults.
+pub fn markdown_table() -> String {
+    let defaults = StateManagerConfig::default();
+    let mut out = String::from(
+        "| failure type | input topic | mock_signals parameter | faulty value | healthy value | error bit | hold-off |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for f in &CATALOGUE {
+        let hold_off = match f.hold_off {
+            None => "none (immediate)".to_string(),
+            Some(h) => format!(
+                "`~{}` of `state_manager` (default {} s)",
+                h.param(),
+                h.of(&defaults).as_secs_f64()
+            ),
+        };
+        out += &format!(
+            "| `{}` | `{}` | `{}` | {} | {} | `{}` | {hold_off} |\n",
+            f.name,
+            f.input.global_topic(),
+            f.param,
+            f.faulty,
+            f.healthy,
+            f.bit
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> StateManagerConfig {
+        StateManagerConfig::default()
+    }
+
+    #[test]
+    fn the_catalogue_is_in_fault_kind_order_and_names_serialise_as_such() {
+        for (i, k) in FaultKind::ALL.into_iter().enumerate() {
+            assert_eq!(CATALOGUE[i].kind, k);
+            assert_eq!(k.fault().kind, k);
+            let yaml = serde_yaml::to_string(&k).unwrap();
+            assert_eq!(yaml.trim(), k.name());
+        }
+    }
+
+    #[test]
+    fn every_fault_name_parses_back() {
+        for k in FaultKind::ALL {
+            assert_eq!(FaultKind::parse(k.name()), Some(k));
+        }
+        assert_eq!(FaultKind::parse("gps201"), None);
+    }
+
+    #[test]
+    fn battery_at_exactly_the_threshold_is_not_faulty() {
+        assert!(!FaultKind::Battery.is_faulty(0.5, &cfg()));
+        assert!(FaultKind::Battery.is_faulty(0.49, &cfg()));
+        assert!(!FaultKind::Temperature.is_faulty(55.0, &cfg()));
+        assert!(FaultKind::Gps.is_faulty(201.0, &cfg()));
+        assert!(FaultKind::SignalLow.is_faulty(2.0, &cfg()));
+        assert!(!FaultKind::SignalNotConnected.is_faulty(1.0, &cfg()));
+    }
+
+    #[test]
+    fn thresholds_come_from_the_configuration() {
+        let strict = StateManagerConfig {
+            battery_low_below_frac: 0.6,
+            ..cfg()
+        };
+        assert!(!FaultKind::Battery.is_faulty(0.55, &cfg()));
+        assert!(FaultKind::Battery.is_faulty(0.55, &strict));
+    }
+
+    #[test]
+    fn hold_offs_are_the_configured_windows_and_only_the_held_faults_have_one() {
+        let mut c = cfg();
+        HoldOff::GpsLost.set(&mut c, Duration::from_secs(3));
+        assert_eq!(FaultKind::Gps.hold_off(&c), Some(Duration::from_secs(3)));
+        assert_eq!(FaultKind::SignalLow.hold_off(&c), Some(c.signal_low_after));
+        assert_eq!(
+            FaultKind::SignalNotConnected.hold_off(&c),
+            Some(c.signal_lost_after)
+        );
+        for k in [FaultKind::Estop, FaultKind::Battery, FaultKind::Temperature] {
+            assert_eq!(k.hold_off(&c), None, "{k:?}");
+        }
+    }
+
+    #[test]
+    fn a_zero_hold_off_is_refused_naming_its_field() {
+        for h in HoldOff::ALL {
+            let mut c = cfg();
+            h.set(&mut c, Duration::ZERO);
+            assert_eq!(c.validate().unwrap_err().field, h.field());
+            assert!(h.param().starts_with(h.field()));
+        }
+    }
+
+    #[test]
+    fn values_print_as_dynparam_takes_them() {
+        assert_eq!(ParamValue::Bool(true).to_string(), "true");
+        assert_eq!(ParamValue::Int(49).to_string(), "49");
+        assert_eq!(ParamValue::Double(201.0).to_string(), "201");
+        assert_eq!(ParamValue::Double(0.5).to_string(), "0.5");
+    }
+
+    #[test]
+    fn spec_lists_exactly_this_catalogue() {
+        let spec = include_str!("../../../docs/spec.md");
+        let table = markdown_table();
+        assert!(
+            spec.contains(&table),
+            "docs/spec.md §6 is out of date; it must contain:\n{table}"
+        );
+    }
+}
