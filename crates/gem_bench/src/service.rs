@@ -22,9 +22,6 @@ fn answer(req: SetBoolReq) -> Result<SetBoolRes, String> {
     })
 }
 
-/// One way of making a service call.
-type Call<'a> = Box<dyn Fn() -> anyhow::Result<()> + 'a>;
-
 pub fn run(calls: usize, rounds: usize, rate_hz: f64, load: bool) -> anyhow::Result<()> {
     let _ros = ros();
     let _load = load.then(CpuLoad::start).transpose()?;

@@ -286,6 +286,9 @@ struct Demo {
     lap_started: Option<(Instant, f64)>,
     /// When the publishers of a silent topic were last asked whether they are alive.
     pinged: std::cell::Cell<Option<Instant>>,
+    /// A fault has been cleared: the lap may end before the clearing steps are through
+    /// (on a slow computer `dynparam` can take seconds to return after its change).
+    clearing: std::cell::Cell<bool>,
     deadline: Instant,
     tty: bool,
     started: Instant,
@@ -336,7 +339,7 @@ impl Demo {
             Some((_, GoalStatus::ABORTED, text)) => {
                 bail!("while waiting for {what}: the controller aborted the goal: {text}")
             }
-            Some((_, GoalStatus::SUCCEEDED, _)) if what != LAP_END => {
+            Some((_, GoalStatus::SUCCEEDED, _)) if what != LAP_END && !self.clearing.get() => {
                 bail!("while waiting for {what}: the lap ended first")
             }
             _ => Ok(()),
@@ -495,6 +498,7 @@ impl Demo {
             s.sim_now >= stood + hold_s
         })?;
         let t1 = Instant::now();
+        self.clearing.set(true);
         self.dynparam(f.param(), &f.healthy().to_string())?;
         let mut cleared = t1;
         self.wait(&format!("{name}: the cleared signal"), |s| {
@@ -506,6 +510,7 @@ impl Demo {
                 .map(|t| resumed = t)
                 .is_some()
         })?;
+        self.clearing.set(false);
         let run = FaultRun {
             name,
             at_progress,
@@ -588,6 +593,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         seen: seen.clone(),
         lap_started: None,
         pinged: Default::default(),
+        clearing: Default::default(),
         deadline: Instant::now() + Duration::from_secs_f64(args.timeout),
         tty: std::io::stdout().is_terminal(),
         started: Instant::now(),
