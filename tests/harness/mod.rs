@@ -223,6 +223,15 @@ fn apply_env(cmd: &mut Command, uri: &str, home: &Path) {
         .env_remove("ROS_HOSTNAME");
 }
 
+/// A scenario step: `Ok` when `cond` holds, else the error `what` describes.
+pub fn check(cond: bool, what: impl FnOnce() -> String) -> Result<(), String> {
+    if cond {
+        Ok(())
+    } else {
+        Err(what())
+    }
+}
+
 /// Waits until `cond` holds, checking every few milliseconds, for at most `timeout`.
 /// Returns whether it held. This is a bounded wait on a condition, not a sleep.
 pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {

@@ -9,6 +9,7 @@
 //! from a nominal, error-free state and asserts both sides of each threshold.
 
 use gem_core::state_manager::Input;
+use crate::check;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
@@ -443,14 +444,6 @@ pub fn expect_bits(m: &S, bits: u8, what: &str) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-fn check(cond: bool, what: impl FnOnce() -> String) -> Result<(), String> {
-    if cond {
-        Ok(())
-    } else {
-        Err(what())
-    }
 }
 
 /// A scenario: name and body.

@@ -6,7 +6,7 @@
 //! launched the nodes. Scenarios return `Err(reason)` instead of panicking, so the rostest
 //! runner can report every case.
 
-use crate::{wait_until, Collector};
+use crate::{check, wait_until, Collector};
 use gem_core::faults::{Fault, CATALOGUE};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::actionlib_msgs::GoalStatusArray;
@@ -43,15 +43,6 @@ pub fn tool_result(
 /// The straight 300 m route (1 m spacing) the scenarios serve; shipped in
 /// `launch/waypoints/`, so the rostest files can name it too.
 pub const ROUTE: &str = "straight_300m.csv";
-
-/// Fails the scenario with `msg` unless `cond`.
-fn check(cond: bool, msg: impl FnOnce() -> String) -> Outcome {
-    if cond {
-        Ok(())
-    } else {
-        Err(msg())
-    }
-}
 
 /// Everything a scenario watches, subscribed before the suite does anything.
 pub struct Suite {
