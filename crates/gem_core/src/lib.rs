@@ -13,7 +13,6 @@ pub mod control;
 pub mod fsm;
 pub mod geometry;
 pub mod health;
-pub mod introspect;
 pub mod overlay;
 pub mod planner;
 pub mod profile;

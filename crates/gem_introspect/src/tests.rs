@@ -1,5 +1,5 @@
-use super::rename;
-use super::*;
+use crate::rename;
+use crate::*;
 
 const SEP: &str =
     "================================================================================";

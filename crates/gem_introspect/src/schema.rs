@@ -2,7 +2,7 @@
 //! TCPROS header carries (the main definition, then each dependency after a line of `=`
 //! and `MSG: pkg/Type`), compiled into a layout the decoder walks without lookups.
 
-use super::IntrospectError;
+use crate::IntrospectError;
 
 /// A built-in field type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
