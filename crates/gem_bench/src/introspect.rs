@@ -2,8 +2,8 @@
 //! 214-field, 857-byte shape (the size the reference parser is quoted at) and for
 //! `sensor_msgs/JointState` with 50 joints, reusing one `Flat` as a stream decoder does.
 
-use gem_introspect::{Decoder, Flat};
 use gem_core::stats::Summary;
+use gem_introspect::{Decoder, Flat};
 use std::time::Instant;
 
 const SEP: &str =

@@ -17,12 +17,12 @@
 use gem_core::health::rule::{Fields, Scalar};
 use gem_core::health::{config, Health, Level, Monitor};
 use gem_core::time::Time;
+use gem_introspect::{Decoder, Flat, IntrospectError, ValueRef};
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::std_msgs::Header;
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, to_ros, Ticker, Waker};
-use gem_introspect::{Decoder, Flat, IntrospectError, ValueRef};
 use rosrust::RawMessage;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -371,7 +371,9 @@ mod tests {
         assert_eq!(md.type_name(), "gem_test/Sample");
         let sample = |points: &[f64]| {
             let e = Enc::default().u32(41).u32(12).u32(500_000_000).str("map");
-            let e = points.iter().fold(e.u32(points.len() as u32), |e, x| e.f64(*x));
+            let e = points
+                .iter()
+                .fold(e.u32(points.len() as u32), |e, x| e.f64(*x));
             e.u8(1).u8(7).u8(0xfe).str("gem").i32(-1).i32(0).0
         };
         let bytes = sample(&[1.0, 2.0]);
@@ -379,7 +381,10 @@ mod tests {
             // The second time through, the reused `Flat` writes values only.
             let out = md.fields(&bytes).unwrap();
             assert_eq!(out["header.seq"], Scalar::Num(41.0));
-            assert_eq!(out["header.stamp"], Scalar::Num(12.0 + 500_000_000.0 * 1e-9));
+            assert_eq!(
+                out["header.stamp"],
+                Scalar::Num(12.0 + 500_000_000.0 * 1e-9)
+            );
             assert_eq!(out["header.frame_id"], Scalar::Str("map".into()));
             assert_eq!(out["points.0.x"], Scalar::Num(1.0));
             assert_eq!(out["points.1.x"], Scalar::Num(2.0));
@@ -409,7 +414,8 @@ mod tests {
         m.twist.twist.linear.x = 2.8;
         let mut bytes = Vec::new();
         m.encode(&mut bytes).unwrap();
-        let mut md = MessageDecoder::new(&Odometry::msg_type(), &Odometry::msg_definition()).unwrap();
+        let mut md =
+            MessageDecoder::new(&Odometry::msg_type(), &Odometry::msg_definition()).unwrap();
         let out = md.fields(&bytes).unwrap();
         assert_eq!(out["header.seq"], Scalar::Num(3.0));
         assert_eq!(out["header.frame_id"], Scalar::Str("world".into()));
