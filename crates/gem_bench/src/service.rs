@@ -19,6 +19,9 @@ fn answer(req: SetBoolReq) -> Result<SetBoolRes, String> {
     })
 }
 
+/// One way of making a service call.
+type Call<'a> = Box<dyn Fn() -> anyhow::Result<()> + 'a>;
+
 pub fn run(calls: usize, rounds: usize, rate_hz: f64, load: bool) -> anyhow::Result<()> {
     let _ros = ros();
     let _load = load.then(CpuLoad::start).transpose()?;
@@ -29,7 +32,7 @@ pub fn run(calls: usize, rounds: usize, rate_hz: f64, load: bool) -> anyhow::Res
         .map_err(|e| anyhow::anyhow!("client: {e}"))?;
     let our_client = gem_ros::service::Client::<SetBool>::new("/bench_service/gem_ros")?;
     let timeout = Duration::from_secs(10);
-    let kinds: [(&str, Box<dyn Fn() -> anyhow::Result<()>>); 2] = [
+    let kinds: [(&str, Call); 2] = [
         (
             "rosrust client → rosrust server (connection per call)",
             Box::new(|| {
@@ -81,7 +84,10 @@ pub fn run(calls: usize, rounds: usize, rate_hz: f64, load: bool) -> anyhow::Res
         STALL.as_millis()
     );
     for ((name, _), l) in kinds.iter().zip(latencies) {
-        let stalls = l.iter().filter(|&&us| us > STALL.as_secs_f64() * 1e6).count();
+        let stalls = l
+            .iter()
+            .filter(|&&us| us > STALL.as_secs_f64() * 1e6)
+            .count();
         let s = Summary::new(l);
         println!(
             "| {name} | {:.0} | {:.0} | {:.0} | {:.0} | {stalls} |",

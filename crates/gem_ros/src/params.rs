@@ -1,8 +1,9 @@
 //! Typed private parameters, declared once per node in a table.
 //!
 //! A node lists its parameters as `const` [`ParamSpec`]s (name, type, default, unit,
-//! description). The same table drives reading ([`ParamSpec::f64`] and friends), the README
-//! row ([`markdown_table`]) and a test that fails when README and code drift apart. A missing
+//! description). The same table drives reading ([`ParamSpec::f64`] and friends), the table
+//! on the node's page in docs/nodes ([`markdown_table`]) and a test that fails when page
+//! and code drift apart. A missing
 //! parameter takes the default; a parameter of the wrong type is an error that names it,
 //! never a silent fallback.
 
@@ -31,7 +32,7 @@ pub struct ParamSpec {
     pub default: Default,
     /// Unit, or "" when dimensionless.
     pub unit: &'static str,
-    /// One-line description for the README table.
+    /// One-line description for the documentation table.
     pub doc: &'static str,
 }
 
@@ -241,7 +242,7 @@ impl ParamSpec {
     }
 }
 
-/// The README's parameter table for `params`, one row per parameter.
+/// The documentation's parameter table for `params`, one row per parameter.
 pub fn markdown_table(params: &[ParamSpec]) -> String {
     let mut out =
         String::from("| parameter | type | default | unit | meaning |\n|---|---|---|---|---|\n");
@@ -258,15 +259,16 @@ pub fn markdown_table(params: &[ParamSpec]) -> String {
     out
 }
 
-/// Checks that `readme` contains `params`' table verbatim; the error shows the table it
-/// must contain (for a test that keeps README and code from drifting apart).
+/// Checks that `readme` (a node's page) contains `params`' table verbatim; the error
+/// shows the table it must contain (for a test that keeps a node's page and its code from
+/// drifting apart).
 pub fn check_readme(params: &[ParamSpec], readme: &str) -> Result<(), String> {
     let table = markdown_table(params);
     if readme.contains(&table) {
         Ok(())
     } else {
         Err(format!(
-            "README.md's parameter table is out of date; it must contain:\n{table}"
+            "the parameter table is out of date; the page must contain:\n{table}"
         ))
     }
 }

@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn readme_lists_exactly_this_table() {
-        let readme = include_str!("../../../../README.md");
+        let readme = include_str!("../../../../docs/nodes/controller.md");
         gem_ros::params::check_readme(&PARAMS, readme).unwrap_or_else(|e| panic!("{e}"));
     }
 }
