@@ -10,6 +10,7 @@
 //! `runners/env.sh` gives a user, pointed at the private master. Every wait is bounded
 //! ([`wait_until`]); nothing sleeps to synchronise.
 
+use gem_ros::Lock;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -99,7 +100,7 @@ impl Drop for RosGuard {
 /// Starts (once) the master and the in-process node, and serialises the calling test
 /// against the others in this binary.
 pub fn ros() -> RosGuard {
-    let lock = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lock = SERIAL.locked();
     let m = master();
     if !rosrust::is_initialized() {
         // rosrust reads these when it initialises; set them before any node thread exists.
@@ -522,9 +523,7 @@ impl<T: rosrust::Message> Collector<T> {
         let items: std::sync::Arc<Mutex<Vec<(Instant, T)>>> = Default::default();
         let sink = items.clone();
         let sub = rosrust::subscribe(topic, 1000, move |m: T| {
-            sink.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((Instant::now(), m));
+            sink.locked().push((Instant::now(), m));
         })
         .expect("subscribe");
         Collector { items, _sub: sub }

@@ -8,8 +8,8 @@
 //! second of wall time and every assertion is about a known ROS time. Each scenario starts
 //! from a nominal, error-free state and asserts both sides of each threshold.
 
-use gem_core::state_manager::Input;
 use crate::check;
+use gem_core::state_manager::Input;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;

@@ -1,9 +1,9 @@
-//! `gem_core::introspect` figures: µs per message to flatten (decode + keys + values) for a
+//! `gem_introspect` figures: µs per message to flatten (decode + keys + values) for a
 //! 214-field, 857-byte shape (the size the reference parser is quoted at) and for
 //! `sensor_msgs/JointState` with 50 joints, reusing one `Flat` as a stream decoder does.
 
-use gem_core::introspect::{Decoder, Flat};
 use gem_core::stats::Summary;
+use gem_introspect::{Decoder, Flat};
 use std::time::Instant;
 
 const SEP: &str =

@@ -59,7 +59,7 @@ enum Bench {
         #[arg(long, default_value_t = 10.0)]
         seconds: f64,
     },
-    /// gem_core::introspect: µs per message to flatten large message shapes.
+    /// gem_introspect: µs per message to flatten large message shapes.
     Introspect {
         /// Messages per run (7 runs).
         #[arg(long, default_value_t = 200_000)]

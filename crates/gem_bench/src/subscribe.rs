@@ -8,6 +8,7 @@
 use gem_core::stats::Summary;
 use gem_e2e::{ros, wait_until};
 use gem_msgs::std_msgs::Float64;
+use gem_ros::Lock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -54,7 +55,7 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
                         &topic,
                         move |m: Float64, at: gem_ros::protocols::direct::Arrival| {
                             if tx.send(since(at.read, m.data)).is_ok() {
-                                let mut w = wire.lock().unwrap_or_else(|p| p.into_inner());
+                                let mut w = wire.locked();
                                 w.push(since(at.wire, m.data) * 1e6);
                             }
                         },
@@ -82,7 +83,7 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
                 gem_ros::net::set_nodelay_on_all_sockets();
             }
             while rx.try_recv().is_ok() {}
-            wire.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            wire.locked().clear();
             for _ in 0..messages {
                 publisher
                     .send(Float64 { data: now() })
@@ -100,7 +101,7 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
             );
             latencies[k].extend(got);
             if *kind == Kind::Direct {
-                wire_all.append(&mut wire.lock().unwrap_or_else(|p| p.into_inner()));
+                wire_all.append(&mut wire.locked());
             }
         }
     }

@@ -1,9 +1,9 @@
 //! `gemctl bag info|export`: ROS 1 bags (from Debian's `rosbag record`) read with the
-//! `rosbag` crate and flattened with `gem_core::introspect` using the definitions stored
+//! `rosbag` crate and flattened with `gem_introspect` using the definitions stored
 //! in the bag, so no message package needs to be installed.
 
 use anyhow::{anyhow, bail, Context};
-use gem_core::introspect::{rename, ArrayPolicy, Decoder, Flat, ValueRef};
+use gem_introspect::{rename, ArrayPolicy, Decoder, Flat, ValueRef};
 use rosbag::{ChunkRecord, MessageRecord, RosBag};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
@@ -34,7 +34,7 @@ pub struct ExportArgs {
     /// record time for messages without one).
     #[arg(long, default_value = "receive", value_parser = ["receive", "header"])]
     time: String,
-    /// A YAML list of renamer rules `{from, name, to}` (see `gem_core::introspect::rename`).
+    /// A YAML list of renamer rules `{from, name, to}` (see `gem_introspect::rename`).
     #[arg(long)]
     rename: Option<PathBuf>,
     /// Keep at most this many elements of each array (default: all; cuts are reported).
@@ -193,7 +193,7 @@ fn export(args: &ExportArgs) -> anyhow::Result<()> {
             index: HashMap::new(),
         });
         if let std::collections::hash_map::Entry::Vacant(slot) = table.decoders.entry(id) {
-            let schema = gem_core::introspect::schema::Schema::parse(&c.type_name, &c.definition)
+            let schema = gem_introspect::schema::Schema::parse(&c.type_name, &c.definition)
                 .map_err(|e| anyhow!("{} ({}): {e}", c.topic, c.type_name))?;
             slot.insert(Decoder::new(schema, policy));
         }

@@ -39,6 +39,7 @@ use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys};
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_profile::{MOVING_ABOVE_MPS, STOPPED_BELOW_MPS};
 use gem_ros::protocols::direct::{Arrival, DirectSubscriber};
+use gem_ros::Lock;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -125,10 +126,6 @@ type Shared = Arc<Mutex<Seen>>;
 /// An input message: arrival, (value as a number, header stamp in s).
 type Sample = (Instant, (f64, f64));
 
-fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Seen> {
-    s.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn watch<T: rosrust::Message>(
     s: &Shared,
     topic: &'static str,
@@ -136,7 +133,7 @@ fn watch<T: rosrust::Message>(
 ) -> anyhow::Result<DirectSubscriber> {
     let s = s.clone();
     gem_ros::protocols::direct::subscribe(topic, move |m: T, at: Arrival| {
-        let mut seen = lock(&s);
+        let mut seen = s.locked();
         let sim = seen.sim_now;
         seen.heard.insert(topic, (at.read, sim));
         apply(&mut seen, m, at.wire)
@@ -308,7 +305,7 @@ impl Demo {
             .map_or(self.deadline, |t| t.min(self.deadline));
         loop {
             let silent = {
-                let seen = lock(&self.seen);
+                let seen = self.seen.locked();
                 if cond(&seen) {
                     return Ok(());
                 }
@@ -388,7 +385,7 @@ impl Demo {
         if !self.tty {
             return;
         }
-        let s = lock(&self.seen);
+        let s = self.seen.locked();
         let (state, code) = s.state.last().map_or((9, 0), |l| l.1);
         let state = match state {
             0 => "IDLE",
@@ -458,7 +455,9 @@ impl Demo {
         self.wait(&when, |s| {
             s.progress >= at_progress && s.poses.last().is_some_and(|p| p.3 > MOVING_ABOVE_MPS)
         })?;
-        let position = lock(&self.seen)
+        let position = self
+            .seen
+            .locked()
             .poses
             .last()
             .map_or((0.0, 0.0), |p| (p.1, p.2));
@@ -606,12 +605,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     .map_err(|e| {
         let missing: Vec<&str> = LIVENESS
             .iter()
-            .filter(|(t, _)| !lock(&seen).heard.contains_key(t))
+            .filter(|(t, _)| !seen.locked().heard.contains_key(t))
             .map(|(t, node)| if t.contains("ackermann") { *t } else { *node })
             .collect();
         e.context(format!("not heard from yet: {}", missing.join(", ")))
     })?;
-    let sim_start = lock(&seen).sim_now;
+    let sim_start = seen.locked().sim_now;
     let wall_start = Instant::now();
     demo.lap_started = Some((wall_start, sim_start));
     demo.say("lap started");
@@ -622,12 +621,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     demo.wait(LAP_END, |s| {
         s.result.as_ref().is_some_and(|r| r.1 == SUCCEEDED)
     })?;
-    let (lap_sim, lap_wall) = (lock(&seen).sim_now - sim_start, wall_start.elapsed());
-    let (success, status, text) = lock(&seen).result.clone().unwrap_or_default();
+    let (lap_sim, lap_wall) = (seen.locked().sim_now - sim_start, wall_start.elapsed());
+    let (success, status, text) = seen.locked().result.clone().unwrap_or_default();
     demo.say(&format!(
         "lap finished: success {success}, status {status} {text}"
     ));
-    let poses = lock(&seen).poses.clone();
+    let poses = seen.locked().poses.clone();
     let report = Report::new(&waypoints, &poses, &faults, lap_sim, lap_wall)?;
     report.write(&args.out, &args.track)?;
     println!("{}", report.summary);

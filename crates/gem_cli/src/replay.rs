@@ -15,6 +15,7 @@
 use anyhow::{anyhow, Context};
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
+use gem_ros::Lock;
 use rosbag::{ChunkRecord, MessageRecord, RosBag};
 use rosrust::{RawMessage, RawMessageDescription};
 use std::collections::{BTreeMap, HashMap};
@@ -119,7 +120,7 @@ fn read(args: &Args) -> anyhow::Result<(Vec<Recorded>, BTreeMap<String, Topic>)>
 type Ready = Arc<Mutex<BTreeMap<String, u32>>>;
 
 fn ready_counts(r: &Ready) -> BTreeMap<String, u32> {
-    r.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    r.locked().clone()
 }
 
 /// Which of `topics` each node subscribes to, from the master.
@@ -191,7 +192,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let ready: Ready = Arc::default();
     let sink = ready.clone();
     let _ready_sub = rosrust::subscribe(gem_ros::processed::READY_TOPIC, 1000, move |h: Header| {
-        let mut r = sink.lock().unwrap_or_else(|e| e.into_inner());
+        let mut r = sink.locked();
         let n = r.entry(h.frame_id).or_default();
         *n = (*n).max(h.seq);
     })

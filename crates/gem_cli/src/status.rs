@@ -5,6 +5,7 @@
 //! keep drawing when a simulation is paused.
 
 use gem_nodes::overlay::{subscribe, Shared};
+use gem_ros::Lock;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -34,7 +35,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     gem_ros::node::start_within(&format!("gemctl_status_{}", std::process::id()), timeout)?;
     let snapshot = Shared::default();
     let _subs = subscribe(&snapshot)?;
-    let read = || snapshot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let read = || snapshot.locked().clone();
     if args.once {
         return once(read, timeout);
     }

@@ -14,7 +14,6 @@ pub mod faults;
 pub mod fsm;
 pub mod geometry;
 pub mod health;
-pub mod introspect;
 pub mod overlay;
 pub mod planner;
 pub mod scenario;

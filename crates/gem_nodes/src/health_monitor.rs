@@ -1,13 +1,13 @@
-//! `health_monitor` (issue 8): supervises any topic of any type listed in a YAML
+//! `health_monitor`: supervises any topic of any type listed in a YAML
 //! configuration (`gem_core::health::config`) and reports one `diagnostic_msgs/DiagnosticStatus`
 //! per topic on `/diagnostics`, at `~rate` and at once whenever a topic's level changes.
 //!
-//! Topics are subscribed as raw bytes and decoded with the message definition each
-//! publisher sends in its connection header (`rosrust::DynamicMsg`), so types unknown at
-//! compile time, even ones defined only by the publisher, are monitored; a topic that
-//! appears later is picked up when its publisher connects. Silence and rates are measured
-//! in ROS time (sim time and bag replay work), and the loop sleeps until the next heartbeat
-//! or the next timeout: no polling.
+//! Topics are subscribed as raw bytes, decoded with the message definition each publisher
+//! sends in its connection header and flattened by `gem_introspect` ([`MessageDecoder`]),
+//! so types unknown at compile time, even ones defined only by the publisher, are
+//! monitored; a topic that appears later is picked up when its publisher connects. Silence
+//! and rates are measured in ROS time (sim time and bag replay work), and the loop sleeps
+//! until the next heartbeat or the next timeout: no polling.
 //!
 //! | direction | topic | type |
 //! |---|---|---|
@@ -17,14 +17,16 @@
 use gem_core::health::rule::{Fields, Scalar};
 use gem_core::health::{config, Health, Level, Monitor};
 use gem_core::time::Time;
+use gem_introspect::{Decoder, Flat, IntrospectError, ValueRef};
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::std_msgs::Header;
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, to_ros, Ticker, Waker};
-use rosrust::{DynamicMsg, MsgValue, RawMessage};
+use gem_ros::Lock;
+use rosrust::RawMessage;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 const CONFIG_FILE: ParamSpec = ParamSpec::str(
     "config_file",
@@ -48,45 +50,54 @@ const HARDWARE_ID: ParamSpec =
 /// The node's parameters.
 pub const PARAMS: [ParamSpec; 4] = [CONFIG_FILE, CONFIG, RATE, HARDWARE_ID];
 
-/// Flattens a decoded message into `out` under `prefix` (`pose.position.x`,
-/// `points.3.x`); times and durations become seconds.
-pub fn flatten(prefix: &str, value: &MsgValue, out: &mut Fields) {
-    let key = |name: &str| {
-        if prefix.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{prefix}.{name}")
-        }
-    };
-    let scalar = match value {
-        MsgValue::Message(fields) => {
-            for (name, v) in fields {
-                flatten(&key(name), v, out);
-            }
-            return;
-        }
-        MsgValue::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                flatten(&key(&i.to_string()), v, out);
-            }
-            return;
-        }
-        MsgValue::Bool(b) => Scalar::Bool(*b),
-        MsgValue::I8(v) => Scalar::Num(f64::from(*v)),
-        MsgValue::I16(v) => Scalar::Num(f64::from(*v)),
-        MsgValue::I32(v) => Scalar::Num(f64::from(*v)),
-        MsgValue::I64(v) => Scalar::Num(*v as f64),
-        MsgValue::U8(v) => Scalar::Num(f64::from(*v)),
-        MsgValue::U16(v) => Scalar::Num(f64::from(*v)),
-        MsgValue::U32(v) => Scalar::Num(f64::from(*v)),
-        MsgValue::U64(v) => Scalar::Num(*v as f64),
-        MsgValue::F32(v) => Scalar::Num(f64::from(*v)),
-        MsgValue::F64(v) => Scalar::Num(*v),
-        MsgValue::String(s) => Scalar::Str(s.clone()),
-        MsgValue::Time(t) => Scalar::Num(f64::from(t.sec) + f64::from(t.nsec) * 1e-9),
-        MsgValue::Duration(d) => Scalar::Num(f64::from(d.sec) + f64::from(d.nsec) * 1e-9),
-    };
-    out.insert(prefix.to_owned(), scalar);
+/// A flattened value as the rules see it: integers, floats, times and durations (in
+/// seconds) are numbers; booleans and strings stay what they are.
+pub fn scalar(value: ValueRef<'_>) -> Scalar {
+    match value {
+        ValueRef::Bool(b) => Scalar::Bool(b),
+        ValueRef::Int(i) => Scalar::Num(i as f64),
+        ValueRef::UInt(u) => Scalar::Num(u as f64),
+        ValueRef::Float(x) => Scalar::Num(x),
+        ValueRef::Time(sec, nsec) => Scalar::Num(f64::from(sec) + f64::from(nsec) * 1e-9),
+        ValueRef::Duration(sec, nsec) => Scalar::Num(f64::from(sec) + f64::from(nsec) * 1e-9),
+        ValueRef::Str(s) => Scalar::Str(s.to_owned()),
+    }
+}
+
+/// Decodes one publisher's messages with the definition it sent in its connection header
+/// (`type` and `message_definition`), into the flattened [`Fields`] the rules read
+/// (`pose.position.x`, `points.3.x`). The [`Flat`] is reused from one message to the next.
+pub struct MessageDecoder {
+    type_name: String,
+    decoder: Decoder,
+    flat: Flat,
+}
+
+impl MessageDecoder {
+    /// A decoder for `type_name` (`pkg/Type`) from its full definition text (the main
+    /// definition and every dependency after it).
+    pub fn new(type_name: &str, definition: &str) -> Result<MessageDecoder, IntrospectError> {
+        Ok(MessageDecoder {
+            type_name: type_name.to_owned(),
+            decoder: Decoder::from_definition(type_name, definition)?,
+            flat: Flat::default(),
+        })
+    }
+
+    /// The type the publisher declared.
+    pub fn type_name(&self) -> &str {
+        &self.type_name
+    }
+
+    /// Decodes one serialized message (without its length prefix) and flattens it.
+    pub fn fields(&mut self, bytes: &[u8]) -> Result<Fields, IntrospectError> {
+        self.decoder.flatten(bytes, &mut self.flat)?;
+        Ok(self
+            .flat
+            .iter()
+            .map(|(key, value)| (key.to_owned(), scalar(value)))
+            .collect())
+    }
 }
 
 /// The monitor, the levels last published, and the output.
@@ -165,12 +176,8 @@ fn status(h: &Health, hardware_id: &str) -> DiagnosticStatus {
     }
 }
 
-fn lock(s: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
-    s.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Decoders per publisher (caller id), from the connection headers.
-type Decoders = Arc<Mutex<HashMap<String, (String, DynamicMsg)>>>;
+type Decoders = Arc<Mutex<HashMap<String, MessageDecoder>>>;
 
 fn subscribe(
     shared: &Arc<Mutex<Shared>>,
@@ -186,20 +193,17 @@ fn subscribe(
         1000,
         move |raw: RawMessage, caller: &str| {
             let decoded = {
-                let d = decoders.lock().unwrap_or_else(|e| e.into_inner());
-                d.get(caller).map(|(type_name, dm)| {
-                    (type_name.clone(), dm.decode(std::io::Cursor::new(&raw.0)))
-                })
+                let mut d = decoders.locked();
+                d.get_mut(caller)
+                    .map(|md| (md.type_name().to_owned(), md.fields(&raw.0)))
             };
             match decoded {
-                Some((type_name, Ok(value))) => {
-                    let mut fields = Fields::new();
-                    flatten("", &MsgValue::Message(value), &mut fields);
+                Some((type_name, Ok(fields))) => {
                     let seq = match fields.get("header.seq") {
                         Some(Scalar::Num(n)) if *n >= 0.0 => Some(*n as u64),
                         _ => None,
                     };
-                    let mut sh = lock(&s);
+                    let mut sh = s.locked();
                     let now = time::now();
                     // rosrust's subscriber drops a burst silently; a gap in the
                     // publisher's header.seq is how a loss is counted and reported.
@@ -226,15 +230,18 @@ fn subscribe(
                 None => tracing::warn!("{topic_name}: a message from {caller} before its header"),
             }
         },
-        move |mut headers: HashMap<String, String>| {
-            let caller = headers.remove("callerid").unwrap_or_default();
-            let type_name = headers.get("type").cloned().unwrap_or_default();
-            match DynamicMsg::from_headers(headers) {
-                Ok(dm) => {
-                    on_connect
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(caller, (type_name, dm));
+        move |headers: HashMap<String, String>| {
+            let field = |name: &str| headers.get(name).map_or("", String::as_str);
+            let (caller, type_name) = (field("callerid"), field("type"));
+            let Some(definition) = headers.get("message_definition") else {
+                tracing::error!(
+                    "cannot decode {type_name} from {caller}: no message_definition in its connection header"
+                );
+                return;
+            };
+            match MessageDecoder::new(type_name, definition) {
+                Ok(md) => {
+                    on_connect.locked().insert(caller.to_owned(), md);
                 }
                 Err(e) => tracing::error!("cannot decode {type_name} from {caller}: {e}"),
             }
@@ -287,13 +294,13 @@ fn run() -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     tracing::info!("health_monitor up: {} topics, {rate} Hz", topics.len());
     // Report at once: "never received" is news too.
-    lock(&shared).publish(true);
-    let ticker = Ticker::from_rate(rate).with_waker(lock(&shared).waker.clone());
+    shared.locked().publish(true);
+    let ticker = Ticker::from_rate(rate).with_waker(shared.locked().waker.clone());
     time::deadline_loop(
         ticker,
-        || lock(&shared).catch_up(),
+        || shared.locked().catch_up(),
         || {
-            lock(&shared).publish(true);
+            shared.locked().publish(true);
         },
     );
     Ok(())
@@ -310,26 +317,112 @@ mod tests {
         assert!(specs.len() >= 9);
     }
 
+    /// Little-endian encoding of hand-built test messages.
+    #[derive(Default)]
+    struct Enc(Vec<u8>);
+
+    impl Enc {
+        fn u32(mut self, v: u32) -> Self {
+            self.0.extend(v.to_le_bytes());
+            self
+        }
+        fn i32(mut self, v: i32) -> Self {
+            self.0.extend(v.to_le_bytes());
+            self
+        }
+        fn f64(mut self, v: f64) -> Self {
+            self.0.extend(v.to_le_bytes());
+            self
+        }
+        fn u8(mut self, v: u8) -> Self {
+            self.0.push(v);
+            self
+        }
+        fn str(self, s: &str) -> Self {
+            let mut e = self.u32(s.len() as u32);
+            e.0.extend(s.as_bytes());
+            e
+        }
+    }
+
+    const SEP: &str =
+        "================================================================================";
+
     #[test]
-    fn flatten_names_nested_fields_and_array_elements() {
-        use std::collections::HashMap;
-        let point =
-            |x: f64| MsgValue::Message(HashMap::from([("x".to_string(), MsgValue::F64(x))]));
-        let msg = HashMap::from([
-            (
-                "points".to_string(),
-                MsgValue::Array(vec![point(1.0), point(2.0)]),
-            ),
-            ("ok".to_string(), MsgValue::Bool(true)),
-            ("n".to_string(), MsgValue::U8(7)),
-            ("name".to_string(), MsgValue::String("gem".into())),
-        ]);
-        let mut out = Fields::new();
-        flatten("", &MsgValue::Message(msg), &mut out);
-        assert_eq!(out["points.1.x"], Scalar::Num(2.0));
+    fn fields_name_nested_fields_and_array_elements() {
+        let definition = format!(
+            "Header header\nPoint[] points\nbool ok\nuint8 n\nint8 i\nstring name\nduration d\n\
+             {SEP}\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n\
+             {SEP}\nMSG: gem_test/Point\nfloat64 x\n"
+        );
+        let mut md = MessageDecoder::new("gem_test/Sample", &definition).unwrap();
+        assert_eq!(md.type_name(), "gem_test/Sample");
+        let sample = |points: &[f64]| {
+            let e = Enc::default().u32(41).u32(12).u32(500_000_000).str("map");
+            let e = points
+                .iter()
+                .fold(e.u32(points.len() as u32), |e, x| e.f64(*x));
+            e.u8(1).u8(7).u8(0xfe).str("gem").i32(-1).i32(0).0
+        };
+        let bytes = sample(&[1.0, 2.0]);
+        for _ in 0..2 {
+            // The second time through, the reused `Flat` writes values only.
+            let out = md.fields(&bytes).unwrap();
+            assert_eq!(out["header.seq"], Scalar::Num(41.0));
+            assert_eq!(
+                out["header.stamp"],
+                Scalar::Num(12.0 + 500_000_000.0 * 1e-9)
+            );
+            assert_eq!(out["header.frame_id"], Scalar::Str("map".into()));
+            assert_eq!(out["points.0.x"], Scalar::Num(1.0));
+            assert_eq!(out["points.1.x"], Scalar::Num(2.0));
+            assert_eq!(out["ok"], Scalar::Bool(true));
+            assert_eq!(out["n"], Scalar::Num(7.0));
+            assert_eq!(out["i"], Scalar::Num(-2.0));
+            assert_eq!(out["name"], Scalar::Str("gem".into()));
+            assert_eq!(out["d"], Scalar::Num(-1.0));
+            assert_eq!(out.len(), 10);
+        }
+        // An empty array has no elements, which is what `nonempty(points)` looks for.
+        let out = md.fields(&sample(&[])).unwrap();
+        assert!(!out.keys().any(|k| k.starts_with("points.")));
         assert_eq!(out["ok"], Scalar::Bool(true));
-        assert_eq!(out["n"], Scalar::Num(7.0));
-        assert_eq!(out["name"], Scalar::Str("gem".into()));
-        assert_eq!(out.len(), 5);
+        assert_eq!(out.len(), 8);
+    }
+
+    #[test]
+    fn a_generated_message_decodes_with_the_definition_it_sends() {
+        use gem_msgs::nav_msgs::Odometry;
+        use rosrust::{Message, RosMsg};
+        let mut m = Odometry::default();
+        m.header.seq = 3;
+        m.header.frame_id = "world".into();
+        m.pose.pose.position.x = 1.5;
+        m.pose.covariance[35] = 0.25;
+        m.twist.twist.linear.x = 2.8;
+        let mut bytes = Vec::new();
+        m.encode(&mut bytes).unwrap();
+        let mut md =
+            MessageDecoder::new(&Odometry::msg_type(), &Odometry::msg_definition()).unwrap();
+        let out = md.fields(&bytes).unwrap();
+        assert_eq!(out["header.seq"], Scalar::Num(3.0));
+        assert_eq!(out["header.frame_id"], Scalar::Str("world".into()));
+        assert_eq!(out["child_frame_id"], Scalar::Str(String::new()));
+        assert_eq!(out["pose.pose.position.x"], Scalar::Num(1.5));
+        assert_eq!(out["pose.pose.orientation.w"], Scalar::Num(0.0));
+        assert_eq!(out["pose.covariance.35"], Scalar::Num(0.25));
+        assert_eq!(out["twist.twist.linear.x"], Scalar::Num(2.8));
+        // header 3, child_frame_id 1, pose 7 + 36, twist 6 + 36.
+        assert_eq!(out.len(), 89);
+    }
+
+    #[test]
+    fn bad_definitions_and_bad_bytes_are_errors() {
+        assert!(MessageDecoder::new("", "float64 x\n").is_err());
+        assert!(MessageDecoder::new("gem_test/Bad", "Missing m\n").is_err());
+        let mut md = MessageDecoder::new("gem_test/X", "float64 x\n").unwrap();
+        assert!(md.fields(&[0; 7]).is_err());
+        assert!(md.fields(&[0; 9]).is_err());
+        assert_eq!(md.fields(&[0; 8]).unwrap()["x"], Scalar::Num(0.0));
     }
 }

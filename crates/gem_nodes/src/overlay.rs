@@ -17,6 +17,7 @@ use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
 use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::time::{self, Ticker};
+use gem_ros::Lock;
 use std::sync::{Arc, Mutex};
 
 const RATE: ParamSpec = ParamSpec::float("rate", 10.0, "Hz", "overlay publication rate");
@@ -36,9 +37,7 @@ fn watch<T: rosrust::Message>(
     apply: fn(&mut Snapshot, T),
 ) -> Result<DirectSubscriber, RosError> {
     let s = s.clone();
-    gem_ros::protocols::direct::subscribe(topic, move |m: T, _| {
-        apply(&mut s.lock().unwrap_or_else(|e| e.into_inner()), m)
-    })
+    gem_ros::protocols::direct::subscribe(topic, move |m: T, _| apply(&mut s.locked(), m))
 }
 
 fn system(m: &msg::SystemStateStamped) -> (SystemState, ErrorBits) {
@@ -145,7 +144,7 @@ fn run() -> anyhow::Result<()> {
     let _subs = subscribe(&snapshot)?;
     let out = rosrust::publish::<OverlayText>("gem/status_overlay", 5).map_err(RosError::from)?;
     while ticker.wait().is_some() {
-        let s = snapshot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let s = snapshot.locked().clone();
         let error = matches!(s.system, Some((SystemState::Error, _)));
         if let Err(e) = out.send(overlay(render(&s), error)) {
             tracing::error!("cannot publish gem/status_overlay: {e}");

@@ -21,7 +21,15 @@ pub mod protocols;
 pub mod realtime;
 pub mod time;
 
-/// Locks `m`, keeping the data if a thread panicked while holding it (a node keeps going).
-pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// The suite's one way to take a lock: a thread that panicked while holding it does not
+/// take the data with it (a node keeps going on the state it had).
+pub trait Lock<T> {
+    /// Locks, keeping the data if the lock was poisoned.
+    fn locked(&self) -> std::sync::MutexGuard<'_, T>;
+}
+
+impl<T> Lock<T> for std::sync::Mutex<T> {
+    fn locked(&self) -> std::sync::MutexGuard<'_, T> {
+        self.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }

@@ -6,6 +6,7 @@
 //! `/clock` is paused. [`Ticker`] wakes on every `/clock` message (or a short wall sleep),
 //! re-arms when the clock jumps backwards, and returns `false` once the node shuts down.
 
+use crate::Lock;
 use gem_core::time::Time;
 use gem_msgs::rosgraph_msgs::Clock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,14 +44,14 @@ fn sim_clock() -> Option<&'static SimClock> {
             })
         })
         .as_ref()?;
-    let mut sub = SUBSCRIPTION.lock().unwrap_or_else(|e| e.into_inner());
+    let mut sub = SUBSCRIPTION.locked();
     if sub.is_none() {
         // A direct subscription: a deadline that a `/clock` message passes (a hold-off
         // window's end) is seen on the thread that read the message, not after rosrust's
         // fan-out and callback threads.
         *sub = crate::protocols::direct::subscribe("/clock", |m: Clock, _| {
             if let Some(c) = SIM.get().and_then(Option::as_ref) {
-                *c.latest.lock().unwrap_or_else(|e| e.into_inner()) = to_core(m.clock);
+                *c.latest.locked() = to_core(m.clock);
                 c.changed.notify_all();
             }
         })
@@ -79,7 +80,7 @@ pub fn is_sim_time() -> bool {
 pub fn now() -> Time {
     match sim_clock() {
         Some(c) => {
-            let ours = *c.latest.lock().unwrap_or_else(|e| e.into_inner());
+            let ours = *c.latest.locked();
             if ours.is_zero() {
                 to_core(rosrust::now())
             } else {
@@ -101,7 +102,7 @@ static WALL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
 fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
     match sim_clock() {
         Some(c) => {
-            let guard = c.latest.lock().unwrap_or_else(|e| e.into_inner());
+            let guard = c.latest.locked();
             if !ready() && !clock_moved(*guard, seen) {
                 // Zero: no message of ours yet, `now` follows rosrust's clock, which does
                 // not notify us.
@@ -110,7 +111,7 @@ fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
             }
         }
         None => {
-            let guard = WALL.0.lock().unwrap_or_else(|e| e.into_inner());
+            let guard = WALL.0.locked();
             if !ready() {
                 let _ = WALL.1.wait_timeout(guard, nap(false, gap));
             }
@@ -138,12 +139,12 @@ impl Waker {
     pub fn wake(&self) {
         match sim_clock() {
             Some(c) => {
-                let _guard = c.latest.lock().unwrap_or_else(|e| e.into_inner());
+                let _guard = c.latest.locked();
                 self.0.store(true, Ordering::SeqCst);
                 c.changed.notify_all();
             }
             None => {
-                let _guard = WALL.0.lock().unwrap_or_else(|e| e.into_inner());
+                let _guard = WALL.0.locked();
                 self.0.store(true, Ordering::SeqCst);
                 WALL.1.notify_all();
             }

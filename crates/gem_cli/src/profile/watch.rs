@@ -18,6 +18,7 @@ use gem_msgs::std_msgs::Header;
 use gem_profile::{Periods, Run, Seen, Stamp};
 use gem_ros::protocols::direct::{Arrival, DirectSubscriber};
 use gem_ros::time::to_core;
+use gem_ros::Lock;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -69,7 +70,7 @@ impl Watch {
 
     /// The state, locked.
     pub fn lock(&self) -> MutexGuard<'_, Live> {
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
+        self.live.locked()
     }
 
     /// The instant wall stamps count from.

@@ -30,6 +30,7 @@ use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::protocols::service::Client;
 use gem_ros::time::to_ros;
 use gem_ros::time::Waker;
+use gem_ros::Lock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -47,7 +48,7 @@ struct Outputs {
 
 impl Outputs {
     fn send(&self, steering: f32, speed: f32) {
-        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = (steering, speed);
+        *self.last.locked() = (steering, speed);
         let cmd = AckermannDrive {
             steering_angle: steering,
             speed,
@@ -59,14 +60,14 @@ impl Outputs {
     }
 
     fn stop(&self) {
-        let (steering, _) = *self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let (steering, _) = *self.last.locked();
         self.send(steering, 0.0);
     }
 
     /// The last command again (zero speed while gated): the stream goes on through a tick
     /// without a pose, until `~pose_timeout_s` ends the goal.
     fn repeat(&self) {
-        let (steering, speed) = *self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let (steering, speed) = *self.last.locked();
         let gated = self.gated.load(Ordering::Relaxed);
         self.send(steering, if gated { 0.0 } else { speed });
     }

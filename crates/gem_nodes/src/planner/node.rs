@@ -16,8 +16,9 @@ use gem_msgs::std_msgs::Header;
 use gem_ros::node::RosError;
 use gem_ros::protocols::actionlib::{status, ActionClient, ClientEvent, NavigateWaypoints};
 use gem_ros::time::{self, to_ros};
+use gem_ros::Lock;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Everything the callbacks and the timer share.
@@ -40,10 +41,6 @@ struct Ids {
     unsent: VecDeque<(GoalSeq, Arc<[Pose]>, usize)>,
     waiting_since: Option<Instant>,
     complained: bool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl PlannerNode {
@@ -78,7 +75,7 @@ impl PlannerNode {
 
     /// A `system_state` message.
     pub fn system_state(&self, m: &SystemStateStamped) {
-        *lock(&self.last_state) = time::now();
+        *self.last_state.locked() = time::now();
         self.handle(Event::SystemError(
             m.state == SystemStateStamped::STATE_ERROR,
         ));
@@ -93,7 +90,7 @@ impl PlannerNode {
             let id = match &ev {
                 ClientEvent::Feedback { id, .. } | ClientEvent::Done { id, .. } => id.clone(),
             };
-            let Some(goal) = lock(&self.ids).by_id.get(&id).copied() else {
+            let Some(goal) = self.ids.locked().by_id.get(&id).copied() else {
                 continue;
             };
             let event = match ev {
@@ -116,9 +113,9 @@ impl PlannerNode {
 
     /// Timer: missing `system_state`, goals waiting for the server, status heartbeat.
     pub fn tick(&self, now: Time) {
-        let silent = now.saturating_since(*lock(&self.last_state));
+        let silent = now.saturating_since(*self.last_state.locked());
         if silent > self.params.state_timeout {
-            let was = lock(&self.planner).allow_run();
+            let was = self.planner.locked().allow_run();
             if was {
                 tracing::warn!(
                     "no system_state for {:.1} s: treating the system as in ERROR",
@@ -132,7 +129,7 @@ impl PlannerNode {
     }
 
     fn handle(&self, event: Event) {
-        let effects = lock(&self.planner).step(event);
+        let effects = self.planner.locked().step(event);
         for effect in effects {
             match effect {
                 Effect::SendGoal {
@@ -140,7 +137,8 @@ impl PlannerNode {
                     waypoints,
                     start_index,
                 } => {
-                    lock(&self.ids)
+                    self.ids
+                        .locked()
                         .unsent
                         .push_back((goal, waypoints, start_index));
                 }
@@ -152,7 +150,7 @@ impl PlannerNode {
     }
 
     fn cancel_goal(&self, goal: GoalSeq) {
-        let mut ids = lock(&self.ids);
+        let mut ids = self.ids.locked();
         ids.unsent.retain(|(g, _, _)| *g != goal);
         if let Some(id) = ids.by_seq.get(&goal).cloned() {
             drop(ids);
@@ -165,7 +163,7 @@ impl PlannerNode {
 
     /// Sends queued goals once the server is there; complains (once) after the timeout.
     fn flush_unsent(&self) {
-        let mut ids = lock(&self.ids);
+        let mut ids = self.ids.locked();
         if ids.unsent.is_empty() {
             ids.waiting_since = None;
             return;
@@ -214,8 +212,8 @@ impl PlannerNode {
     }
 
     fn publish_status(&self, now: Time, heartbeat: bool) {
-        let status = lock(&self.planner).status();
-        let mut last = lock(&self.last_status);
+        let status = self.planner.locked().status();
+        let mut last = self.last_status.locked();
         let changed = *last != Some(status);
         if changed {
             tracing::info!(

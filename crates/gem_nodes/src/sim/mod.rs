@@ -36,6 +36,7 @@ use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::protocols::dynamic_reconfigure::{DynParam, Kind, Server};
 use gem_ros::protocols::service::Service;
 use gem_ros::time::{self, to_ros, Ticker};
+use gem_ros::Lock;
 use params::Params;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -48,7 +49,7 @@ struct World {
 
 impl World {
     fn lock(&self) -> MutexGuard<'_, KinematicModel> {
-        self.model.lock().unwrap_or_else(|e| e.into_inner())
+        self.model.locked()
     }
 }
 

@@ -9,6 +9,7 @@ use gem_ros::convert;
 use gem_ros::processed::Acks;
 use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::time::Waker;
+use gem_ros::Lock;
 use std::sync::{Arc, Mutex};
 
 /// Core + publisher; cheap to share between subscription threads.
@@ -139,7 +140,7 @@ impl Shared {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic elsewhere must not silence the safety node: keep using the data.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.locked()
     }
 }
 

@@ -29,8 +29,8 @@
 //! Not implemented: rejecting goals older than the current one by stamp (actionlib's
 //! SimpleActionServer does), and the client-side LOST state.
 
-use crate::lock;
 use crate::node::RosError;
+use crate::Lock;
 use gem_msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
 use gem_msgs::std_msgs::Header;
 use std::collections::{HashMap, HashSet};
@@ -378,7 +378,7 @@ impl<A: Action> Drop for ActionServer<A> {
 
 impl<A: Action> ServerShared<A> {
     fn lock(&self) -> MutexGuard<'_, ServerState<A>> {
-        lock(&self.state)
+        self.state.locked()
     }
 
     fn wake(&self) {
@@ -563,7 +563,7 @@ impl<M: rosrust::Message> Outstanding<M> {
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<(String, Instant, M)>> {
-        lock(&self.items)
+        self.items.locked()
     }
 
     fn send(&self, id: &str, msg: M) -> Result<(), RosError> {
@@ -616,7 +616,7 @@ fn record_link(
     let shared = shared.clone();
     move |header| {
         if let Some(node) = header.get("callerid") {
-            lock(links(&shared)).insert(node.clone());
+            links(&shared).locked().insert(node.clone());
         }
     }
 }
@@ -652,7 +652,7 @@ impl<A: Action> ActionClient<A> {
             let (shared, tx) = (shared.clone(), tx.clone());
             let (goals, cancels) = (goals.clone(), cancels.clone());
             move |m: GoalStatusArray, node: &str| {
-                *lock(&shared.server) = Some(node.to_owned());
+                *shared.server.locked() = Some(node.to_owned());
                 let status = |id: &str| {
                     m.status_list
                         .iter()
@@ -662,7 +662,7 @@ impl<A: Action> ActionClient<A> {
                 goals.review(|id| status(id).is_some());
                 cancels.review(|id| !matches!(status(id), Some(status::PENDING | status::ACTIVE)));
                 let ours: Vec<GoalStatus> = {
-                    let mine = lock(&shared.mine);
+                    let mine = shared.mine.locked();
                     m.status_list
                         .into_iter()
                         .filter(|g| mine.contains(&g.goal_id.id))
@@ -670,7 +670,7 @@ impl<A: Action> ActionClient<A> {
                 };
                 let now = Instant::now();
                 for g in &ours {
-                    if lock(&shared.endings).listed(&g.goal_id.id, g.status, now) {
+                    if shared.endings.locked().listed(&g.goal_id.id, g.status, now) {
                         tracing::warn!(
                             "goal {} is {} on the server but its result never arrived; \
                              ending it from the status",
@@ -685,7 +685,7 @@ impl<A: Action> ActionClient<A> {
                         });
                     }
                 }
-                *lock(&shared.statuses) = ours;
+                *shared.statuses.locked() = ours;
             }
         })?;
         let feedback_sub = rosrust::subscribe_with_ids_and_headers(
@@ -695,7 +695,7 @@ impl<A: Action> ActionClient<A> {
                 let (shared, tx) = (shared.clone(), tx.clone());
                 move |m: A::ActionFeedback, _: &str| {
                     let (_, st, feedback) = A::unwrap_feedback(m);
-                    if lock(&shared.mine).contains(&st.goal_id.id) {
+                    if shared.mine.locked().contains(&st.goal_id.id) {
                         let _ = tx.send(ClientEvent::Feedback {
                             id: st.goal_id.id,
                             feedback,
@@ -713,7 +713,7 @@ impl<A: Action> ActionClient<A> {
                 move |m: A::ActionResult, _: &str| {
                     let (_, st, result) = A::unwrap_result(m);
                     let id = st.goal_id.id;
-                    if lock(&shared.mine).contains(&id) && lock(&shared.endings).result(&id) {
+                    if shared.mine.locked().contains(&id) && shared.endings.locked().result(&id) {
                         let _ = tx.send(ClientEvent::Done {
                             id,
                             status: st.status,
@@ -754,13 +754,13 @@ impl<A: Action> ActionClient<A> {
 
     /// True when a server is connected (see [`ActionClient::wait_for_server`]).
     pub fn is_server_connected(&self) -> bool {
-        let Some(server) = lock(&self.shared.server).clone() else {
+        let Some(server) = self.shared.server.locked().clone() else {
             return false;
         };
         self.goals.publisher.subscriber_count() > 0
             && self.cancel_pub.subscriber_count() > 0
-            && lock(&self.shared.feedback_links).contains(&server)
-            && lock(&self.shared.result_links).contains(&server)
+            && self.shared.feedback_links.locked().contains(&server)
+            && self.shared.result_links.locked().contains(&server)
     }
 
     /// Sends a goal; returns its id.
@@ -768,7 +768,7 @@ impl<A: Action> ActionClient<A> {
         let now = crate::time::to_ros(crate::time::now());
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let id = format!("{}-{n}-{}.{:09}", rosrust::name(), now.sec, now.nsec);
-        lock(&self.shared.mine).insert(id.clone());
+        self.shared.mine.locked().insert(id.clone());
         let goal_id = GoalID {
             stamp: now,
             id: id.clone(),
@@ -796,7 +796,9 @@ impl<A: Action> ActionClient<A> {
 
     /// The latest status the server reported for goal `id`.
     pub fn status_of(&self, id: &str) -> Option<u8> {
-        lock(&self.shared.statuses)
+        self.shared
+            .statuses
+            .locked()
             .iter()
             .find(|g| g.goal_id.id == id)
             .map(|g| g.status)
@@ -804,7 +806,7 @@ impl<A: Action> ActionClient<A> {
 
     /// The next event, waiting at most `timeout`.
     pub fn next_event(&self, timeout: Duration) -> Option<ClientEvent<A>> {
-        lock(&self.events).recv_timeout(timeout).ok()
+        self.events.locked().recv_timeout(timeout).ok()
     }
 }
 

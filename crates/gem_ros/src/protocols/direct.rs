@@ -18,8 +18,8 @@
 //! them (namespace, `~private`, `from:=to` remappings on the command line).
 
 use super::wire::{decode_header, encode_header, read_body, read_frame};
-use crate::lock;
 use crate::node::RosError;
+use crate::Lock;
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
@@ -106,14 +106,14 @@ pub fn subscribe<T: rosrust::Message>(
             .name(format!("direct{topic}"))
             .spawn(move || {
                 while !inner.stop.load(Ordering::SeqCst) {
-                    let linked = !lock(&inner.links).is_empty();
+                    let linked = !inner.links.locked().is_empty();
                     let pause = if linked {
                         DISCOVERY_SLOW
                     } else {
                         DISCOVERY_FAST
                     };
                     // A dropped subscription ends the pause at once (drop joins us).
-                    let guard = lock(&inner.stop_signal.0);
+                    let guard = inner.stop_signal.0.locked();
                     drop(
                         inner
                             .stop_signal
@@ -144,18 +144,18 @@ pub fn subscribe<T: rosrust::Message>(
 impl DirectSubscriber {
     /// Publishers with an established link (headers exchanged).
     pub fn publisher_count(&self) -> usize {
-        lock(&self.inner.links).len()
+        self.inner.links.locked().len()
     }
 }
 
 impl Drop for DirectSubscriber {
     fn drop(&mut self) {
         {
-            let _guard = lock(&self.inner.stop_signal.0);
+            let _guard = self.inner.stop_signal.0.locked();
             self.inner.stop.store(true, Ordering::SeqCst);
             self.inner.stop_signal.1.notify_all();
         }
-        for (_, stream) in lock(&self.inner.links).drain() {
+        for (_, stream) in self.inner.links.locked().drain() {
             let _ = stream.shutdown(Shutdown::Both);
         }
         if let Some(d) = self.discovery.take() {
@@ -180,16 +180,18 @@ fn connect_new<T: rosrust::Message>(
     callback: &Arc<Callback<T>>,
 ) {
     for uri in publishers {
-        let resting = lock(&inner.failed)
+        let resting = inner
+            .failed
+            .locked()
             .get(uri)
             .is_some_and(|t| t.elapsed() < RETRY_AFTER);
-        if inner.stop.load(Ordering::SeqCst) || resting || lock(&inner.links).contains_key(uri) {
+        if inner.stop.load(Ordering::SeqCst) || resting || inner.links.locked().contains_key(uri) {
             continue;
         }
         match connect(inner, uri) {
             Ok((stream, reader)) => {
-                lock(&inner.failed).remove(uri);
-                lock(&inner.links).insert(uri.clone(), stream);
+                inner.failed.locked().remove(uri);
+                inner.links.locked().insert(uri.clone(), stream);
                 let (inner, callback, uri) = (inner.clone(), callback.clone(), uri.clone());
                 let spawned = std::thread::Builder::new()
                     .name(format!("direct{}", inner.topic))
@@ -199,7 +201,9 @@ fn connect_new<T: rosrust::Message>(
                 }
             }
             Err(e) => {
-                if lock(&inner.failed)
+                if inner
+                    .failed
+                    .locked()
                     .insert(uri.clone(), Instant::now())
                     .is_none()
                 {
@@ -305,7 +309,7 @@ fn read_loop<T: rosrust::Message>(
             Err(e) => tracing::warn!("{}: cannot decode a message from {uri}: {e}", inner.topic),
         }
     }
-    lock(&inner.links).remove(uri);
+    inner.links.locked().remove(uri);
 }
 
 /// Resolves `name` for node `node` (its full name) as ROS 1 does: `/abs` stays, `~priv`

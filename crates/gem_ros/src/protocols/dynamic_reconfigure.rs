@@ -13,6 +13,7 @@
 //! `_name:=value`), else from the declared defaults, clamped likewise.
 
 use crate::node::RosError;
+use crate::Lock;
 use gem_msgs::dynamic_reconfigure::{
     BoolParameter, Config, ConfigDescription, DoubleParameter, Group, GroupState, IntParameter,
     ParamDescription, Reconfigure, ReconfigureRes,
@@ -330,11 +331,7 @@ impl Server {
 
     /// The current values.
     pub fn values(&self) -> Values {
-        self.state
-            .values
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.state.values.locked().clone()
     }
 }
 
@@ -376,7 +373,7 @@ impl Client {
 
 impl State {
     fn reconfigure(&self, changes: &[(String, Value)]) -> (Config, Result<(), String>) {
-        let mut values = self.values.lock().unwrap_or_else(|e| e.into_inner());
+        let mut values = self.values.locked();
         let result = apply(self.params, &mut values, changes, self.check.as_ref());
         match &result {
             Ok(()) => tracing::info!("reconfigured: now {:?}", values.0),
@@ -388,21 +385,12 @@ impl State {
 
     /// Publishes the current values (and copies them to the parameter server).
     fn publish(&self) -> Config {
-        let values = self
-            .values
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let values = self.values.locked().clone();
         for (name, v) in &values.0 {
             write_param(name, *v);
         }
         let config = to_config(self.params, &values);
-        if let Err(e) = self
-            .updates
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send(config.clone())
-        {
+        if let Err(e) = self.updates.locked().send(config.clone()) {
             tracing::warn!("cannot publish ~parameter_updates: {e}");
         }
         config

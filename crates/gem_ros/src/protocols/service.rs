@@ -26,8 +26,8 @@
 
 use super::direct::resolve;
 use super::wire::{decode_header, encode_header, read_frame};
-use crate::lock;
 use crate::node::RosError;
+use crate::Lock;
 use rosrust::{RosMsg, ServicePair};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -142,7 +142,7 @@ impl Drop for Service {
         if let Some(accept) = self.accept.take() {
             let _ = accept.join();
         }
-        for (_, c) in lock(&s.connections).drain() {
+        for (_, c) in s.connections.locked().drain() {
             let _ = c.shutdown(Shutdown::Both);
         }
     }
@@ -166,7 +166,7 @@ fn accept_loop<T: ServicePair>(inner: &Arc<Served>, handler: &Arc<Handler<T>>) {
         };
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
         if let Ok(handle) = stream.try_clone() {
-            lock(&inner.connections).insert(id, handle);
+            inner.connections.locked().insert(id, handle);
         }
         let (this, handler) = (inner.clone(), handler.clone());
         let spawned = std::thread::Builder::new()
@@ -177,7 +177,7 @@ fn accept_loop<T: ServicePair>(inner: &Arc<Served>, handler: &Arc<Handler<T>>) {
                         tracing::warn!("service {}: {e}", this.name);
                     }
                 }
-                lock(&this.connections).remove(&id);
+                this.connections.locked().remove(&id);
             });
         if let Err(e) = spawned {
             tracing::warn!(
@@ -409,7 +409,7 @@ impl<T: ServicePair> Client<T> {
     /// asked only when there is no known URI, and answers or fails at once).
     pub fn call(&self, req: &T::Request, timeout: Duration) -> Result<T::Response, CallError> {
         let deadline = Instant::now() + timeout;
-        let mut link = lock(&self.link);
+        let mut link = self.link.locked();
         let result = self.exchange(&mut link, req, deadline);
         match &result {
             Err(Fault::Late) if link.owed <= MAX_OWED => {}

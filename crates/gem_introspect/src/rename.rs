@@ -7,7 +7,7 @@
 //! to `base_link.rotation.w`). Keys without a name (no such `name` entry, or not a string)
 //! keep their index: nothing is dropped.
 
-use super::{Flat, ValueRef};
+use crate::{Flat, ValueRef};
 use serde::Deserialize;
 use thiserror::Error;
 

@@ -1,15 +1,22 @@
-//! Run-time introspection of ROS 1 messages (issue 9): parse a message definition
-//! ([`schema`]), then turn serialized bytes into a flat list of `key → value` pairs
-//! (`pose.position.x`, `points.3.x`) without compile-time types.
+//! Run-time introspection of ROS 1 messages, with no dependency on ROS and no compile-time
+//! message types: parse the full definition text a bag connection or a TCPROS connection
+//! header carries (the main definition, then each dependency after a line of `=` and
+//! `MSG: pkg/Type`; see [`schema`]), then decode serialized bytes into a flat list of
+//! `key → value` pairs in wire order (`header.seq`, `pose.position.x`, `points.3.x`).
+//! Nested fields are joined with `.`, array elements are named by their index, and values
+//! keep their type ([`ValueRef`]: booleans, signed and unsigned integers, floats, times,
+//! durations, strings). [`rename`] turns index-addressed elements into name-addressed keys
+//! (`position.0` → `first_joint.pos`).
 //!
 //! Arrays are kept whole by default. A limit ([`ArrayPolicy`]) is explicit and every
 //! truncation is reported in [`Flat::truncated`]; elements past the limit are skipped on
-//! the wire, so every field after a large array is still decoded (the two complaints
-//! about the tool this replaces). Malformed input (a truncated buffer, a length larger
-//! than the bytes left, bad UTF-8) is an error, never a panic or a huge allocation.
+//! the wire, so every field after a large array is still decoded. Malformed input (a
+//! truncated buffer, a length larger than the bytes left, bad UTF-8, a bad definition) is
+//! an error, never a panic or a huge allocation.
 //!
 //! Speed comes from reuse: [`Flat`] keeps its key strings and value slots between
 //! messages, so decoding a stream of same-shaped messages allocates nothing.
+#![warn(missing_docs)]
 
 pub mod rename;
 pub mod schema;

@@ -2,16 +2,16 @@
 //! TCPROS header carries (the main definition, then each dependency after a line of `=`
 //! and `MSG: pkg/Type`), compiled into a layout the decoder walks without lookups.
 
-use super::IntrospectError;
+use crate::IntrospectError;
 
 /// A built-in field type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Prim {
     /// `bool`.
     Bool,
-    /// `int8`.
+    /// `int8`, and `byte` (its deprecated alias).
     I8,
-    /// `uint8`, `byte`, `char`.
+    /// `uint8`, and `char` (its deprecated alias).
     U8,
     /// `int16`.
     I16,
@@ -41,8 +41,8 @@ impl Prim {
     fn from_name(name: &str) -> Option<Prim> {
         Some(match name {
             "bool" => Prim::Bool,
-            "int8" => Prim::I8,
-            "uint8" | "byte" | "char" => Prim::U8,
+            "int8" | "byte" => Prim::I8,
+            "uint8" | "char" => Prim::U8,
             "int16" => Prim::I16,
             "uint16" => Prim::U16,
             "int32" => Prim::I32,

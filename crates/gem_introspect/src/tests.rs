@@ -1,5 +1,5 @@
-use super::rename;
-use super::*;
+use crate::rename;
+use crate::*;
 
 const SEP: &str =
     "================================================================================";
@@ -251,6 +251,17 @@ fn fixed_arrays_have_no_length_prefix() {
     d.flatten(&bytes, &mut f).unwrap();
     assert_eq!(pairs(&f).len(), 3);
     assert_eq!(f.get("tail"), Some(ValueRef::UInt(9)));
+}
+
+#[test]
+fn byte_is_signed_and_char_unsigned_as_in_ros_1() {
+    let d = Decoder::from_definition("a/B", "byte b\nchar c\nbyte[2] bs\n").unwrap();
+    let mut f = Flat::default();
+    d.flatten(&[0xff, 0xff, 0x80, 0x01], &mut f).unwrap();
+    assert_eq!(f.get("b"), Some(ValueRef::Int(-1)));
+    assert_eq!(f.get("c"), Some(ValueRef::UInt(255)));
+    assert_eq!(f.get("bs.0"), Some(ValueRef::Int(-128)));
+    assert_eq!(f.get("bs.1"), Some(ValueRef::Int(1)));
 }
 
 mod fuzz {
