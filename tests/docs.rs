@@ -8,20 +8,31 @@ fn root() -> PathBuf {
     gem_e2e::repo_root()
 }
 
-/// The Markdown files the project publishes: README, CHANGELOG, docs/**.
-fn pages() -> Vec<PathBuf> {
-    let mut out = vec![root().join("README.md"), root().join("CHANGELOG.md")];
-    let mut dirs = vec![root().join("docs")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).expect("docs/") {
-            let p = e.expect("entry").path();
+/// Every file under `dirs`, recursively.
+fn files_under(dirs: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo: Vec<PathBuf> = dirs.iter().map(|d| root().join(d)).collect();
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let p = e.expect("a directory entry").path();
             if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "md") {
+                todo.push(p);
+            } else {
                 out.push(p);
             }
         }
     }
+    out
+}
+
+/// The Markdown files the project publishes: README, CHANGELOG, docs/**.
+fn pages() -> Vec<PathBuf> {
+    let mut out = vec![root().join("README.md"), root().join("CHANGELOG.md")];
+    out.extend(
+        files_under(&["docs"])
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|x| x == "md")),
+    );
     out
 }
 
@@ -117,25 +128,8 @@ fn the_readme_is_short() {
 #[test]
 fn the_specification_cited_is_the_one_in_the_repository() {
     let mut bad = Vec::new();
-    let mut dirs = vec![
-        root().join("crates"),
-        root().join("tests"),
-        root().join("docs"),
-        root().join("launch"),
-        root().join("runners"),
-        root().join("docker"),
-    ];
-    let mut files = vec![root().join("README.md")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).expect("dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
+    let mut files = files_under(&["crates", "tests", "docs", "launch", "runners", "docker"]);
+    files.push(root().join("README.md"));
     let needle = ["SPEC", " §"].concat();
     for f in files {
         if let Ok(text) = std::fs::read_to_string(&f) {

@@ -34,6 +34,16 @@ fn echo(name: &str, slow: bool, panicky: bool) -> (Service, Arc<Mutex<Vec<Thread
     (srv, threads)
 }
 
+/// `calls` calls were handled, all on one connection (its thread).
+fn assert_one_connection(threads: &Mutex<Vec<ThreadId>>, calls: usize) {
+    let threads = threads.lock().unwrap();
+    assert_eq!(threads.len(), calls, "{threads:?}");
+    assert!(
+        threads.iter().all(|t| *t == threads[0]),
+        "one connection, one thread: {threads:?}"
+    );
+}
+
 /// rospy calls `service` three times on one `ServiceProxy`; prints each answer.
 fn rospy_calls(service: &str, persistent: bool) -> String {
     let script = format!(
@@ -54,12 +64,7 @@ fn a_persistent_rospy_caller_keeps_one_connection_for_every_call() {
         out.lines().collect::<Vec<_>>(),
         ["got false", "got true", "got false"]
     );
-    let threads = threads.lock().unwrap();
-    assert_eq!(threads.len(), 3);
-    assert!(
-        threads.iter().all(|t| *t == threads[0]),
-        "one connection, one thread: {threads:?}"
-    );
+    assert_one_connection(&threads, 3);
 }
 
 #[test]
@@ -218,12 +223,7 @@ fn a_call_that_times_out_keeps_the_connection_and_its_late_answer_is_not_taken_f
     // The answer "got true" comes late, on the same connection, and is dropped.
     assert_eq!(our_call(&client, false).unwrap(), "got false");
     assert_eq!(our_call(&client, false).unwrap(), "got false");
-    let threads = threads.lock().unwrap();
-    assert_eq!(threads.len(), 3);
-    assert!(
-        threads.iter().all(|t| *t == threads[0]),
-        "one connection throughout: {threads:?}"
-    );
+    assert_one_connection(&threads, 3);
 }
 
 #[test]
