@@ -196,18 +196,31 @@ impl Seen {
     /// The first suite topic silent for longer than [`SILENCE`] (and, but for `/clock`,
     /// [`SIM_SILENCE_S`] of sim time), with its publisher. A topic not heard yet counts as
     /// heard at `expected_from` (wall and sim time; None: not expected yet).
-    fn silent(
-        &self,
-        now: Instant,
-        expected_from: Option<(Instant, f64)>,
-    ) -> Option<(&'static str, &'static str, Duration)> {
+    fn silent(&self, now: Instant, expected_from: Option<(Instant, f64)>) -> Option<Silence> {
         LIVENESS.iter().find_map(|&(topic, node)| {
-            let (wall, sim) = self.heard.get(topic).copied().or(expected_from)?;
+            let heard = self.heard.get(topic).copied();
+            let (wall, sim) = heard.or(expected_from)?;
             let quiet = now.saturating_duration_since(wall);
             let sim_moved = topic == "/clock" || self.sim_now - sim > SIM_SILENCE_S;
-            (quiet > SILENCE && sim_moved).then_some((topic, node, quiet))
+            (quiet > SILENCE && sim_moved).then_some(Silence {
+                topic,
+                node,
+                quiet,
+                ever_heard: heard.is_some(),
+            })
         })
     }
+}
+
+/// A suite topic that has been quiet for longer than [`SILENCE`].
+struct Silence {
+    topic: &'static str,
+    /// The node expected to publish it.
+    node: &'static str,
+    /// Wall time since its last message (or since the lap started).
+    quiet: Duration,
+    /// Whether it was heard at all.
+    ever_heard: bool,
 }
 
 /// A fault the demo injects: a failure type of `gem_core::faults` (its mock_signals
@@ -347,11 +360,13 @@ impl Demo {
     /// node the master lists as its publisher does not answer on its slave API (its
     /// process has gone), and after [`HUNG`] when they all answer (alive but not
     /// publishing); a node that is only slow (a busy computer) is given that long.
-    fn judge_silence(
-        &self,
-        (topic, node, quiet): (&'static str, &'static str, Duration),
-        what: &str,
-    ) -> anyhow::Result<()> {
+    fn judge_silence(&self, silence: Silence, what: &str) -> anyhow::Result<()> {
+        let Silence {
+            topic,
+            node,
+            quiet,
+            ever_heard,
+        } = silence;
         if self.pinged.get().is_some_and(|t| t.elapsed() < PING_EVERY) && quiet < HUNG {
             return Ok(());
         }
@@ -363,8 +378,16 @@ impl Demo {
             .filter(|n| gem_ros::node::pid_of(n).is_err())
             .collect();
         let quiet_s = quiet.as_secs_f64();
-        if listed.is_empty() {
+        if listed.is_empty() && ever_heard {
             bail!("while waiting for {what}: no {topic} for {quiet_s:.1} s (wall) and no publisher: {node} has stopped");
+        }
+        // Never heard and not registered: a node still starting on a busy computer is
+        // given as long as a hung one.
+        if listed.is_empty() {
+            if quiet >= HUNG {
+                bail!("while waiting for {what}: no {topic} for {quiet_s:.1} s (wall): {node} never registered it (it did not start)");
+            }
+            return Ok(());
         }
         if !gone.is_empty() {
             bail!(
@@ -750,15 +773,18 @@ mod tests {
         seen.heard.insert("/clock", (t, 0.0));
         seen.heard.insert("/system_state", (t + SILENCE * 2, 0.0));
         assert!(seen.silent(t + SILENCE, None).is_none());
-        let (topic, node, _) = seen.silent(t + SILENCE * 2, None).unwrap();
-        assert_eq!((topic, node), ("/clock", "gem_sim"));
+        let quiet = seen.silent(t + SILENCE * 2, None).unwrap();
+        assert_eq!((quiet.topic, quiet.node), ("/clock", "gem_sim"));
+        assert!(quiet.ever_heard);
         // Once expected, a topic never heard is silent from then on, if sim time moved.
         seen.heard.insert("/clock", (t + SILENCE * 3, 5.0));
         seen.sim_now = 5.0;
         let expected = Some((t + SILENCE, 0.0));
         assert!(seen.silent(t + SILENCE * 2, expected).is_none());
-        let (topic, _, _) = seen.silent(t + SILENCE * 3, expected).unwrap();
-        assert_eq!(topic, "/task_planner_status");
+        let quiet = seen.silent(t + SILENCE * 3, expected).unwrap();
+        assert_eq!(quiet.topic, "/task_planner_status");
+        // Never heard: its node may still be starting, not gone.
+        assert!(!quiet.ever_heard);
     }
 
     #[test]
@@ -775,7 +801,7 @@ mod tests {
         // Four SILENCEs of wall time, but only 0.5 s of sim time since the others spoke.
         assert!(seen.silent(t + SILENCE * 4, None).is_none());
         seen.sim_now = 11.5;
-        let (topic, _, _) = seen.silent(t + SILENCE * 4, None).unwrap();
+        let topic = seen.silent(t + SILENCE * 4, None).unwrap().topic;
         assert_eq!(topic, "/system_state");
     }
 
