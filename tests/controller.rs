@@ -6,7 +6,7 @@ use gem_core::control::closed_loop::{self, CrossTrackMeter, LoopSettings};
 use gem_core::control::path::Path;
 use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
-use gem_core::vehicle::kinematic::VehicleParams;
+use gem_core::vehicle::VehicleParams;
 use gem_e2e::{cli, cli_background, repo_root, ros, wait_until, Collector, NodeProc, RosGuard};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
@@ -43,9 +43,23 @@ impl Stack {
         speedup: Option<f64>,
         extra: &[(&str, &str)],
     ) -> Stack {
+        Stack::start_with_sim(ros, controller, speedup, &[], extra)
+    }
+
+    /// As [`Stack::start`], with private parameters for gem_sim too.
+    fn start_with_sim(
+        ros: &RosGuard,
+        controller: &str,
+        speedup: Option<f64>,
+        sim_params: &[(&str, &str)],
+        extra: &[(&str, &str)],
+    ) -> Stack {
         let ns = fresh_ns();
         ros.set_sim_time(speedup.is_some());
         let mut sim = ros.node("gem_sim").arg(&format!("__ns:={ns}"));
+        for (k, v) in sim_params {
+            sim = sim.param(k, v);
+        }
         if let Some(x) = speedup {
             sim = sim.param("publish_clock", true).param("speedup", x);
         }
@@ -436,6 +450,7 @@ fn core_reference(law: Law, points: &[Point]) -> f64 {
         physics_dt: Duration::from_millis(10),
         control_every: 5,
         time_limit_s: 900.0,
+        localization: Default::default(),
     };
     let path = Path::new(points, 0.05).unwrap();
     let trace = closed_loop::run(
@@ -516,4 +531,101 @@ fn full_lap_pure_pursuit_through_ros() {
 #[test]
 fn full_lap_stanley_through_ros() {
     full_lap("stanley", Law::Stanley(Default::default()));
+}
+
+#[test]
+fn bad_vehicle_model_parameters_are_refused_at_start_up_by_name() {
+    let ros = ros();
+    ros.set_sim_time(false);
+    for (name, value, says) in [
+        ("mass_kg", "-686", "must be > 0"),
+        ("cornering_stiffness_front", "0", "must be > 0"),
+        ("yaw_inertia_kgm2", ".nan", "must be > 0"),
+        ("model", "bicycle", "neither dynamic nor kinematic"),
+        (
+            "localization_position_sigma_m",
+            "-0.1",
+            "must be within 0..10",
+        ),
+    ] {
+        // Through the parameter server, as a launch file sets it (rosrust cannot read a
+        // NaN from its command line).
+        let ns = fresh_ns();
+        let set = cli(
+            "rosparam",
+            &["set", &format!("{ns}/gem_sim/{name}"), "--", value],
+            T,
+        );
+        assert!(set.status.success(), "{set:?}");
+        let mut sim = ros.node("gem_sim").arg(&format!("__ns:={ns}")).spawn();
+        let Some(status) = sim.wait(T) else {
+            panic!(
+                "gem_sim with ~{name} = {value} still runs\n{}",
+                sim.output()
+            );
+        };
+        assert!(!status.success(), "{name}");
+        let out = sim.output();
+        assert!(
+            out.contains(&format!("~{name}")) && out.contains(says),
+            "{name} = {value}: {out}"
+        );
+    }
+}
+
+/// The steering commands' RMS step-to-step change, rad.
+fn steering_jitter(cmds: &[AckermannDrive]) -> f64 {
+    let steps: Vec<f64> = cmds
+        .windows(2)
+        .map(|w| f64::from(w[1].steering_angle - w[0].steering_angle))
+        .collect();
+    (steps.iter().map(|d| d * d).sum::<f64>() / steps.len().max(1) as f64).sqrt()
+}
+
+#[test]
+fn pose_noise_neither_aborts_nor_chatters() {
+    let ros = ros();
+    let track = gem_track();
+    // The first half of the GEM track: straights and bends.
+    let part: Vec<Pose2D> = track[..track.len() / 2].to_vec();
+    for controller in ["pure_pursuit", "stanley"] {
+        let stack = Stack::start_with_sim(
+            &ros,
+            controller,
+            Some(10.0),
+            &[
+                ("localization_position_sigma_m", "0.03"),
+                ("localization_yaw_sigma_rad", "0.005"),
+                ("localization_rate_hz", "20"),
+            ],
+            &[],
+        );
+        let cmds = Collector::<AckermannDrive>::new(&stack.topic("gem/ackermann_cmd"));
+        let client = stack.client();
+        let id = client.send_goal(goal(part.clone(), 0)).unwrap();
+        let (st, text, _, _) = wait_done(&client, &id, Duration::from_secs(60));
+        assert_eq!(
+            status::name(st),
+            "SUCCEEDED",
+            "{controller}: {text}\n{}",
+            stack.output()
+        );
+        let all = cmds.all();
+        eprintln!(
+            "{controller}: {} commands, {} above 2 m/s",
+            all.len(),
+            all.iter().filter(|c| c.speed > 2.0).count()
+        );
+        // From 20 m on (the car has joined the path), at cruise speed.
+        let driving: Vec<AckermannDrive> =
+            all.into_iter().filter(|c| c.speed > 2.0).skip(40).collect();
+        assert!(driving.len() > 200, "{}", driving.len());
+        let jitter = steering_jitter(&driving);
+        eprintln!("{controller}: steering jitter with pose noise {jitter:.4} rad per step");
+        // Chatter (a law fighting itself or the noise) is 0.1 rad a step and more.
+        assert!(
+            jitter < 0.03,
+            "{controller}: steering jitter {jitter:.4} rad"
+        );
+    }
 }

@@ -11,7 +11,7 @@
 use gem_core::control::closed_loop::{Steerer, Step};
 use gem_core::geometry::{wrap_angle, Pose};
 use gem_core::time::Time;
-use gem_core::vehicle::kinematic::VehicleState;
+use gem_core::vehicle::localization::Report;
 
 /// Output of a baseline law: steering (unclamped), speed, nearest index, done.
 pub struct BaselineCommand {
@@ -101,8 +101,8 @@ impl BaselineController {
 }
 
 impl Steerer for BaselineController {
-    fn step(&mut self, state: &VehicleState, _now: Time) -> Step {
-        let c = self.update(state.pose, state.speed_mps);
+    fn step(&mut self, report: &Report, _now: Time) -> Step {
+        let c = self.update(report.state.pose, report.state.speed_mps);
         Step {
             steering_rad: c.steering_rad,
             speed_mps: c.speed_mps,

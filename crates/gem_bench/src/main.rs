@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p gem_bench -- state-manager [--updates N] [--samples N]
-//! cargo run --release -p gem_bench -- track [--out DIR]
+//! cargo run --release -p gem_bench -- track [--out DIR] [--dynamic-only]
 //! cargo run --release -p gem_bench -- waypoints [--rows N]
 //! cargo run --release -p gem_bench -- health [--messages N] [--seconds S]
 //! cargo run --release -p gem_bench -- introspect [--messages N]
@@ -49,6 +49,9 @@ enum Bench {
         /// The GEM track waypoint file.
         #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../launch/waypoints/gem_track.csv"))]
         track: std::path::PathBuf,
+        /// Only the single-track (tyre slip) table.
+        #[arg(long)]
+        dynamic_only: bool,
     },
     /// health_monitor: in-process throughput on Odometry with 3 rules, node CPU at 1 kHz.
     Health {
@@ -106,7 +109,11 @@ enum Bench {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::StateManager { updates, samples } => state_manager::run(updates, samples),
-        Bench::Track { out, track } => track::run_all(&track, &out).map(|_| ()),
+        Bench::Track {
+            out,
+            track,
+            dynamic_only,
+        } => track::run_all(&track, &out, dynamic_only).map(|_| ()),
         Bench::Waypoints { rows } => waypoints::run(rows),
         Bench::Health { messages, seconds } => health::run(messages, seconds),
         Bench::Introspect { messages } => introspect::run(messages),

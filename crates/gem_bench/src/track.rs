@@ -1,6 +1,14 @@
-//! `track`: each controller closed-loop on the vehicle model, over the GEM track and four
-//! synthetic paths, at two speeds, with ideal actuators and with a 0.1 s command delay plus
-//! a 0.2 s steering lag. Prints one table and writes one SVG per run.
+//! `track`: each controller closed-loop on the vehicle model. Two tables:
+//!
+//! - the kinematic bicycle, over the GEM track and four synthetic paths, at two speeds,
+//!   with ideal actuators and with a 0.1 s command delay plus a 0.2 s steering lag, every
+//!   controller including the original suite's two laws;
+//! - the single-track model with tyre slip (the simulator's default), delay and lag, on the
+//!   GEM track from the spawn pose: 2.8, 5.5 and an 8 m/s cap (2.5 m/s² lateral), a
+//!   cornering-stiffness sweep (7, 12, 17 /rad) with the same gains, and GNSS/INS pose
+//!   noise (σ 0.03 m, 0.005 rad at 20 Hz).
+//!
+//! One SVG per run.
 
 use crate::baseline::{Baseline, BaselineController};
 use gem_core::control::closed_loop::{self, LoopSettings, Steerer, TrackingStats};
@@ -10,7 +18,9 @@ use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
-use gem_core::vehicle::kinematic::VehicleParams;
+use gem_core::vehicle::dynamic::DynamicParams;
+use gem_core::vehicle::localization::LocalizationParams;
+use gem_core::vehicle::{ChassisModel, VehicleParams};
 use std::f64::consts::TAU;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -37,13 +47,17 @@ pub enum Actuators {
 }
 
 impl Actuators {
-    fn params(self) -> VehicleParams {
+    fn params(self, chassis: ChassisModel) -> VehicleParams {
         match self {
-            Actuators::Ideal => VehicleParams::default(),
+            Actuators::Ideal => VehicleParams {
+                chassis,
+                ..Default::default()
+            },
             Actuators::DelayLag => VehicleParams {
                 command_delay_s: 0.1,
                 steer_time_constant_s: 0.2,
                 speed_time_constant_s: 0.3,
+                chassis,
                 ..Default::default()
             },
         }
@@ -88,6 +102,7 @@ impl Controller {
 pub fn tracker_config(
     controller: Controller,
     speed_mps: f64,
+    lateral_accel_mps2: f64,
     actuators: Actuators,
 ) -> TrackerConfig {
     let law = match controller {
@@ -105,10 +120,42 @@ pub fn tracker_config(
         law,
         speed: SpeedConfig {
             nominal_mps: speed_mps,
+            max_lateral_accel_mps2: lateral_accel_mps2,
             ..Default::default()
         },
         latency_s,
         ..Default::default()
+    }
+}
+
+/// One closed-loop run to make.
+#[derive(Clone)]
+pub struct Case {
+    pub controller: Controller,
+    /// Cruise speed, m/s.
+    pub speed_mps: f64,
+    /// Lateral acceleration limit of the speed profile, m/s².
+    pub lateral_accel_mps2: f64,
+    pub actuators: Actuators,
+    pub chassis: ChassisModel,
+    pub localization: LocalizationParams,
+}
+
+impl Case {
+    /// "kin", or "dyn c=12" with the cornering stiffness.
+    fn model_label(&self) -> String {
+        match &self.chassis {
+            ChassisModel::Kinematic => "kin".into(),
+            ChassisModel::Dynamic(d) => format!("dyn c={}", d.cornering_stiffness_front),
+        }
+    }
+
+    fn noise_label(&self) -> &'static str {
+        if self.localization.is_off() {
+            "-"
+        } else {
+            "gnss"
+        }
     }
 }
 
@@ -118,7 +165,11 @@ pub struct RunResult {
     pub controller: &'static str,
     pub speed_mps: f64,
     pub actuators: &'static str,
+    pub model: String,
+    pub noise: &'static str,
     pub stats: TrackingStats,
+    /// Steering jitter after convergence, rad per control step (RMS).
+    pub jitter_rad: f64,
     pub time_s: f64,
     pub done_index: Option<usize>,
     pub last_index: usize,
@@ -132,43 +183,48 @@ pub struct RunResult {
 }
 
 /// Drives one run to completion or timeout.
-pub fn run(
-    sc: &Scenario,
-    controller: Controller,
-    speed_mps: f64,
-    actuators: Actuators,
-) -> RunResult {
+pub fn run(sc: &Scenario, case: &Case) -> RunResult {
+    let (controller, speed_mps, actuators) = (case.controller, case.speed_mps, case.actuators);
     let points: Vec<Point> = sc.waypoints.iter().map(|w| w.point()).collect();
     let path = Path::new(&points, 0.05).expect("valid path");
     let settings = LoopSettings {
         physics_dt: PHYSICS_DT,
         control_every: CONTROL_EVERY,
         time_limit_s: 3.0 * path.length() / speed_mps + 60.0,
+        localization: case.localization.clone(),
     };
     let mut steerer: Box<dyn Steerer> = match controller {
         Controller::Original(b) => {
             Box::new(BaselineController::new(b, sc.waypoints.clone(), speed_mps))
         }
         _ => Box::new(
-            Tracker::new(&points, 0, tracker_config(controller, speed_mps, actuators))
-                .expect("valid path"),
+            Tracker::new(
+                &points,
+                0,
+                tracker_config(controller, speed_mps, case.lateral_accel_mps2, actuators),
+            )
+            .expect("valid path"),
         ),
     };
     let path_m = path.length();
     let trace = closed_loop::run(
         path,
         sc.start,
-        actuators.params(),
+        actuators.params(case.chassis.clone()),
         steerer.as_mut(),
         &settings,
     );
     let cte = trace.cross_track();
+    let stats = closed_loop::stats(&cte, CONVERGED_M);
     RunResult {
         scenario: sc.name,
         controller: controller.label(),
         speed_mps,
         actuators: actuators.label(),
-        stats: closed_loop::stats(&cte, CONVERGED_M),
+        model: case.model_label(),
+        noise: case.noise_label(),
+        jitter_rad: trace.steering_jitter(stats.converge_m.unwrap_or(f64::INFINITY)),
+        stats,
         time_s: trace.time_s,
         done_index: trace.done_index,
         last_index: sc.waypoints.len() - 1,
@@ -263,18 +319,20 @@ pub fn scenarios(track_file: &std::path::Path) -> anyhow::Result<Vec<Scenario>> 
 /// Writes the path vs the driven trajectory and the cross-track error over distance.
 pub fn plot(sc: &Scenario, r: &RunResult, dir: &std::path::Path) -> anyhow::Result<PathBuf> {
     let file = dir.join(format!(
-        "{}_{}_{:.1}mps_{}.svg",
+        "{}_{}_{:.1}mps_{}_{}{}.svg",
         r.scenario,
         r.controller,
         r.speed_mps,
-        r.actuators.replace('+', "_")
+        r.actuators.replace('+', "_"),
+        r.model.replace([' ', '='], ""),
+        if r.noise == "-" { "" } else { "_noise" }
     ));
     let path: Vec<(f64, f64)> = sc.waypoints.iter().map(|w| (w.x, w.y)).collect();
     let driven: Vec<(f64, f64)> = r.trajectory.iter().map(|p| (p.x, p.y)).collect();
     let figure = gem_cli::plot::TrackPlot {
         caption: format!(
-            "{} — {} {:.1} m/s {}",
-            r.scenario, r.controller, r.speed_mps, r.actuators
+            "{} — {} {:.1} m/s {} {} {}",
+            r.scenario, r.controller, r.speed_mps, r.actuators, r.model, r.noise
         ),
         path: &path,
         driven: &driven,
@@ -286,43 +344,116 @@ pub fn plot(sc: &Scenario, r: &RunResult, dir: &std::path::Path) -> anyhow::Resu
     Ok(file)
 }
 
-/// Runs everything, prints the table, writes the plots to `out_dir`.
+/// The dynamic-model matrix on the GEM track from the spawn pose: (speed, lateral
+/// acceleration limit, cornering stiffness, pose noise).
+pub const DYNAMIC_MATRIX: [(f64, f64, f64, bool); 10] = [
+    (2.8, 1.5, 12.0, false),
+    (2.8, 1.5, 12.0, true),
+    (5.5, 2.5, 12.0, false),
+    (5.5, 2.5, 12.0, true),
+    (5.5, 2.5, 7.0, false),
+    (5.5, 2.5, 17.0, false),
+    (8.0, 2.5, 12.0, false),
+    (8.0, 2.5, 12.0, true),
+    (8.0, 2.5, 7.0, false),
+    (8.0, 2.5, 17.0, false),
+];
+
+/// The dynamic chassis with both axles' normalised cornering stiffness set to `c`.
+pub fn dynamic_chassis(c: f64) -> ChassisModel {
+    ChassisModel::Dynamic(DynamicParams {
+        cornering_stiffness_front: c,
+        cornering_stiffness_rear: c,
+        ..DynamicParams::DEFAULT
+    })
+}
+
+/// Runs everything, prints the tables, writes the plots to `out_dir`.
 pub fn run_all(
     track_file: &std::path::Path,
     out_dir: &std::path::Path,
+    dynamic_only: bool,
 ) -> anyhow::Result<Vec<RunResult>> {
     std::fs::create_dir_all(out_dir)?;
     let scenarios = scenarios(track_file)?;
+    let mut results = Vec::new();
+    let kinematic: &[Scenario] = if dynamic_only { &[] } else { &scenarios };
+    if !dynamic_only {
+        println!("kinematic bicycle, every path:");
+        print_header();
+    }
+    for sc in kinematic {
+        for speed in [2.8, 5.5] {
+            for actuators in [Actuators::Ideal, Actuators::DelayLag] {
+                for controller in Controller::ALL {
+                    let case = Case {
+                        controller,
+                        speed_mps: speed,
+                        lateral_accel_mps2: SpeedConfig::DEFAULT.max_lateral_accel_mps2,
+                        actuators,
+                        chassis: ChassisModel::Kinematic,
+                        localization: LocalizationParams::OFF,
+                    };
+                    results.push(run_and_plot(sc, &case, out_dir)?);
+                }
+            }
+        }
+    }
+    println!();
+    println!("single-track model with tyre slip, 0.1 s delay + 0.2 s steering lag, GEM track from the spawn pose:");
+    print_header();
+    for (speed, lateral, stiffness, noise) in DYNAMIC_MATRIX {
+        for controller in [Controller::PurePursuit, Controller::Stanley] {
+            let case = Case {
+                controller,
+                speed_mps: speed,
+                lateral_accel_mps2: lateral,
+                actuators: Actuators::DelayLag,
+                chassis: dynamic_chassis(stiffness),
+                localization: if noise {
+                    LocalizationParams::GNSS_INS
+                } else {
+                    LocalizationParams::OFF
+                },
+            };
+            results.push(run_and_plot(&scenarios[0], &case, out_dir)?);
+        }
+    }
+    println!("plots: {}", out_dir.display());
+    Ok(results)
+}
+
+fn run_and_plot(
+    sc: &Scenario,
+    case: &Case,
+    out_dir: &std::path::Path,
+) -> anyhow::Result<RunResult> {
+    let r = run(sc, case);
+    print_row(&r);
+    plot(sc, &r, out_dir)?;
+    Ok(r)
+}
+
+fn print_header() {
     println!(
-        "{:<20} {:<13} {:>4} {:<9} | {:>8} {:>8} {:>8} | {:>8} {:>8} | {:>7} {:>16} {:>7}",
+        "{:<20} {:<13} {:>4} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6} {:>16} {:>6} {:>6}",
         "scenario",
         "controller",
         "v",
         "actuators",
+        "model",
+        "pose",
         "conv m",
         "rms ≥c",
+        "p95 ≥c",
         "max ≥c",
         "rms all",
         "max all",
         "time s",
         "completed@index",
-        "max|δ|"
+        "max|δ|",
+        "jitter"
     );
-    let mut results = Vec::new();
-    for sc in &scenarios {
-        for speed in [2.8, 5.5] {
-            for act in [Actuators::Ideal, Actuators::DelayLag] {
-                for c in Controller::ALL {
-                    let r = run(sc, c, speed, act);
-                    print_row(&r);
-                    plot(sc, &r, out_dir)?;
-                    results.push(r);
-                }
-            }
-        }
-    }
-    println!("plots: {}", out_dir.display());
-    Ok(results)
 }
 
 fn print_row(r: &RunResult) {
@@ -346,20 +477,28 @@ fn print_row(r: &RunResult) {
         "inf/NaN".into()
     };
     println!(
-        "{:<20} {:<13} {:>4.1} {:<9} | {:>8} {:>8} {:>8} | {:>8} {:>8} | {:>7.1} {:>16} {:>7}",
+        "{:<20} {:<13} {:>4.1} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6.1} {:>16} {:>6} {:>6}",
         r.scenario,
         r.controller,
         r.speed_mps,
         r.actuators,
+        r.model,
+        r.noise,
         r.stats
             .converge_m
             .map_or("never".into(), |d| format!("{d:.1}")),
         f(r.stats.rms_after_m),
+        f(r.stats.p95_after_m),
         f(r.stats.max_after_m),
         f(r.stats.rms_all_m),
         f(r.stats.max_all_m),
         r.time_s,
         done,
-        steer
+        steer,
+        if r.jitter_rad.is_nan() {
+            "-".into()
+        } else {
+            format!("{:.4}", r.jitter_rad)
+        }
     );
 }

@@ -68,6 +68,12 @@ impl Time {
         self.since(earlier).unwrap_or(Duration::ZERO)
     }
 
+    /// `self − d`, saturating at zero.
+    pub fn saturating_sub(self, d: Duration) -> Time {
+        let d = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        Time::from_nanos(self.nanos.saturating_sub(d))
+    }
+
     /// `self + d`, saturating at the end of the representable range.
     pub fn saturating_add(self, d: Duration) -> Time {
         let d = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);

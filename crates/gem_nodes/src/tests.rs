@@ -4,7 +4,7 @@ use crate::{controller, health_monitor, mock_signals, overlay, planner, sim, sta
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_core::state_manager::StateManagerConfig;
-use gem_core::vehicle::kinematic::VehicleParams;
+use gem_core::vehicle::VehicleParams;
 use gem_ros::params::{check_docs, with_every_default, ParamSpec};
 
 /// Each node: its parameter table and its page under `docs/nodes/`.

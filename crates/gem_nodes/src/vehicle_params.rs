@@ -1,7 +1,7 @@
 //! The GEM e2 geometry parameters that the simulator and the controllers both take,
 //! declared once with their defaults from `gem_core`'s [`VehicleParams::DEFAULT`].
 
-use gem_core::vehicle::kinematic::VehicleParams;
+use gem_core::vehicle::VehicleParams;
 use gem_ros::params::ParamSpec;
 
 /// `~wheelbase_m`.

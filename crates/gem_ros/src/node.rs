@@ -16,6 +16,11 @@ pub fn start(name: &str) {
     let started = Instant::now();
     let mut next_report = Duration::ZERO;
     while let Err(e) = rosrust::try_init(name) {
+        if e.to_string().contains("YAML") {
+            // A `_param:=value` that rosrust cannot parse: no master will fix that.
+            eprintln!("[{name}] a command-line parameter is not valid YAML: {e}");
+            std::process::exit(2);
+        }
         let waited = started.elapsed();
         if waited >= next_report {
             eprintln!(

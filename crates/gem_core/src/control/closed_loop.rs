@@ -6,10 +6,11 @@
 //! controller, including ones that track a different point, is measured alike.
 
 use super::path::Path;
-use super::tracker::Tracker;
+use super::tracker::{Observation, Tracker};
 use crate::geometry::{Point, Pose};
 use crate::time::Time;
-use crate::vehicle::kinematic::{DriveCommand, KinematicModel, VehicleParams, VehicleState};
+use crate::vehicle::localization::{LocalizationParams, Localizer, Report};
+use crate::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 use std::time::Duration;
 
 /// What a controller answers at one control step.
@@ -27,13 +28,21 @@ pub struct Step {
 
 /// Anything that can drive the model.
 pub trait Steerer {
-    /// The command for `state` at `now`.
-    fn step(&mut self, state: &VehicleState, now: Time) -> Step;
+    /// The command for what localization `report`s, at `now`.
+    fn step(&mut self, report: &Report, now: Time) -> Step;
 }
 
 impl Steerer for Tracker {
-    fn step(&mut self, state: &VehicleState, now: Time) -> Step {
-        match self.update(state.pose, state.speed_mps, now) {
+    fn step(&mut self, report: &Report, now: Time) -> Step {
+        let s = &report.state;
+        let obs = Observation {
+            pose: s.pose,
+            speed_mps: s.speed_mps,
+            lateral_speed_mps: s.lateral_speed_mps,
+            yaw_rate_rad_s: s.yaw_rate_rad_s,
+            measured_at: report.measured_at,
+        };
+        match self.observe(obs, now) {
             Ok(c) => Step {
                 steering_rad: c.steering_rad,
                 speed_mps: c.speed_mps,
@@ -79,6 +88,8 @@ pub struct Sample {
     pub position: Point,
     /// Cross-track error, m.
     pub cross_track_m: f64,
+    /// Steering commanded, rad.
+    pub steering_rad: f64,
 }
 
 /// A whole run.
@@ -102,6 +113,19 @@ impl Trace {
             .map(|s| (s.driven_m, s.cross_track_m))
             .collect()
     }
+
+    /// Steering jitter from `from_m` driven on: the RMS of the change of the steering
+    /// command from one control step to the next, rad. Tracking the path's curvature
+    /// changes it by a few mrad a step; chatter shows up as much more.
+    pub fn steering_jitter(&self, from_m: f64) -> f64 {
+        let steps: Vec<f64> = self
+            .samples
+            .windows(2)
+            .filter(|w| w[0].driven_m >= from_m)
+            .map(|w| w[1].steering_rad - w[0].steering_rad)
+            .collect();
+        rms(&steps)
+    }
 }
 
 /// How to run.
@@ -113,6 +137,8 @@ pub struct LoopSettings {
     pub control_every: usize,
     /// Give up after this much simulated time, s.
     pub time_limit_s: f64,
+    /// What the controller is told of the car.
+    pub localization: LocalizationParams,
 }
 
 /// Drives `steerer` on a model with `params` from `start` until done or the time limit.
@@ -124,7 +150,9 @@ pub fn run(
     cfg: &LoopSettings,
 ) -> Trace {
     let t0 = Time::from_secs_f64(1.0);
-    let mut model = KinematicModel::new(params, start, t0);
+    let mut model = VehicleModel::new(params, start, t0);
+    let mut localizer = Localizer::new(cfg.localization.clone());
+    localizer.observe(t0, model.state());
     let mut meter = CrossTrackMeter::new(path);
     let mut trace = Trace {
         samples: Vec::new(),
@@ -136,7 +164,11 @@ pub fn run(
     while model.now().saturating_since(t0).as_secs_f64() < cfg.time_limit_s {
         let state = model.state();
         if step.is_multiple_of(cfg.control_every) {
-            let c = steerer.step(&state, model.now());
+            let report = localizer.report().unwrap_or(Report {
+                measured_at: model.now(),
+                state,
+            });
+            let c = steerer.step(&report, model.now());
             let steer = if c.steering_rad.is_finite() {
                 c.steering_rad.abs()
             } else {
@@ -148,6 +180,7 @@ pub fn run(
                 driven_m: driven,
                 position,
                 cross_track_m: meter.measure(position),
+                steering_rad: c.steering_rad,
             });
             if c.done {
                 trace.done_index = Some(c.index);
@@ -159,6 +192,7 @@ pub fn run(
             });
         }
         model.step(cfg.physics_dt);
+        localizer.observe(model.now(), model.state());
         driven += model.state().speed_mps * cfg.physics_dt.as_secs_f64();
         step += 1;
     }
@@ -173,6 +207,8 @@ pub struct TrackingStats {
     pub converge_m: Option<f64>,
     /// RMS error from convergence on (NaN if never converged), m.
     pub rms_after_m: f64,
+    /// 95th percentile of |error| from convergence on, m.
+    pub p95_after_m: f64,
     /// Max |error| from convergence on, m.
     pub max_after_m: f64,
     /// RMS error over the whole run, m.
@@ -199,6 +235,7 @@ pub fn stats(samples: &[(f64, f64)], converged_m: f64) -> TrackingStats {
     TrackingStats {
         converge_m,
         rms_after_m: rms(&after),
+        p95_after_m: p95_abs(&after),
         max_after_m: max_abs(&after),
         rms_all_m: rms(&all),
         max_all_m: max_abs(&all),
@@ -210,6 +247,15 @@ fn rms(v: &[f64]) -> f64 {
         return f64::NAN;
     }
     (v.iter().map(|e| e * e).sum::<f64>() / v.len() as f64).sqrt()
+}
+
+fn p95_abs(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut a: Vec<f64> = v.iter().map(|e| e.abs()).collect();
+    a.sort_by(f64::total_cmp);
+    a[((a.len() as f64 * 0.95).ceil() as usize).clamp(1, a.len()) - 1]
 }
 
 fn max_abs(v: &[f64]) -> f64 {
@@ -228,6 +274,7 @@ mod tests {
         );
         assert_eq!(s.converge_m, Some(2.0));
         assert!((s.max_after_m - 0.1).abs() < 1e-12);
+        assert!((s.p95_after_m - 0.1).abs() < 1e-12);
         assert!((s.rms_after_m - ((0.0025 + 0.01) / 3.0f64).sqrt()).abs() < 1e-12);
         assert_eq!(s.max_all_m, 2.0);
     }

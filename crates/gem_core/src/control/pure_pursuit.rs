@@ -29,6 +29,8 @@ pub struct PurePursuitConfig {
     pub lookahead_min_m: f64,
     /// Largest lookahead, m.
     pub lookahead_max_m: f64,
+    /// Gain of the yaw-rate lead `k·(u·tan δ/L − r)`, s (0: none; see the tracker).
+    pub yaw_rate_gain_s: f64,
 }
 
 impl PurePursuitConfig {
@@ -38,6 +40,7 @@ impl PurePursuitConfig {
         lookahead_offset_m: 1.0,
         lookahead_min_m: 2.0,
         lookahead_max_m: 10.0,
+        yaw_rate_gain_s: 0.2,
     };
 }
 

@@ -23,6 +23,9 @@ pub struct SpeedConfig {
     pub brake_decel_mps2: f64,
     /// Speed kept until the goal is reached, m/s (> 0 so the car does not stop short).
     pub creep_mps: f64,
+    /// Speed while joining the path from 0.5 m or more off it, m/s (the tracker blends
+    /// to the cruise speed within 0.1 m).
+    pub approach_mps: f64,
     /// How far ahead curvature is looked at, m.
     pub curvature_preview_m: f64,
 }
@@ -34,6 +37,7 @@ impl SpeedConfig {
         max_lateral_accel_mps2: 1.5,
         brake_decel_mps2: 0.8,
         creep_mps: 0.4,
+        approach_mps: 2.0,
         curvature_preview_m: 6.0,
     };
 }

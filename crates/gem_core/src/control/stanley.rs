@@ -20,6 +20,8 @@ pub struct StanleyConfig {
     pub gain_per_s: f64,
     /// Softening speed `k_s`, m/s (> 0: no blow-up at standstill).
     pub softening_mps: f64,
+    /// Gain of the yaw-rate damping `k·(u·κ − r)`, s (0: none; see the tracker).
+    pub yaw_rate_gain_s: f64,
 }
 
 impl StanleyConfig {
@@ -27,6 +29,7 @@ impl StanleyConfig {
     pub const DEFAULT: StanleyConfig = StanleyConfig {
         gain_per_s: 1.2,
         softening_mps: 1.0,
+        yaw_rate_gain_s: 0.5,
     };
 }
 

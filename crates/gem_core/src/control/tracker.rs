@@ -1,13 +1,26 @@
 //! A path-tracking goal: path progress, a control law, the speed profile and completion,
 //! in one object that a controller node steps at its loop rate.
 //!
-//! Each [`Tracker::update`] takes the measured rear-axle pose, speed and ROS time and
-//! returns a [`Command`]. Progress along the path only moves forward, is searched in a
+//! Each [`Tracker::observe`] takes an [`Observation`] (the measured rear-axle pose, its
+//! forward and lateral speed, and when it was measured) and the ROS time, and returns a
+//! [`Command`]. Progress along the path only moves forward, is searched in a
 //! window ahead of the last progress, and may advance at most as far as the car can have
 //! driven since the last update (plus a margin): a closed loop cannot complete at its start,
-//! and a pose far off the path cannot drag progress along the path. With `latency_s` > 0
-//! the pose is first predicted that far ahead (bicycle model, last steering command),
-//! compensating actuator delay and steering lag.
+//! and a pose far off the path cannot drag progress along the path.
+//!
+//! Before a law sees the pose, two corrections make a car with slipping tyres and a
+//! delayed pose look like the kinematic bicycle the laws assume:
+//!
+//! - **Slip.** At speed in a bend the rear axle drifts out of the bend by the rear slip
+//!   angle `β = atan2(w, u)` (lateral over forward speed of the rear axle), so it does not
+//!   move along the heading. The laws are given the rear axle's *course* `ψ + β` as the
+//!   heading; for a car that is neutral in steering, `δ = L/R` then holds exactly as in the
+//!   kinematic model, and no steady offset is left in a bend. A car that under- or
+//!   oversteers needs `K·a_y` more steering (`K`: `understeer_gradient`), added as
+//!   feed-forward from the path curvature ahead.
+//! - **Delay.** The pose is predicted (bicycle arc, last steering command) over the
+//!   pose's age plus `latency_s`, compensating localization latency, actuator delay and
+//!   steering lag.
 //!
 //! Safety: bad goals (empty, non-finite, degenerate, `start_index` ≥ N) are rejected when the
 //! tracker is built; a non-finite pose or speed is an error the caller turns into a zero
@@ -18,9 +31,10 @@ use super::pure_pursuit::{self, PurePursuitConfig};
 use super::speed::{target_speed, SpeedConfig};
 use super::stanley::{self, StanleyConfig, StanleyInput};
 pub use crate::config::ConfigError;
-use crate::geometry::{Point, Pose};
+use crate::geometry::{wrap_angle, Point, Pose};
 use crate::time::Time;
-use crate::vehicle::kinematic::VehicleParams;
+use crate::vehicle::dynamic::DynamicParams;
+use crate::vehicle::VehicleParams;
 use thiserror::Error;
 
 /// Which control law steers.
@@ -54,6 +68,12 @@ pub struct TrackerConfig {
     pub search_behind_m: f64,
     /// Pose prediction horizon compensating actuator latency, s (0: none).
     pub latency_s: f64,
+    /// Steering needed beyond `L/R` per m/s² of lateral acceleration, rad/(m/s²) (0: a
+    /// neutral car, as the GEM e2 model with equal normalised tyre stiffness).
+    pub understeer_gradient: f64,
+    /// Weight of a new pose measurement against the pose carried forward by the measured
+    /// velocities, 0..1 (1: no filtering).
+    pub pose_filter_gain: f64,
 }
 
 impl TrackerConfig {
@@ -70,6 +90,8 @@ impl TrackerConfig {
         search_ahead_m: 5.0,
         search_behind_m: 0.5,
         latency_s: 0.15,
+        understeer_gradient: DynamicParams::DEFAULT.understeer_gradient(),
+        pose_filter_gain: 0.3,
     };
 }
 
@@ -126,6 +148,18 @@ impl TrackerConfig {
                 "must be within 0..1",
             ),
             (
+                "understeer_gradient",
+                self.understeer_gradient,
+                self.understeer_gradient.abs() <= 0.1,
+                "must be within -0.1..0.1 rad/(m/s²)",
+            ),
+            (
+                "pose_filter_gain",
+                self.pose_filter_gain,
+                self.pose_filter_gain > 0.0 && self.pose_filter_gain <= 1.0,
+                "must be within (0, 1]",
+            ),
+            (
                 "nominal_speed_mps",
                 self.speed.nominal_mps,
                 self.speed.nominal_mps > 0.0,
@@ -141,6 +175,12 @@ impl TrackerConfig {
                 "brake_decel_mps2",
                 self.speed.brake_decel_mps2,
                 self.speed.brake_decel_mps2 > 0.0,
+                "must be > 0",
+            ),
+            (
+                "approach_speed_mps",
+                self.speed.approach_mps,
+                self.speed.approach_mps > 0.0,
                 "must be > 0",
             ),
             (
@@ -170,6 +210,12 @@ impl TrackerConfig {
                     pp.lookahead_max_m >= pp.lookahead_min_m,
                     "must be >= lookahead_min_m",
                 ),
+                (
+                    "pure_pursuit_yaw_rate_gain_s",
+                    pp.yaw_rate_gain_s,
+                    (0.0..=2.0).contains(&pp.yaw_rate_gain_s),
+                    "must be within 0..2",
+                ),
             ]),
             Law::Stanley(st) => checks.extend([
                 (
@@ -183,6 +229,12 @@ impl TrackerConfig {
                     st.softening_mps,
                     st.softening_mps > 0.0,
                     "must be > 0 (no blow-up at standstill)",
+                ),
+                (
+                    "stanley_yaw_rate_gain_s",
+                    st.yaw_rate_gain_s,
+                    (0.0..=2.0).contains(&st.yaw_rate_gain_s),
+                    "must be within 0..2",
                 ),
             ]),
         }
@@ -223,6 +275,21 @@ pub enum UpdateError {
     SpeedNotFinite(f64),
 }
 
+/// What localization reports of the car.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Observation {
+    /// Rear-axle pose.
+    pub pose: Pose,
+    /// Forward speed, m/s.
+    pub speed_mps: f64,
+    /// Lateral speed of the rear axle, body frame, + left, m/s.
+    pub lateral_speed_mps: f64,
+    /// Yaw rate, rad/s (NaN: not measured).
+    pub yaw_rate_rad_s: f64,
+    /// When the pose was measured.
+    pub measured_at: Time,
+}
+
 /// One control output.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Command {
@@ -251,6 +318,8 @@ pub struct Tracker {
     s: f64,
     last_update: Option<Time>,
     last_steering: f64,
+    /// The filtered pose and the measurement time it belongs to.
+    filtered: Option<(Time, Pose)>,
     done: bool,
 }
 
@@ -275,6 +344,7 @@ impl Tracker {
             s,
             last_update: None,
             last_steering: 0.0,
+            filtered: None,
             done: false,
         })
     }
@@ -289,24 +359,55 @@ impl Tracker {
         self.s
     }
 
-    /// Computes the command for the rear-axle `pose` and `speed_mps` at `now`.
+    /// Computes the command for a rear-axle `pose` measured now, without slip.
     pub fn update(
         &mut self,
         pose: Pose,
         speed_mps: f64,
         now: Time,
     ) -> Result<Command, UpdateError> {
+        self.observe(
+            Observation {
+                pose,
+                speed_mps,
+                lateral_speed_mps: 0.0,
+                yaw_rate_rad_s: f64::NAN,
+                measured_at: now,
+            },
+            now,
+        )
+    }
+
+    /// Computes the command for what localization reports, at `now`.
+    pub fn observe(&mut self, obs: Observation, now: Time) -> Result<Command, UpdateError> {
+        let Observation {
+            pose,
+            speed_mps,
+            lateral_speed_mps,
+            yaw_rate_rad_s,
+            measured_at,
+        } = obs;
         if !pose.is_finite() {
             return Err(UpdateError::PoseNotFinite(pose));
         }
         if !speed_mps.is_finite() {
             return Err(UpdateError::SpeedNotFinite(speed_mps));
         }
+        if !lateral_speed_mps.is_finite() {
+            return Err(UpdateError::SpeedNotFinite(lateral_speed_mps));
+        }
         let dt = self
             .last_update
             .map_or(f64::INFINITY, |t| now.saturating_since(t).as_secs_f64());
         self.last_update = Some(now);
-        let pose = self.predict(pose, speed_mps);
+        let pose = self.filter(obs);
+        let course = Pose::new(
+            pose.x,
+            pose.y,
+            pose.yaw + rear_slip_angle(speed_mps, lateral_speed_mps),
+        );
+        let age_s = now.saturating_since(measured_at).as_secs_f64().min(1.0);
+        let pose = self.predict(course, speed_mps, self.cfg.latency_s + age_s);
         let rear = self.advance(pose.point(), speed_mps, dt);
         if self.reached_goal(pose.point()) {
             self.done = true;
@@ -315,10 +416,14 @@ impl Tracker {
             return Ok(self.stopped(rear.cross_track_m));
         }
         let (steering_rad, target_point) = self.steer(pose, speed_mps);
+        let yaw = self.yaw_rate_term(steering_rad, speed_mps, yaw_rate_rad_s, rear.cross_track_m);
+        let steering_rad = (steering_rad + yaw + self.understeer(speed_mps))
+            .clamp(-self.cfg.max_steer_rad, self.cfg.max_steer_rad);
         self.last_steering = steering_rad;
         Ok(Command {
             steering_rad,
-            speed_mps: target_speed(&self.path, self.s, &self.cfg.speed),
+            speed_mps: target_speed(&self.path, self.s, &self.cfg.speed)
+                .min(approach_speed(rear.cross_track_m, &self.cfg.speed)),
             target_index: self.path.target_index(self.s),
             progress: self.path.passed_count(self.s) as f64 / self.path.original_len() as f64,
             cross_track_m: rear.cross_track_m,
@@ -374,10 +479,86 @@ impl Tracker {
         }
     }
 
-    /// Where the rear axle will be after `latency_s`, driving at `speed_mps` with the last
+    /// Pose noise filter: the last filtered pose is carried forward by the measured
+    /// velocities (far less noisy than a GNSS position) to the new measurement's time, and
+    /// moved a fraction `pose_filter_gain` of the way to the measurement. A measurement
+    /// seen before (a pose held between localization updates) changes nothing; a jump of
+    /// more than 1 m (a teleport) resets the filter.
+    fn filter(&mut self, obs: Observation) -> Pose {
+        let g = self.cfg.pose_filter_gain;
+        let fused = match self.filtered {
+            Some((at, pose)) if at == obs.measured_at => pose,
+            Some((at, pose)) if g < 1.0 && obs.yaw_rate_rad_s.is_finite() => {
+                let dt = obs.measured_at.saturating_since(at).as_secs_f64().min(0.5);
+                let mid = pose.yaw + 0.5 * obs.yaw_rate_rad_s * dt;
+                let (sin, cos) = mid.sin_cos();
+                let (u, w) = (obs.speed_mps, obs.lateral_speed_mps);
+                let predicted = Pose::new(
+                    pose.x + dt * (u * cos - w * sin),
+                    pose.y + dt * (u * sin + w * cos),
+                    pose.yaw + obs.yaw_rate_rad_s * dt,
+                );
+                if predicted.point().distance(obs.pose.point()) > 1.0 {
+                    obs.pose
+                } else {
+                    Pose::new(
+                        predicted.x + g * (obs.pose.x - predicted.x),
+                        predicted.y + g * (obs.pose.y - predicted.y),
+                        wrap_angle(predicted.yaw + g * wrap_angle(obs.pose.yaw - predicted.yaw)),
+                    )
+                }
+            }
+            _ => obs.pose,
+        };
+        self.filtered = Some((obs.measured_at, fused));
+        fused
+    }
+
+    /// The yaw-rate term of each law (0 without a measured yaw rate).
+    ///
+    /// - Pure pursuit: `k·(u·tan δ/L − r)`, more steering while the yaw rate lags the one
+    ///   its own command asks for: a lead on the actuators' and the tyres' lag, which
+    ///   keeps the arc it chose.
+    /// - Stanley: `k·(u·κ − r)`, damping the yaw rate towards the path's (κ at the
+    ///   progress), faded out off the path where turning hard towards it is the point.
+    fn yaw_rate_term(
+        &self,
+        steering: f64,
+        speed_mps: f64,
+        yaw_rate: f64,
+        cross_track_m: f64,
+    ) -> f64 {
+        if !yaw_rate.is_finite() {
+            return 0.0;
+        }
+        match &self.cfg.law {
+            Law::PurePursuit(pp) => {
+                pp.yaw_rate_gain_s * (speed_mps * steering.tan() / self.cfg.wheelbase_m - yaw_rate)
+            }
+            Law::Stanley(st) => {
+                let path_rate = speed_mps * self.path.curvature_at(self.s);
+                // The measured yaw rate answers the last command at once on a car with
+                // quick actuators: k·u/L must stay below 1 or the term itself oscillates.
+                let gain = st
+                    .yaw_rate_gain_s
+                    .min(STANLEY_YAW_LOOP_GAIN * self.cfg.wheelbase_m / speed_mps.abs().max(0.1));
+                gain * near_path(cross_track_m) * (path_rate - yaw_rate)
+            }
+        }
+    }
+
+    /// Steering for `K·a_y` at the curvature a wheelbase ahead of the progress.
+    fn understeer(&self, speed_mps: f64) -> f64 {
+        let k = self.cfg.understeer_gradient;
+        if k == 0.0 {
+            return 0.0;
+        }
+        k * speed_mps * speed_mps * self.path.curvature_at(self.s + self.cfg.wheelbase_m)
+    }
+
+    /// Where the rear axle will be after `t` seconds, driving at `speed_mps` with the last
     /// steering command (exact arc of the kinematic bicycle).
-    fn predict(&self, pose: Pose, speed_mps: f64) -> Pose {
-        let t = self.cfg.latency_s;
+    fn predict(&self, pose: Pose, speed_mps: f64, t: f64) -> Pose {
         if t <= 0.0 {
             return pose;
         }
@@ -402,6 +583,36 @@ impl Tracker {
             done: true,
         }
     }
+}
+
+/// Largest `k·u/L` of Stanley's yaw-rate term.
+const STANLEY_YAW_LOOP_GAIN: f64 = 0.6;
+
+/// How far off the path the car counts as on it (1) or off it (0), linearly between.
+const ON_PATH_M: f64 = 0.1;
+const OFF_PATH_M: f64 = 0.5;
+
+/// 1 on the path (|e| ≤ 0.1 m), 0 off it (|e| ≥ 0.5 m), linear in between.
+fn near_path(cross_track_m: f64) -> f64 {
+    ((OFF_PATH_M - cross_track_m.abs()) / (OFF_PATH_M - ON_PATH_M)).clamp(0.0, 1.0)
+}
+
+/// Speed limit while joining the path: the cruise speed on it, the approach speed off it
+/// (a car 2 m off joins at walking pace rather than swinging across at 8 m/s).
+fn approach_speed(cross_track_m: f64, cfg: &SpeedConfig) -> f64 {
+    let approach = cfg.approach_mps.min(cfg.nominal_mps);
+    approach + (cfg.nominal_mps - approach) * near_path(cross_track_m)
+}
+
+/// The angle between the rear axle's velocity and the heading, rad: `atan2(w, u)` at
+/// speed, faded out below 1.5 m/s where a lateral speed means little (and a noisy one
+/// would swing the course).
+fn rear_slip_angle(speed_mps: f64, lateral_speed_mps: f64) -> f64 {
+    let weight = (speed_mps - 0.5).clamp(0.0, 1.0);
+    if weight == 0.0 {
+        return 0.0;
+    }
+    weight * lateral_speed_mps.atan2(speed_mps)
 }
 
 /// Where the front axle sits, left of the path, when the rear axle is on a path of

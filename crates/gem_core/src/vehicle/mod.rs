@@ -1,5 +1,11 @@
-//! The GEM e2 as a kinematic bicycle, and the pacing of a simulator stepping it, for the
-//! simulator node and the benchmarks.
+//! The GEM e2 for the simulator and the benchmarks: actuators and two chassis models
+//! (kinematic, and single-track with tyre slip), a localization model, and the pacing of a
+//! simulator stepping them.
 
+pub mod dynamic;
 pub mod kinematic;
+pub mod localization;
+pub mod model;
 pub mod pacing;
+
+pub use model::{ChassisModel, DriveCommand, VehicleModel, VehicleParams, VehicleState};

@@ -11,7 +11,7 @@
 //! waiting for a tick.
 
 use super::params::Params;
-use gem_core::control::tracker::{Command, Tracker};
+use gem_core::control::tracker::{Command, Observation, Tracker};
 use gem_core::geometry::{yaw_from_quaternion, Point, Pose};
 use gem_core::time::Time;
 use gem_msgs::ackermann_msgs::AckermannDrive;
@@ -28,8 +28,8 @@ use gem_ros::node::RosError;
 use gem_ros::protocols::actionlib::{ActionServer, GoalHandle, NavigateWaypoints};
 use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::protocols::service::Client;
-use gem_ros::time::to_ros;
 use gem_ros::time::Waker;
+use gem_ros::time::{to_core, to_ros};
 use gem_ros::Lock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -151,7 +151,7 @@ impl Controller {
             return;
         }
         match self.read_pose() {
-            Ok((pose, speed)) => self.drive(pose, speed, now),
+            Ok(obs) => self.drive(obs, now),
             Err(reason) => self.pose_missing(now, &reason),
         }
     }
@@ -222,12 +222,12 @@ impl Controller {
         }
     }
 
-    fn drive(&mut self, pose: Pose, speed: f64, now: Time) {
+    fn drive(&mut self, obs: Observation, now: Time) {
         let Some(active) = &mut self.active else {
             return;
         };
         active.last_pose = now;
-        match active.tracker.update(pose, speed, now) {
+        match active.tracker.observe(obs, now) {
             Err(e) => {
                 let reason = e.to_string();
                 self.end(|s, h| s.abort(h, NavigateWaypointsResult { success: false }, &reason));
@@ -286,8 +286,9 @@ impl Controller {
         }
     }
 
-    /// The rear-axle pose and signed forward speed of the model, world frame.
-    fn read_pose(&self) -> Result<(Pose, f64), String> {
+    /// The model's rear-axle pose, its velocity in the body frame, its yaw rate and the
+    /// time the pose was measured (the answer's stamp; now if the stamp is unset or ahead).
+    fn read_pose(&self) -> Result<Observation, String> {
         let req = GetModelStateReq {
             model_name: self.params.model_name.clone(),
             relative_entity_name: String::new(),
@@ -305,7 +306,19 @@ impl Controller {
             &resp.twist.linear,
         );
         let yaw = yaw_from_quaternion(q.x, q.y, q.z, q.w);
-        Ok((Pose::new(p.x, p.y, yaw), v.x * yaw.cos() + v.y * yaw.sin()))
+        let stamp = to_core(resp.header.stamp);
+        let now = gem_ros::time::now();
+        Ok(Observation {
+            pose: Pose::new(p.x, p.y, yaw),
+            speed_mps: v.x * yaw.cos() + v.y * yaw.sin(),
+            lateral_speed_mps: v.y * yaw.cos() - v.x * yaw.sin(),
+            yaw_rate_rad_s: resp.twist.angular.z,
+            measured_at: if stamp.is_zero() || stamp > now {
+                now
+            } else {
+                stamp
+            },
+        })
     }
 
     fn publish_path(&self, goal: &NavigateWaypointsGoal, now: Time) {

@@ -69,6 +69,12 @@ const CREEP: ParamSpec = ParamSpec::float(
     "m/s",
     "speed kept until the goal is reached",
 );
+const APPROACH: ParamSpec = ParamSpec::float(
+    "approach_speed_mps",
+    SPEED.approach_mps,
+    "m/s",
+    "speed while joining the path from 0.5 m or more off it (cruise speed within 0.1 m)",
+);
 const LOOKAHEAD_GAIN: ParamSpec = ParamSpec::float(
     "lookahead_gain_s",
     PurePursuitConfig::DEFAULT.lookahead_gain_s,
@@ -93,6 +99,12 @@ const LOOKAHEAD_MAX: ParamSpec = ParamSpec::float(
     "m",
     "pure pursuit: longest lookahead",
 );
+const PP_YAW_RATE: ParamSpec = ParamSpec::float(
+    "pure_pursuit_yaw_rate_gain_s",
+    PurePursuitConfig::DEFAULT.yaw_rate_gain_s,
+    "s",
+    "pure pursuit: lead on a yaw rate lagging the commanded arc (0: none)",
+);
 const STANLEY_GAIN: ParamSpec = ParamSpec::float(
     "stanley_gain_per_s",
     StanleyConfig::DEFAULT.gain_per_s,
@@ -105,11 +117,29 @@ const STANLEY_SOFTENING: ParamSpec = ParamSpec::float(
     "m/s",
     "Stanley: softening speed k_s (finite steering at standstill)",
 );
+const STANLEY_YAW_RATE: ParamSpec = ParamSpec::float(
+    "stanley_yaw_rate_gain_s",
+    StanleyConfig::DEFAULT.yaw_rate_gain_s,
+    "s",
+    "Stanley: damping of the yaw rate towards the path's (0: none)",
+);
+const UNDERSTEER: ParamSpec = ParamSpec::float(
+    "understeer_gradient",
+    TRACKER.understeer_gradient,
+    "rad/(m/s²)",
+    "steering feed-forward beyond L/R per m/s² of lateral acceleration (0: a neutral car)",
+);
+const POSE_FILTER: ParamSpec = ParamSpec::float(
+    "pose_filter_gain",
+    TRACKER.pose_filter_gain,
+    "",
+    "weight of a new pose against the last one carried forward by the measured velocities (1: no filtering)",
+);
 const LATENCY: ParamSpec = ParamSpec::float(
     "latency_s",
     TRACKER.latency_s,
     "s",
-    "pose prediction horizon compensating actuator delay and steering lag",
+    "pose prediction horizon beyond the pose's age, compensating actuator delay and steering lag",
 );
 const GOAL_TOLERANCE: ParamSpec = ParamSpec::float(
     "goal_tolerance_m",
@@ -125,7 +155,7 @@ const MIN_SPACING: ParamSpec = ParamSpec::float(
 );
 
 /// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 22] = [
+pub const PARAMS: [ParamSpec; 27] = [
     ALGORITHM,
     RATE,
     MODEL_NAME,
@@ -137,13 +167,18 @@ pub const PARAMS: [ParamSpec; 22] = [
     LATERAL_ACCEL,
     BRAKE,
     CREEP,
+    APPROACH,
     LOOKAHEAD_GAIN,
     LOOKAHEAD_OFFSET,
     LOOKAHEAD_MIN,
     LOOKAHEAD_MAX,
+    PP_YAW_RATE,
     STANLEY_GAIN,
     STANLEY_SOFTENING,
+    STANLEY_YAW_RATE,
     LATENCY,
+    UNDERSTEER,
+    POSE_FILTER,
     WHEELBASE,
     MAX_STEER,
     GOAL_TOLERANCE,
@@ -183,10 +218,12 @@ impl Params {
                 lookahead_offset_m: LOOKAHEAD_OFFSET.f64()?,
                 lookahead_min_m: LOOKAHEAD_MIN.f64()?,
                 lookahead_max_m: LOOKAHEAD_MAX.f64()?,
+                yaw_rate_gain_s: PP_YAW_RATE.f64()?,
             }),
             "stanley" => Law::Stanley(StanleyConfig {
                 gain_per_s: STANLEY_GAIN.f64()?,
                 softening_mps: STANLEY_SOFTENING.f64()?,
+                yaw_rate_gain_s: STANLEY_YAW_RATE.f64()?,
             }),
             other => {
                 return Err(
@@ -201,6 +238,7 @@ impl Params {
                 max_lateral_accel_mps2: LATERAL_ACCEL.f64()?,
                 brake_decel_mps2: BRAKE.f64()?,
                 creep_mps: CREEP.f64()?,
+                approach_mps: APPROACH.f64()?,
                 ..Default::default()
             },
             wheelbase_m: WHEELBASE.f64()?,
@@ -208,6 +246,8 @@ impl Params {
             min_spacing_m: MIN_SPACING.f64()?,
             goal_tolerance_m: GOAL_TOLERANCE.f64()?,
             latency_s: LATENCY.f64()?,
+            understeer_gradient: UNDERSTEER.f64()?,
+            pose_filter_gain: POSE_FILTER.f64()?,
             ..Default::default()
         };
         tracker.validate().map_err(|e| {

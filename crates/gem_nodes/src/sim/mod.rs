@@ -1,5 +1,6 @@
 //! `gem_sim`: a headless stand-in for Gazebo and the GEM e2 Ackermann plugin, built on
-//! `gem_core::vehicle::kinematic` (docs/spec.md §4–5).
+//! `gem_core::vehicle` (docs/spec.md §4–5): the single-track model with tyre slip by
+//! default (`~model`), and on request a localization model behind `get_model_state`.
 //!
 //! | direction | name (relative, remappable) | type |
 //! |---|---|---|
@@ -21,8 +22,9 @@ pub mod params;
 
 use gem_core::geometry::Pose;
 use gem_core::time::Time;
-use gem_core::vehicle::kinematic::{DriveCommand, KinematicModel, VehicleState};
+use gem_core::vehicle::localization::Localizer;
 use gem_core::vehicle::pacing::{Pace, Pacer};
+use gem_core::vehicle::{DriveCommand, VehicleModel, VehicleState};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::{
     GetModelState, GetModelStateRes, ModelStates, SetModelState, SetModelStateRes,
@@ -41,14 +43,29 @@ use params::Params;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// The model shared by the command subscriber, the services and the stepping loop.
+/// The model and what localization makes of it, shared by the command subscriber, the
+/// services and the stepping loop.
 struct World {
-    model: Mutex<KinematicModel>,
+    model: Mutex<Sim>,
     name: String,
 }
 
+struct Sim {
+    vehicle: VehicleModel,
+    localizer: Localizer,
+}
+
+impl Sim {
+    /// One step, and the localization's view of it.
+    fn step(&mut self, dt: Duration) {
+        self.vehicle.step(dt);
+        self.localizer
+            .observe(self.vehicle.now(), self.vehicle.state());
+    }
+}
+
 impl World {
-    fn lock(&self) -> MutexGuard<'_, KinematicModel> {
+    fn lock(&self) -> MutexGuard<'_, Sim> {
         self.model.locked()
     }
 }
@@ -66,16 +83,25 @@ fn run() -> anyhow::Result<()> {
     } else {
         wait_ros_time()?
     };
+    let vehicle = VehicleModel::new(p.vehicle.clone(), p.spawn, start);
+    let mut localizer = Localizer::new(p.localization.clone());
+    localizer.observe(start, vehicle.state());
     let world = Arc::new(World {
-        model: Mutex::new(KinematicModel::new(p.vehicle.clone(), p.spawn, start)),
+        model: Mutex::new(Sim { vehicle, localizer }),
         name: p.model_name.clone(),
     });
     let _io = advertise(&world)?;
     let states = StatePublishers::new()?;
     tracing::info!(
-        "gem_sim up: spawn {:?}, {} Hz, clock {}",
+        "gem_sim up: {} model, spawn {:?}, {} Hz, localization {}, clock {}",
+        p.vehicle.chassis.name(),
         p.spawn,
         p.rate_hz,
+        if p.localization.is_off() {
+            "ground truth".to_string()
+        } else {
+            format!("{:?}", p.localization)
+        },
         if p.publish_clock {
             format!("owned at {}×", p.speedup)
         } else {
@@ -130,7 +156,7 @@ fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow:
         let (now, state) = {
             let mut m = world.lock();
             m.step(dt);
-            (m.now(), m.state())
+            (m.vehicle.now(), m.vehicle.state())
         };
         let _ = clock.send(Clock { clock: to_ros(now) });
         steps += 1;
@@ -186,9 +212,9 @@ fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyho
     while let Some(now) = ticker.wait() {
         let state = {
             let mut m = world.lock();
-            let dt = now.saturating_since(m.now());
+            let dt = now.saturating_since(m.vehicle.now());
             m.step(dt);
-            m.state()
+            m.vehicle.state()
         };
         if now.saturating_since(last_state) >= state_period {
             last_state = now;
@@ -208,7 +234,7 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
     let w = world.clone();
     let cmd =
         gem_ros::protocols::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
-            w.lock().command(DriveCommand {
+            w.lock().vehicle.command(DriveCommand {
                 steering_rad: m.steering_angle.into(),
                 speed_mps: m.speed.into(),
             });
@@ -227,11 +253,15 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
                     ..Default::default()
                 });
             }
-            let s = m.state();
+            // What localization reports, stamped with when it was measured.
+            let (at, s) = match m.localizer.report() {
+                Some(r) => (r.measured_at, r.state),
+                None => (m.vehicle.now(), m.vehicle.state()),
+            };
             Ok(GetModelStateRes {
                 header: Header {
                     seq: 0,
-                    stamp: to_ros(m.now()),
+                    stamp: to_ros(at),
                     frame_id: req.relative_entity_name,
                 },
                 pose: pose_msg(s.pose),
@@ -266,7 +296,12 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
                     status_message: "SetModelState: pose is not finite".into(),
                 });
             }
-            w.lock().reset(pose);
+            let mut m = w.lock();
+            m.vehicle.reset(pose);
+            m.localizer.reset();
+            let (now, state) = (m.vehicle.now(), m.vehicle.state());
+            m.localizer.observe(now, state);
+            drop(m);
             tracing::info!("teleported to {pose:?}");
             Ok(SetModelStateRes {
                 success: true,
@@ -309,6 +344,7 @@ impl StatePublishers {
         odom.pose.pose = pose;
         // Odometry twist is in the child (body) frame.
         odom.twist.twist.linear.x = s.speed_mps;
+        odom.twist.twist.linear.y = s.lateral_speed_mps;
         odom.twist.twist.angular.z = s.yaw_rate_rad_s;
         let _ = self.odom.send(odom);
     }
@@ -323,11 +359,12 @@ fn pose_msg(p: Pose) -> PoseMsg {
     m
 }
 
-/// World-frame twist, as Gazebo reports it.
+/// World-frame twist of the rear axle, as Gazebo reports it.
 fn twist_msg(s: &VehicleState) -> Twist {
     let mut t = Twist::default();
-    t.linear.x = s.speed_mps * s.pose.yaw.cos();
-    t.linear.y = s.speed_mps * s.pose.yaw.sin();
+    let (sin, cos) = s.pose.yaw.sin_cos();
+    t.linear.x = s.speed_mps * cos - s.lateral_speed_mps * sin;
+    t.linear.y = s.speed_mps * sin + s.lateral_speed_mps * cos;
     t.angular.z = s.yaw_rate_rad_s;
     t
 }

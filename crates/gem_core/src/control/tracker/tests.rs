@@ -1,7 +1,7 @@
 //! Tracker edge cases, and short closed loops on the vehicle model.
 
 use super::*;
-use crate::vehicle::kinematic::{DriveCommand, KinematicModel, VehicleParams};
+use crate::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 use std::f64::consts::PI;
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ fn t(s: f64) -> Time {
 /// Drives `tracker` on the ideal model from `start` for at most `seconds`; returns the
 /// final state, the last command and the largest |cross-track| after `settle_m` driven.
 fn drive(tracker: &mut Tracker, start: Pose, seconds: f64, settle_m: f64) -> (Pose, Command, f64) {
-    let mut model = KinematicModel::new(VehicleParams::default(), start, t(0.0));
+    let mut model = VehicleModel::new(VehicleParams::default(), start, t(0.0));
     let mut driven = 0.0;
     let mut worst: f64 = 0.0;
     let mut cmd = None;
@@ -215,6 +215,7 @@ fn zero_softening_is_rejected_by_name() {
         law: Law::Stanley(StanleyConfig {
             gain_per_s: 1.0,
             softening_mps: 0.0,
+            ..StanleyConfig::DEFAULT
         }),
         ..Default::default()
     };
@@ -226,4 +227,84 @@ fn nan_speed_is_rejected_by_name() {
     let mut cfg = TrackerConfig::default();
     cfg.speed.nominal_mps = f64::NAN;
     assert_eq!(cfg.validate().unwrap_err().field, "nominal_speed_mps");
+}
+
+/// A constant bend at 8 m/s on the dynamic model with soft tyres: the rear axle drifts out
+/// of the bend, and the course (heading plus slip angle) keeps both laws on the path.
+#[test]
+fn slip_compensation_removes_the_steady_offset_in_a_bend() {
+    use crate::control::closed_loop::{self, LoopSettings};
+    use crate::vehicle::dynamic::DynamicParams;
+    use crate::vehicle::ChassisModel;
+    let r = 40.0;
+    let arc: Vec<Point> = (0..=600)
+        .map(|i| i as f64 / 600.0 * 1.5 * PI)
+        .map(|a| Point::new(r * a.sin(), r * (1.0 - a.cos())))
+        .collect();
+    let params = VehicleParams {
+        chassis: ChassisModel::Dynamic(DynamicParams {
+            cornering_stiffness_front: 7.0,
+            cornering_stiffness_rear: 7.0,
+            ..DynamicParams::DEFAULT
+        }),
+        ..VehicleParams::DEFAULT
+    };
+    for law in [
+        Law::PurePursuit(PurePursuitConfig::DEFAULT),
+        Law::Stanley(StanleyConfig::DEFAULT),
+    ] {
+        let cfg = TrackerConfig {
+            law: law.clone(),
+            speed: SpeedConfig {
+                nominal_mps: 8.0,
+                max_lateral_accel_mps2: 2.5,
+                ..SpeedConfig::DEFAULT
+            },
+            latency_s: 0.0,
+            ..Default::default()
+        };
+        let mut tracker = Tracker::new(&arc, 0, cfg).unwrap();
+        let settings = LoopSettings {
+            physics_dt: Duration::from_millis(5),
+            control_every: 10,
+            time_limit_s: 60.0,
+            localization: Default::default(),
+        };
+        let path = Path::new(&arc, 0.05).unwrap();
+        let trace = closed_loop::run(
+            path,
+            Pose::default(),
+            params.clone(),
+            &mut tracker,
+            &settings,
+        );
+        // Half way round the bend, long after the start.
+        let mid: Vec<f64> = trace
+            .samples
+            .iter()
+            .filter(|s| (60.0..80.0).contains(&s.driven_m))
+            .map(|s| s.cross_track_m.abs())
+            .collect();
+        assert!(!mid.is_empty());
+        let worst = mid.iter().cloned().fold(0.0, f64::max);
+        assert!(worst < 0.02, "{law:?}: {worst} m off in the bend");
+    }
+}
+
+#[test]
+fn observed_lateral_speed_turns_the_course() {
+    // Same pose, the rear axle sliding right: the course points right of the heading,
+    // so a law aimed straight along the path steers left to come back.
+    let mut a = Tracker::new(&line(50, 1.0), 0, stanley()).unwrap();
+    let mut b = Tracker::new(&line(50, 1.0), 0, stanley()).unwrap();
+    let obs = |lateral| Observation {
+        pose: Pose::new(5.0, 0.0, 0.0),
+        speed_mps: 5.0,
+        lateral_speed_mps: lateral,
+        yaw_rate_rad_s: 0.0,
+        measured_at: t(0.0),
+    };
+    let straight = a.observe(obs(0.0), t(0.0)).unwrap().steering_rad;
+    let sliding = b.observe(obs(-0.3), t(0.0)).unwrap().steering_rad;
+    assert!(sliding > straight + 0.05, "{sliding} vs {straight}");
 }

@@ -1,0 +1,310 @@
+//! What a localization system (a GNSS/INS) reports of the true state: a pose refreshed at
+//! its own rate and held in between, measured `latency_s` before it is available, with
+//! Gaussian position and yaw noise. The report carries the time it was *measured* at, as
+//! an INS stamps its output, so a consumer can predict it forward.
+//!
+//! Off ([`LocalizationParams::OFF`], the default) the report is the true state of the
+//! moment, as Gazebo's `get_model_state` gives it. The velocities are reported without
+//! noise (an INS measures them far better than position); they belong to the same,
+//! possibly delayed, instant as the pose.
+//!
+//! Deterministic for a given seed.
+
+use super::model::VehicleState;
+use crate::config::ConfigError;
+use crate::geometry::{wrap_angle, Pose};
+use crate::time::Time;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Localization settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalizationParams {
+    /// Standard deviation of the position noise, each axis, m.
+    pub position_sigma_m: f64,
+    /// Standard deviation of the yaw noise, rad.
+    pub yaw_sigma_rad: f64,
+    /// Pose updates per second (0: a fresh pose at every step).
+    pub rate_hz: f64,
+    /// Time from measurement to availability, s.
+    pub latency_s: f64,
+    /// Seed of the noise.
+    pub seed: u64,
+}
+
+impl LocalizationParams {
+    /// Ground truth, at once, every step.
+    pub const OFF: LocalizationParams = LocalizationParams {
+        position_sigma_m: 0.0,
+        yaw_sigma_rad: 0.0,
+        rate_hz: 0.0,
+        latency_s: 0.0,
+        seed: 1,
+    };
+
+    /// A GNSS/INS of the kind the targets assume: 3 cm and 0.005 rad at 20 Hz.
+    pub const GNSS_INS: LocalizationParams = LocalizationParams {
+        position_sigma_m: 0.03,
+        yaw_sigma_rad: 0.005,
+        rate_hz: 20.0,
+        latency_s: 0.0,
+        seed: 1,
+    };
+
+    /// True when the report is the exact state of the moment.
+    pub fn is_off(&self) -> bool {
+        self.position_sigma_m == 0.0
+            && self.yaw_sigma_rad == 0.0
+            && self.rate_hz == 0.0
+            && self.latency_s == 0.0
+    }
+
+    /// Checks every field; the error names it (the simulator's parameter name with a
+    /// `localization_` prefix).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let checks: [(&'static str, f64, bool, &'static str); 4] = [
+            (
+                "localization_position_sigma_m",
+                self.position_sigma_m,
+                (0.0..=10.0).contains(&self.position_sigma_m),
+                "must be within 0..10",
+            ),
+            (
+                "localization_yaw_sigma_rad",
+                self.yaw_sigma_rad,
+                (0.0..=1.0).contains(&self.yaw_sigma_rad),
+                "must be within 0..1",
+            ),
+            (
+                "localization_rate_hz",
+                self.rate_hz,
+                self.rate_hz >= 0.0,
+                "must be >= 0 (0: every step)",
+            ),
+            (
+                "localization_latency_s",
+                self.latency_s,
+                (0.0..=1.0).contains(&self.latency_s),
+                "must be within 0..1",
+            ),
+        ];
+        match checks
+            .into_iter()
+            .find(|(_, v, ok, _)| !(v.is_finite() && *ok))
+        {
+            Some((field, value, _, limit)) => Err(ConfigError::new(field, value, limit)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Default for LocalizationParams {
+    fn default() -> Self {
+        LocalizationParams::OFF
+    }
+}
+
+/// A reported state and the time it was measured at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Report {
+    /// When the state was true.
+    pub measured_at: Time,
+    /// The state, its pose with noise.
+    pub state: VehicleState,
+}
+
+/// Turns the true state, step by step, into what localization reports.
+#[derive(Debug)]
+pub struct Localizer {
+    params: LocalizationParams,
+    rng: StdRng,
+    /// True states not older than the latency, oldest first.
+    history: VecDeque<(Time, VehicleState)>,
+    held: Option<Report>,
+    next_update: Option<Time>,
+}
+
+impl Localizer {
+    /// A localizer with `params` (validated by the caller).
+    pub fn new(params: LocalizationParams) -> Self {
+        Localizer {
+            rng: StdRng::seed_from_u64(params.seed),
+            params,
+            history: VecDeque::new(),
+            held: None,
+            next_update: None,
+        }
+    }
+
+    /// Records the true state at `now` (call after every simulation step, and after a
+    /// teleport) and refreshes the report when an update is due.
+    pub fn observe(&mut self, now: Time, truth: VehicleState) {
+        if self.params.is_off() {
+            self.held = Some(Report {
+                measured_at: now,
+                state: truth,
+            });
+            return;
+        }
+        self.history.push_back((now, truth));
+        let latency = Duration::from_secs_f64(self.params.latency_s);
+        let measured_at = now.saturating_sub(latency);
+        // Keep the newest state at or before `measured_at`, and everything after it.
+        while self.history.len() > 1 && self.history[1].0 <= measured_at {
+            self.history.pop_front();
+        }
+        if self.next_update.is_some_and(|t| now < t) {
+            return;
+        }
+        self.next_update = Some(if self.params.rate_hz > 0.0 {
+            let period = Duration::from_secs_f64(1.0 / self.params.rate_hz);
+            // Keep to the grid of update times without drifting; skip missed ones.
+            let mut next = self.next_update.unwrap_or(now).saturating_add(period);
+            while next <= now {
+                next = next.saturating_add(period);
+            }
+            next
+        } else {
+            now
+        });
+        let (at, mut state) = self.history[0];
+        state.pose = Pose::new(
+            state.pose.x + self.params.position_sigma_m * self.gaussian(),
+            state.pose.y + self.params.position_sigma_m * self.gaussian(),
+            wrap_angle(state.pose.yaw + self.params.yaw_sigma_rad * self.gaussian()),
+        );
+        self.held = Some(Report {
+            measured_at: at,
+            state,
+        });
+    }
+
+    /// Forgets the past (a teleport): the next [`Localizer::observe`] reports at once.
+    pub fn reset(&mut self) {
+        self.history.clear();
+        self.held = None;
+        self.next_update = None;
+    }
+
+    /// The current report (None before the first observation).
+    pub fn report(&self) -> Option<Report> {
+        self.held
+    }
+
+    /// A standard normal sample (Box–Muller).
+    fn gaussian(&mut self) -> f64 {
+        let u1: f64 = 1.0 - self.rng.gen::<f64>(); // (0, 1]: ln is finite
+        let u2: f64 = self.rng.gen();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn truth(x: f64) -> VehicleState {
+        VehicleState {
+            pose: Pose::new(x, 0.0, 0.0),
+            speed_mps: 1.0,
+            ..Default::default()
+        }
+    }
+
+    fn t(ms: u64) -> Time {
+        Time::from_secs_f64(10.0).saturating_add(Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn off_reports_the_truth_of_the_moment() {
+        let mut l = Localizer::new(LocalizationParams::OFF);
+        assert_eq!(l.report(), None);
+        l.observe(t(0), truth(1.0));
+        l.observe(t(10), truth(2.0));
+        assert_eq!(
+            l.report(),
+            Some(Report {
+                measured_at: t(10),
+                state: truth(2.0)
+            })
+        );
+    }
+
+    #[test]
+    fn pose_is_held_between_updates_and_delayed_by_the_latency() {
+        let mut l = Localizer::new(LocalizationParams {
+            rate_hz: 20.0,
+            latency_s: 0.03,
+            ..LocalizationParams::OFF
+        });
+        let mut reports = Vec::new();
+        for i in 0..=100 {
+            l.observe(t(i * 10), truth(i as f64));
+            reports.push(l.report().unwrap());
+        }
+        // At 20 Hz on a 10 ms step: a new report every fifth step, of the state 30 ms old.
+        assert_eq!(reports[0].measured_at, t(0));
+        assert_eq!(reports[4], reports[0]);
+        assert_eq!(reports[5].measured_at, t(20));
+        assert_eq!(reports[5].state.pose.x, 2.0);
+        assert_eq!(reports[10].measured_at, t(70));
+        assert_eq!(reports[100].state.pose.x, 97.0);
+    }
+
+    #[test]
+    fn noise_has_the_requested_spread_and_is_repeatable() {
+        let params = LocalizationParams {
+            position_sigma_m: 0.03,
+            yaw_sigma_rad: 0.005,
+            ..LocalizationParams::OFF
+        };
+        let run = || {
+            let mut l = Localizer::new(params.clone());
+            (0..20_000)
+                .map(|i| {
+                    l.observe(t(i), truth(0.0));
+                    l.report().unwrap().state.pose
+                })
+                .collect::<Vec<_>>()
+        };
+        let poses = run();
+        assert_eq!(poses, run());
+        let sd = |f: fn(&Pose) -> f64| {
+            let n = poses.len() as f64;
+            let mean = poses.iter().map(f).sum::<f64>() / n;
+            (poses.iter().map(|p| (f(p) - mean).powi(2)).sum::<f64>() / n).sqrt()
+        };
+        assert!((sd(|p| p.x) - 0.03).abs() < 0.0015);
+        assert!((sd(|p| p.y) - 0.03).abs() < 0.0015);
+        assert!((sd(|p| p.yaw) - 0.005).abs() < 0.00025);
+    }
+
+    #[test]
+    fn reset_reports_afresh() {
+        let mut l = Localizer::new(LocalizationParams {
+            rate_hz: 1.0,
+            ..LocalizationParams::OFF
+        });
+        l.observe(t(0), truth(0.0));
+        l.observe(t(10), truth(5.0));
+        assert_eq!(l.report().unwrap().state.pose.x, 0.0);
+        l.reset();
+        l.observe(t(20), truth(7.0));
+        assert_eq!(l.report().unwrap().state.pose.x, 7.0);
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let bad = LocalizationParams {
+            position_sigma_m: f64::NAN,
+            ..LocalizationParams::OFF
+        };
+        assert_eq!(
+            bad.validate().unwrap_err().field,
+            "localization_position_sigma_m"
+        );
+        assert_eq!(LocalizationParams::GNSS_INS.validate(), Ok(()));
+    }
+}
