@@ -31,6 +31,8 @@ const PHYSICS_DT: Duration = Duration::from_millis(5);
 const CONTROL_EVERY: usize = 10;
 /// Cross-track error below which a run counts as converged, m.
 const CONVERGED_M: f64 = 0.1;
+/// Distance driven after which a run from 2 m off has long joined the path, m.
+pub const STEADY_FROM_M: f64 = 40.0;
 
 /// A path and where the car starts.
 pub struct Scenario {
@@ -170,6 +172,8 @@ pub struct RunResult {
     pub stats: TrackingStats,
     /// Steering jitter after convergence, rad per control step (RMS).
     pub jitter_rad: f64,
+    /// Largest |error| from [`STEADY_FROM_M`] driven on (the joining swing left behind), m.
+    pub max_steady_m: f64,
     pub time_s: f64,
     pub done_index: Option<usize>,
     pub last_index: usize,
@@ -224,6 +228,11 @@ pub fn run(sc: &Scenario, case: &Case) -> RunResult {
         model: case.model_label(),
         noise: case.noise_label(),
         jitter_rad: trace.steering_jitter(stats.converge_m.unwrap_or(f64::INFINITY)),
+        max_steady_m: cte
+            .iter()
+            .filter(|(d, _)| *d >= STEADY_FROM_M)
+            .map(|(_, e)| e.abs())
+            .fold(f64::NAN, f64::max),
         stats,
         time_s: trace.time_s,
         done_index: trace.done_index,
@@ -436,7 +445,7 @@ fn run_and_plot(
 
 fn print_header() {
     println!(
-        "{:<20} {:<13} {:>4} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6} {:>16} {:>6} {:>6}",
+        "{:<20} {:<13} {:>4} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6} {:>16} {:>6} {:>6}",
         "scenario",
         "controller",
         "v",
@@ -447,6 +456,7 @@ fn print_header() {
         "rms ≥c",
         "p95 ≥c",
         "max ≥c",
+        "max≥40m",
         "rms all",
         "max all",
         "time s",
@@ -477,7 +487,7 @@ fn print_row(r: &RunResult) {
         "inf/NaN".into()
     };
     println!(
-        "{:<20} {:<13} {:>4.1} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6.1} {:>16} {:>6} {:>6}",
+        "{:<20} {:<13} {:>4.1} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6.1} {:>16} {:>6} {:>6}",
         r.scenario,
         r.controller,
         r.speed_mps,
@@ -490,6 +500,7 @@ fn print_row(r: &RunResult) {
         f(r.stats.rms_after_m),
         f(r.stats.p95_after_m),
         f(r.stats.max_after_m),
+        f(r.max_steady_m),
         f(r.stats.rms_all_m),
         f(r.stats.max_all_m),
         r.time_s,

@@ -25,3 +25,18 @@ impl ConfigError {
         }
     }
 }
+
+/// One range check of a `validate()`: the field's name, its value, whether it is in range,
+/// and the limit to print when it is not.
+pub type Check = (&'static str, f64, bool, &'static str);
+
+/// The first check whose value is not finite or not in range, as an error.
+pub fn first_invalid(checks: impl IntoIterator<Item = Check>) -> Result<(), ConfigError> {
+    match checks
+        .into_iter()
+        .find(|(_, v, ok, _)| !(v.is_finite() && *ok))
+    {
+        Some((field, value, _, limit)) => Err(ConfigError::new(field, value, limit)),
+        None => Ok(()),
+    }
+}

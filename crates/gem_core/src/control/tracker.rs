@@ -104,7 +104,7 @@ impl Default for TrackerConfig {
 impl TrackerConfig {
     /// Checks every numeric setting.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let mut checks: Vec<(&'static str, f64, bool, &'static str)> = vec![
+        let mut checks: Vec<crate::config::Check> = vec![
             (
                 "wheelbase_m",
                 self.wheelbase_m,
@@ -238,13 +238,7 @@ impl TrackerConfig {
                 ),
             ]),
         }
-        match checks
-            .into_iter()
-            .find(|(_, v, ok, _)| !(v.is_finite() && *ok))
-        {
-            Some((field, value, _, limit)) => Err(ConfigError::new(field, value, limit)),
-            None => Ok(()),
-        }
+        crate::config::first_invalid(checks)
     }
 }
 

@@ -83,7 +83,7 @@ impl DynamicParams {
     /// Checks every field against a wheelbase of `wheelbase_m`; the error names the field
     /// (the simulator's parameter of the same name).
     pub fn validate(&self, wheelbase_m: f64) -> Result<(), ConfigError> {
-        let checks: [(&'static str, f64, bool, &'static str); 8] = [
+        let checks: [crate::config::Check; 8] = [
             ("mass_kg", self.mass_kg, self.mass_kg > 0.0, "must be > 0"),
             (
                 "yaw_inertia_kgm2",
@@ -128,13 +128,7 @@ impl DynamicParams {
                 "must be > kinematic_below_mps",
             ),
         ];
-        match checks
-            .into_iter()
-            .find(|(_, v, ok, _)| !(v.is_finite() && *ok))
-        {
-            Some((field, value, _, limit)) => Err(ConfigError::new(field, value, limit)),
-            None => Ok(()),
-        }
+        crate::config::first_invalid(checks)
     }
 
     /// Weight of the dynamic model at forward speed `u`: 0 (kinematic) to 1.

@@ -64,7 +64,7 @@ impl LocalizationParams {
     /// Checks every field; the error names it (the simulator's parameter name with a
     /// `localization_` prefix).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let checks: [(&'static str, f64, bool, &'static str); 4] = [
+        let checks: [crate::config::Check; 4] = [
             (
                 "localization_position_sigma_m",
                 self.position_sigma_m,
@@ -90,13 +90,7 @@ impl LocalizationParams {
                 "must be within 0..1",
             ),
         ];
-        match checks
-            .into_iter()
-            .find(|(_, v, ok, _)| !(v.is_finite() && *ok))
-        {
-            Some((field, value, _, limit)) => Err(ConfigError::new(field, value, limit)),
-            None => Ok(()),
-        }
+        crate::config::first_invalid(checks)
     }
 }
 
