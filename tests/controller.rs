@@ -7,146 +7,18 @@ use gem_core::control::path::Path;
 use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
 use gem_core::vehicle::VehicleParams;
-use gem_e2e::{cli, cli_background, repo_root, ros, wait_until, Collector, NodeProc, RosGuard};
+use gem_e2e::control::{fresh_ns, gem_track, goal, line, wait_done, Stack};
+use gem_e2e::{cli, cli_background, repo_root, ros, wait_until, Collector};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
-use gem_msgs::gem_controller_action::{
-    NavigateWaypointsFeedback, NavigateWaypointsGoal, NavigateWaypointsResult,
-};
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::geometry_msgs::Pose2D;
 use gem_ros::protocols::actionlib::{
     status, ActionClient, ClientEvent, NavigateWaypoints, RESULT_GRACE,
 };
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(30);
-
-fn fresh_ns() -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("/ctl{}", N.fetch_add(1, Ordering::Relaxed))
-}
-
-/// gem_sim (owning /clock at `speedup`, or on wall time when `speedup` is None) and a
-/// controller, in a fresh namespace.
-struct Stack {
-    ns: String,
-    sim: NodeProc,
-    controller: NodeProc,
-}
-
-impl Stack {
-    fn start(
-        ros: &RosGuard,
-        controller: &str,
-        speedup: Option<f64>,
-        extra: &[(&str, &str)],
-    ) -> Stack {
-        Stack::start_with_sim(ros, controller, speedup, &[], extra)
-    }
-
-    /// As [`Stack::start`], with private parameters for gem_sim too.
-    fn start_with_sim(
-        ros: &RosGuard,
-        controller: &str,
-        speedup: Option<f64>,
-        sim_params: &[(&str, &str)],
-        extra: &[(&str, &str)],
-    ) -> Stack {
-        let ns = fresh_ns();
-        ros.set_sim_time(speedup.is_some());
-        let mut sim = ros.node("gem_sim").arg(&format!("__ns:={ns}"));
-        for (k, v) in sim_params {
-            sim = sim.param(k, v);
-        }
-        if let Some(x) = speedup {
-            sim = sim.param("publish_clock", true).param("speedup", x);
-        }
-        let sim = sim.spawn();
-        let mut c = ros.node(controller).arg(&format!("__ns:={ns}"));
-        for (k, v) in extra {
-            c = c.param(k, v);
-        }
-        Stack {
-            ns,
-            sim,
-            controller: c.spawn(),
-        }
-    }
-
-    fn topic(&self, name: &str) -> String {
-        format!("{}/{name}", self.ns)
-    }
-
-    fn client(&self) -> ActionClient<NavigateWaypoints> {
-        let client =
-            ActionClient::<NavigateWaypoints>::new(&self.topic("navigate_waypoints")).unwrap();
-        assert!(
-            client.wait_for_server(T),
-            "no action server\n{}",
-            self.output()
-        );
-        client
-    }
-
-    fn output(&self) -> String {
-        format!(
-            "--- sim ---\n{}\n--- controller ---\n{}",
-            self.sim.output(),
-            self.controller.output()
-        )
-    }
-}
-
-fn line(n: usize, spacing: f64) -> Vec<Pose2D> {
-    (0..n)
-        .map(|i| Pose2D {
-            x: i as f64 * spacing,
-            y: 0.0,
-            theta: 0.0,
-        })
-        .collect()
-}
-
-fn goal(waypoints: Vec<Pose2D>, start_index: u64) -> NavigateWaypointsGoal {
-    NavigateWaypointsGoal {
-        waypoints,
-        start_index,
-    }
-}
-
-/// Waits for goal `id` to end; returns (status, text, feedback seen, result).
-fn wait_done(
-    client: &ActionClient<NavigateWaypoints>,
-    id: &str,
-    timeout: Duration,
-) -> (
-    u8,
-    String,
-    Vec<NavigateWaypointsFeedback>,
-    Option<NavigateWaypointsResult>,
-) {
-    let deadline = Instant::now() + timeout;
-    let mut feedback = Vec::new();
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        match client.next_event(left) {
-            Some(ClientEvent::Feedback {
-                id: fid,
-                feedback: f,
-            }) if fid == id => feedback.push(f),
-            Some(ClientEvent::Done {
-                id: did,
-                status,
-                text,
-                result,
-            }) if did == id => return (status, text, feedback, result),
-            Some(_) => {}
-            None => break,
-        }
-    }
-    panic!("goal {id} did not end within {timeout:?}");
-}
 
 #[test]
 fn python_simple_action_client_reaches_a_short_path() {
@@ -420,24 +292,6 @@ fn rust_client_drives_a_python_simple_action_server() {
 }
 
 /// The GEM track's waypoints (x, y) from the project's copy.
-fn gem_track() -> Vec<Pose2D> {
-    let text = std::fs::read_to_string(repo_root().join("launch/waypoints/gem_track.csv")).unwrap();
-    text.lines()
-        .map(|l| {
-            let f: Vec<f64> = l
-                .split(',')
-                .take(3)
-                .map(|v| v.trim().parse().unwrap())
-                .collect();
-            Pose2D {
-                x: f[0],
-                y: f[1],
-                theta: f[2],
-            }
-        })
-        .collect()
-}
-
 /// The core closed loop with the nodes' defaults on gem_sim's default vehicle: the
 /// figure the ROS lap is compared with.
 fn core_reference(law: Law, points: &[Point]) -> f64 {

@@ -18,6 +18,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 pub mod bags;
+pub mod control;
 pub mod junit;
 pub mod sm_scenarios;
 pub mod suite;

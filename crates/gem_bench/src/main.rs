@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release -p gem_bench -- state-manager [--updates N] [--samples N]
 //! cargo run --release -p gem_bench -- track [--out DIR] [--dynamic-only]
+//! cargo run --release -p gem_bench -- stop
 //! cargo run --release -p gem_bench -- waypoints [--rows N]
 //! cargo run --release -p gem_bench -- health [--messages N] [--seconds S]
 //! cargo run --release -p gem_bench -- introspect [--messages N]
@@ -17,6 +18,7 @@ mod introspect;
 mod replay;
 mod service;
 mod state_manager;
+mod stop;
 mod subscribe;
 mod track;
 mod waypoints;
@@ -98,6 +100,8 @@ enum Bench {
         #[arg(long)]
         load: bool,
     },
+    /// Emergency and comfortable stops on a straight and in the tightest bend.
+    Stop,
     /// Load time of a large waypoint file.
     Waypoints {
         /// Rows in the generated file.
@@ -115,6 +119,7 @@ fn main() -> anyhow::Result<()> {
             dynamic_only,
         } => track::run_all(&track, &out, dynamic_only).map(|_| ()),
         Bench::Waypoints { rows } => waypoints::run(rows),
+        Bench::Stop => stop::run_all(),
         Bench::Health { messages, seconds } => health::run(messages, seconds),
         Bench::Introspect { messages } => introspect::run(messages),
         Bench::Replay { per_topic } => replay::run(per_topic),

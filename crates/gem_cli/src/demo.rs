@@ -26,6 +26,7 @@ use crate::plot;
 use anyhow::{anyhow, bail, ensure, Context};
 use gem_core::control::closed_loop::{stats, CrossTrackMeter};
 use gem_core::control::path::Path as TrackPath;
+use gem_core::control::stop::{StopFigures, StopSample};
 use gem_core::faults::{FaultKind, ParamValue};
 use gem_core::geometry::Point;
 use gem_core::state_manager::{Input, StateManagerConfig};
@@ -109,7 +110,8 @@ struct Seen {
     progress: f64,
     planner: u8,
     state: Vec<(Instant, (u8, u8))>,
-    cmds: Vec<(Instant, f32)>,
+    /// (speed, acceleration limit) of each speed command.
+    cmds: Vec<(Instant, (f32, f32))>,
     /// (1 pressed / 0 released, header stamp in s).
     estop: Vec<Sample>,
     /// (fraction, header stamp in s).
@@ -153,7 +155,7 @@ fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
             |n, m: msg::TaskPlannerStatus, _| n.planner = m.status,
         )?,
         watch(s, "/gem/ackermann_cmd", |n, m: AckermannDrive, at| {
-            n.cmds.push((at, m.speed))
+            n.cmds.push((at, (m.speed, m.acceleration)))
         })?,
         watch(
             s,
@@ -285,8 +287,10 @@ struct FaultRun {
     at_progress: f64,
     position: (f64, f64),
     detection_ms: f64,
-    zero_cmd_ms: f64,
-    standstill_s: f64,
+    /// Signal → the first braking command (zero speed, or a comfortable stop's ramp).
+    brake_cmd_ms: f64,
+    /// Sim times of the signal and of the car at rest: the stop's samples lie between.
+    stop_sim: (f64, f64),
     resume_ms: f64,
 }
 
@@ -502,11 +506,16 @@ impl Demo {
             .map(|t| detected = t)
             .is_some()
         })?;
-        let mut zero = signal;
-        self.wait(&format!("{name}: a zero speed command"), |s| {
-            first(&s.cmds, t0, |c| c.1 == 0.0)
-                .map(|t| zero = t)
+        // An emergency stop's command is zero speed; a comfortable stop's carries its
+        // deceleration limit (AckermannDrive.acceleration > 0) while the speed ramps down.
+        let mut brake = signal;
+        self.wait(&format!("{name}: the first braking command"), |s| {
+            first(&s.cmds, t0, |c| c.1 .0 == 0.0 || c.1 .1 > 0.0)
+                .map(|t| brake = t)
                 .is_some()
+        })?;
+        self.wait(&format!("{name}: a zero speed command"), |s| {
+            first(&s.cmds, t0, |c| c.1 .0 == 0.0).is_some()
         })?;
         let mut stood = sim_signal;
         self.wait(&format!("{name}: the car at rest"), |s| {
@@ -528,7 +537,7 @@ impl Demo {
         })?;
         let mut resumed = cleared;
         self.wait(&format!("{name}: moving again"), |s| {
-            first(&s.cmds, t1, |c| c.1 > 0.0)
+            first(&s.cmds, t1, |c| c.1 .0 > 0.0)
                 .map(|t| resumed = t)
                 .is_some()
         })?;
@@ -538,13 +547,16 @@ impl Demo {
             at_progress,
             position,
             detection_ms: ms(detected.saturating_duration_since(signal)),
-            zero_cmd_ms: ms(zero.saturating_duration_since(signal)),
-            standstill_s: (stood - sim_signal).max(0.0),
+            brake_cmd_ms: ms(brake.saturating_duration_since(signal)),
+            stop_sim: (sim_signal, stood),
             resume_ms: ms(resumed.saturating_duration_since(cleared)),
         };
         self.say(&format!(
-            "{name}: detected after {:.2} ms, zero command after {:.2} ms, at rest {:.1} s (sim) later; moving {:.0} ms after the clear",
-            run.detection_ms, run.zero_cmd_ms, run.standstill_s, run.resume_ms
+            "{name}: detected after {:.2} ms, braking command after {:.2} ms, at rest {:.1} s (sim) later; moving {:.0} ms after the clear",
+            run.detection_ms,
+            run.brake_cmd_ms,
+            (stood - sim_signal).max(0.0),
+            run.resume_ms
         ));
         Ok(run)
     }
@@ -691,8 +703,8 @@ impl Report {
              | lap time (sim) | lap time (wall) | distance | converged after | RMS cross-track after convergence | max after | RMS whole lap |\n\
              |---|---|---|---|---|---|---|\n\
              | {lap_sim:.1} s | {:.1} s | {driven_m:.0} m | {} | {:.3} m | {:.3} m | {:.3} m |\n\n\
-             | fault | injected at | signal → /system_state ERROR | signal → zero command | signal → car at rest (sim) | cleared signal → moving command |\n\
-             |---|---|---|---|---|---|\n",
+             | fault | injected at | signal → /system_state ERROR | signal → first braking command | signal → car at rest (sim) | stopping distance | peak deceleration | peak jerk | largest distance from the path while stopping | cleared signal → moving command |\n\
+             |---|---|---|---|---|---|---|---|---|---|\n",
             lap_wall.as_secs_f64(),
             st.converge_m.map_or("never".into(), |d| format!("{d:.1} m")),
             st.rms_after_m,
@@ -700,17 +712,34 @@ impl Report {
             st.rms_all_m,
         );
         for f in faults {
+            let (from, to) = f.stop_sim;
+            let samples: Vec<StopSample> = poses
+                .iter()
+                .zip(&cross_track)
+                .filter(|(p, _)| p.0 >= from && p.0 <= to)
+                .map(|(p, c)| StopSample {
+                    t: p.0,
+                    position: Point::new(p.1, p.2),
+                    cross_track_m: c.1,
+                    speed_mps: p.3,
+                })
+                .collect();
+            let stop = StopFigures::measure(&samples);
             summary += &format!(
-                "| {} | {:.0} % of the lap | {:.2} ms | {:.2} ms | {:.1} s | {:.0} ms |\n",
+                "| {} | {:.0} % of the lap | {:.2} ms | {:.2} ms | {:.1} s | {:.2} m | {:.2} m/s² | {:.1} m/s³ | {:.3} m | {:.0} ms |\n",
                 f.name,
                 100.0 * f.at_progress,
                 f.detection_ms,
-                f.zero_cmd_ms,
-                f.standstill_s,
+                f.brake_cmd_ms,
+                (to - from).max(0.0),
+                stop.distance_m,
+                stop.peak_decel_mps2,
+                stop.peak_jerk_mps3,
+                stop.max_deviation_m,
                 f.resume_ms
             );
         }
-        summary += "\nLatencies are wall time on loopback between socket arrivals at gemctl's own subscriptions (signal = the first faulty input message; ERROR and zero command = the first after the injection; below about 0.1 ms their order is not causal).\n";
+        summary += "\nLatencies are wall time on loopback between socket arrivals at gemctl's own subscriptions (signal = the first faulty input message; ERROR and braking command = the first after the injection; below about 0.1 ms their order is not causal). The stop's figures come from `gazebo/model_states` (sim time, deceleration and jerk over 0.1 s windows).\n";
         Ok(Report {
             summary,
             path: waypoints.iter().map(|w| (w.x, w.y)).collect(),

@@ -208,6 +208,25 @@ impl ErrorBits {
         (ErrorBits::STALE_DATA, "STALE_DATA"),
     ];
 
+    /// Every bit, in the order of the mask.
+    pub const ALL: [ErrorBits; 7] = [
+        ErrorBits::BATTERY_LOW,
+        ErrorBits::ESTOP,
+        ErrorBits::GPS_LOST,
+        ErrorBits::SIGNAL_LOST,
+        ErrorBits::SIGNAL_LOW,
+        ErrorBits::TEMPERATURE_HIGH,
+        ErrorBits::STALE_DATA,
+    ];
+
+    /// The bit named `name` (as [`ErrorBits::names`] spells it).
+    pub fn from_name(name: &str) -> Option<ErrorBits> {
+        Self::NAMES
+            .into_iter()
+            .find(|(_, n)| *n == name)
+            .map(|(b, _)| b)
+    }
+
     /// The raw mask.
     pub const fn bits(self) -> u8 {
         self.0

@@ -18,7 +18,7 @@
 //! ```text
 //! fault:    onset ─ ERROR ─┬─ planner PAUSED
 //!                          ├─ cancel sent ─ goal PREEMPTED
-//!                          └─ zero command (speed < 0.01)
+//!                          └─ braking command (speed < 0.01, or a stop's ramp)
 //! recovery: cleared ─ RUNNING ─┬─ planner RUNNING
 //!                              └─ goal sent ─ goal ACTIVE ─ moving command (speed > 1.0)
 //! ```
@@ -80,7 +80,7 @@ impl Direction {
                 PlannerPaused,
                 CancelSent,
                 GoalPreempted,
-                ZeroCommand,
+                BrakingCommand,
             ],
             Direction::Recovery => &[
                 Cleared,
@@ -116,8 +116,9 @@ pub enum Link {
     CancelSent,
     /// The goal's result: PREEMPTED.
     GoalPreempted,
-    /// `/gem/ackermann_cmd` speed < 0.01.
-    ZeroCommand,
+    /// `/gem/ackermann_cmd` braking: speed < 0.01 (an emergency stop), or a comfortable
+    /// stop's first ramp command (its `acceleration` limit set).
+    BrakingCommand,
     /// First good input after the clear.
     Cleared,
     /// `/system_state` RUNNING.
@@ -139,7 +140,7 @@ impl Link {
         match self {
             Onset | Cleared => None,
             SystemError => Some(Onset),
-            PlannerPaused | CancelSent | ZeroCommand => Some(SystemError),
+            PlannerPaused | CancelSent | BrakingCommand => Some(SystemError),
             GoalPreempted => Some(CancelSent),
             SystemRunning => Some(Cleared),
             PlannerRunning | GoalSent => Some(SystemRunning),
@@ -157,7 +158,7 @@ impl Link {
             PlannerPaused => "planner PAUSED",
             CancelSent => "cancel sent",
             GoalPreempted => "goal PREEMPTED",
-            ZeroCommand => "speed < 0.01",
+            BrakingCommand => "braking command",
             Cleared => "signal cleared",
             SystemRunning => "/system_state RUNNING",
             PlannerRunning => "planner RUNNING",
@@ -192,11 +193,11 @@ pub enum Seen<'a> {
     /// A result with status PREEMPTED.
     GoalPreempted,
     /// A speed command.
-    Command(f64),
+    /// Speed and acceleration limit.
+    Command(f64, f64),
 }
 
-/// Commanded speed below which the car is commanded to stop (the original's criterion).
-pub const STOPPED_BELOW_MPS: f64 = 0.01;
+pub use gem_core::control::stop::STOPPED_BELOW_MPS;
 /// Commanded speed above which the car is commanded to drive again.
 pub const MOVING_ABOVE_MPS: f64 = 1.0;
 
@@ -324,8 +325,8 @@ impl Run {
             (Direction::Fault, Seen::PlannerPaused) => self.mark(PlannerPaused, t),
             (Direction::Fault, Seen::CancelSent) => self.mark(CancelSent, t),
             (Direction::Fault, Seen::GoalPreempted) => self.mark(GoalPreempted, t),
-            (Direction::Fault, Seen::Command(v)) if v.abs() < STOPPED_BELOW_MPS => {
-                self.mark(ZeroCommand, t)
+            (Direction::Fault, Seen::Command(v, a)) if v.abs() < STOPPED_BELOW_MPS || a > 0.0 => {
+                self.mark(BrakingCommand, t)
             }
             (Direction::Recovery, Seen::Input(v)) if !self.kind.is_faulty(v, &self.threshold) => {
                 self.mark(Cleared, t)
@@ -350,7 +351,8 @@ impl Run {
                     }
                 }
             },
-            (Direction::Recovery, Seen::Command(v)) if v > MOVING_ABOVE_MPS => {
+            // A stop's ramp (its acceleration limit set) is not moving again.
+            (Direction::Recovery, Seen::Command(v, a)) if v > MOVING_ABOVE_MPS && a == 0.0 => {
                 self.mark(MovingCommand, t)
             }
             // Everything else belongs to the other direction, to another fault, or is a
@@ -654,7 +656,7 @@ mod tests {
         r.observe(Seen::Input(0.0), at(99.0, 9.99));
         r.observe(Seen::Input(1.0), at(100.0, 10.0));
         r.observe(Seen::SystemError(ErrorBits::ESTOP), at(100.3, 10.0));
-        r.observe(Seen::Command(0.0), at(100.6, 10.01));
+        r.observe(Seen::Command(0.0, 0.0), at(100.6, 10.01));
         r.observe(Seen::CancelSent, at(100.8, 10.01));
         r.observe(Seen::PlannerPaused, at(100.9, 10.01));
         r.observe(Seen::GoalPreempted, at(101.5, 10.02));
@@ -669,10 +671,10 @@ mod tests {
         let zero = rec
             .links
             .iter()
-            .find(|s| s.link == Link::ZeroCommand)
+            .find(|s| s.link == Link::BrakingCommand)
             .unwrap();
         assert!((zero.wall_ms - 0.6).abs() < 1e-9);
-        // The zero command's cause is ERROR, not the preemption.
+        // The braking command's cause is ERROR, not the preemption.
         assert!((zero.step_wall_ms - 0.3).abs() < 1e-9);
         assert!((zero.sim_ms - 10.0).abs() < 1e-6);
         assert!(check(&[rec]).is_empty());
@@ -683,10 +685,20 @@ mod tests {
         let mut r = Run::new(FaultKind::Battery, Direction::Fault, &cfg(), None);
         r.observe(Seen::Input(0.49), at(1.0, 1.0));
         r.observe(Seen::SystemError(ErrorBits::ESTOP), at(2.0, 1.0));
-        r.observe(Seen::Command(2.8), at(3.0, 1.0));
+        r.observe(Seen::Command(2.8, 0.0), at(3.0, 1.0));
         assert_eq!(r.at(Link::SystemError), None);
-        assert_eq!(r.at(Link::ZeroCommand), None);
+        assert_eq!(r.at(Link::BrakingCommand), None);
         assert!(r.at(Link::Onset).is_some());
+    }
+
+    #[test]
+    fn a_comfortable_stops_first_ramp_command_is_the_braking_command() {
+        let mut r = Run::new(FaultKind::Battery, Direction::Fault, &cfg(), None);
+        r.observe(Seen::Input(0.3), at(1.0, 1.0));
+        r.observe(Seen::SystemError(ErrorBits::BATTERY_LOW), at(1.5, 1.0));
+        r.observe(Seen::Command(2.8, 0.0), at(1.7, 1.0)); // a tick's command, not braking
+        r.observe(Seen::Command(2.79, 1.0), at(1.9, 1.0));
+        assert_eq!(r.at(Link::BrakingCommand), Some(at(1.9, 1.0)));
     }
 
     #[test]
@@ -704,7 +716,7 @@ mod tests {
         for s in [Seen::PlannerPaused, Seen::CancelSent, Seen::GoalPreempted] {
             r.observe(s, at(1502.0, 17.02));
         }
-        r.observe(Seen::Command(0.0), at(1501.7, 17.01));
+        r.observe(Seen::Command(0.0, 0.0), at(1501.7, 17.01));
         let rec = r.record(3).unwrap();
         assert!((rec.observed_hold_off_s.unwrap() - 15.01).abs() < 1e-6);
         assert!((rec.links[1].wall_ms - 0.4).abs() < 1e-9);
@@ -735,8 +747,8 @@ mod tests {
         r.observe(Seen::GoalSent("newer"), at(1.8, 1.0));
         assert_eq!(r.at(Link::GoalActive), None);
         r.observe(Seen::GoalActive("new"), at(2.0, 1.0));
-        r.observe(Seen::Command(0.5), at(2.1, 1.0));
-        r.observe(Seen::Command(2.8), at(2.4, 1.01));
+        r.observe(Seen::Command(0.5, 0.0), at(2.1, 1.0));
+        r.observe(Seen::Command(2.8, 0.0), at(2.4, 1.01));
         assert!(r.is_complete());
         let rec = r.record(0).unwrap();
         assert!((rec.links[3].wall_ms - 0.7).abs() < 1e-9);
@@ -759,14 +771,14 @@ mod tests {
         r.observe(Seen::PlannerPaused, at(11.0, 1.0)); // before ERROR, within the skew
         r.observe(Seen::CancelSent, at(12.5, 1.0));
         r.observe(Seen::GoalPreempted, at(9.5, 1.0)); // before the cancel, beyond it
-        r.observe(Seen::Command(0.0), at(7.0, 1.0)); // before the onset, beyond it
+        r.observe(Seen::Command(0.0, 0.0), at(7.0, 1.0)); // before the onset, beyond it
         let rec = r.record(0).unwrap();
         let problems = check(std::slice::from_ref(&rec));
-        // preempted: before the start and before the cancel; zero command: likewise.
+        // preempted: before the start and before the cancel; braking command: likewise.
         assert_eq!(problems.len(), 4, "{problems:?}");
         let early = early_samples(std::slice::from_ref(&rec));
         assert_eq!(early.len(), 2);
-        assert_eq!(early[1].1, Link::ZeroCommand);
+        assert_eq!(early[1].1, Link::BrakingCommand);
     }
 
     #[test]
@@ -777,7 +789,11 @@ mod tests {
         let mut r = Run::new(FaultKind::Estop, Direction::Fault, &cfg(), None);
         r.observe(Seen::SystemError(ErrorBits::ESTOP), at(99.0, 10.0)); // lagging input
         r.observe(Seen::Input(1.0), at(100.0, 10.0));
-        for s in [Seen::Command(0.0), Seen::CancelSent, Seen::PlannerPaused] {
+        for s in [
+            Seen::Command(0.0, 0.0),
+            Seen::CancelSent,
+            Seen::PlannerPaused,
+        ] {
             r.observe(s, at(100.9, 10.01));
         }
         r.observe(Seen::GoalPreempted, at(101.5, 10.02));

@@ -99,9 +99,18 @@ mod tests {
 
     #[test]
     fn a_process_that_exits_on_sigint_stops_there() {
-        let mut cmd = Command::new("sleep");
-        cmd.arg("30");
+        // Signalled only once it runs: a SIGINT between fork and exec would reach the test
+        // process's own handlers, not the default action of the program.
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo ready; exec sleep 30"])
+            .stdout(std::process::Stdio::piped());
         let mut child = spawn_group(&mut cmd).unwrap();
+        let mut line = String::new();
+        use std::io::BufRead;
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "ready\n");
         assert_eq!(stop_group(&mut child, SIGINT_GRACE), Stopped::Interrupted);
     }
 }

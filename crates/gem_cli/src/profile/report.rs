@@ -20,7 +20,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The latency bounds the profile is judged by, p99 over every failure type.
-const ZERO_COMMAND_P99_MS: f64 = 5.0;
+const BRAKING_COMMAND_P99_MS: f64 = 5.0;
 const SYSTEM_STATE_P99_MS: f64 = 2.0;
 
 /// Everything the report is made of.
@@ -61,7 +61,7 @@ pub struct Stalls {
 struct Probed {
     seen: super::stalls::Seen,
     system_error: Split,
-    zero_command: Split,
+    braking_command: Split,
 }
 
 impl Stalls {
@@ -81,7 +81,7 @@ impl Stalls {
             };
             Probed {
                 system_error: split(Link::SystemError, SYSTEM_STATE_P99_MS),
-                zero_command: split(Link::ZeroCommand, ZERO_COMMAND_P99_MS),
+                braking_command: split(Link::BrakingCommand, BRAKING_COMMAND_P99_MS),
                 seen,
             }
         });
@@ -98,9 +98,9 @@ struct StallsJson<'a> {
     off: Option<&'a str>,
     cpus: usize,
     wakeups: u64,
-    /// Fault → /system_state ERROR and fault → zero command, split by stall overlap.
+    /// Fault → /system_state ERROR and fault → braking command, split by stall overlap.
     system_error: Option<&'a Split>,
-    zero_command: Option<&'a Split>,
+    braking_command: Option<&'a Split>,
     stalls: &'a [Stall],
 }
 
@@ -241,7 +241,7 @@ impl Report<'_> {
     /// The summary table (also printed at the end of the run).
     pub fn summary(&self) -> String {
         let mut md = String::from(
-            "| failure type | runs | fault → /system_state ERROR p50 | p95 | p99 | max | fault → speed < 0.01 p50 | p95 | p99 | max | cleared → speed > 1.0 p50 | p99 | hold-off observed (sim) |\n\
+            "| failure type | runs | fault → /system_state ERROR p50 | p95 | p99 | max | fault → braking command p50 | p95 | p99 | max | cleared → speed > 1.0 p50 | p99 | hold-off observed (sim) |\n\
              |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         );
         let mut rows: Vec<(String, Vec<FaultKind>)> = self
@@ -263,7 +263,7 @@ impl Report<'_> {
                 self.runs,
                 &kinds,
                 Direction::Fault,
-                Link::ZeroCommand,
+                Link::BrakingCommand,
             ));
             let moving = Summary::new(samples(
                 self.runs,
@@ -312,7 +312,7 @@ impl Report<'_> {
             cpus: probed.map_or(0, |p| p.seen.cpus),
             wakeups: probed.map_or(0, |p| p.seen.wakeups),
             system_error: probed.map(|p| &p.system_error),
-            zero_command: probed.map(|p| &p.zero_command),
+            braking_command: probed.map(|p| &p.braking_command),
             stalls: probed.map_or(&[][..], |p| &p.seen.stalls),
         }
     }
@@ -355,7 +355,11 @@ impl Report<'_> {
                 SYSTEM_STATE_P99_MS,
                 &p.system_error,
             ),
-            ("fault → speed < 0.01", ZERO_COMMAND_P99_MS, &p.zero_command),
+            (
+                "fault → braking command",
+                BRAKING_COMMAND_P99_MS,
+                &p.braking_command,
+            ),
         ] {
             let _ = writeln!(
                 md,
@@ -384,7 +388,7 @@ impl Report<'_> {
             self.runs,
             self.kinds,
             Direction::Fault,
-            Link::ZeroCommand,
+            Link::BrakingCommand,
         ));
         let verdict = |s: &Summary, bound: f64| {
             if s.is_empty() {
@@ -397,9 +401,9 @@ impl Report<'_> {
         };
         format!(
             "- p99 fault → /system_state ERROR below {SYSTEM_STATE_P99_MS} ms: {}\n\
-             - p99 fault → zero command below {ZERO_COMMAND_P99_MS} ms (the controller's safety gate): {}\n",
+             - p99 fault → braking command below {BRAKING_COMMAND_P99_MS} ms (the controller's safety gate): {}\n",
             verdict(&err, SYSTEM_STATE_P99_MS),
-            verdict(&zero, ZERO_COMMAND_P99_MS)
+            verdict(&zero, BRAKING_COMMAND_P99_MS)
         )
     }
 
@@ -453,7 +457,7 @@ impl Report<'_> {
         md += "\nFigures: [latency box plots](latency_boxplot.svg), [chain breakdown](chain_breakdown.svg); raw samples in `profile.json`.\n\n";
         md += "## Chains per failure type\n\n\
                Each link: wall ms since the chain's first link and since its cause (the link it follows \
-               in the chain; the safety gate's zero command follows ERROR directly, in parallel with \
+               in the chain; the safety gate's braking command follows ERROR directly, in parallel with \
                the planner's pause and cancel), and sim ms since the chain's start (header stamps, else \
                the latest /clock; quantised by the simulator's step).\n\n";
         for kind in self.kinds {
@@ -598,12 +602,15 @@ impl Report<'_> {
 
 type Plot = Result<(), Box<dyn std::error::Error>>;
 
-/// Box plots (Tukey whiskers) of fault → ERROR and fault → zero command per failure type.
+/// Box plots (Tukey whiskers) of fault → ERROR and fault → braking command per failure type.
 fn boxplot(file: &Path, runs: &[RunRecord], kinds: &[FaultKind]) -> Plot {
     let root = SVGBackend::new(file, (900, 480)).into_drawing_area();
     root.fill(&WHITE)?;
     let names: Vec<String> = kinds.iter().map(|k| k.name().to_string()).collect();
-    let series = [(Link::SystemError, BLUE, -14), (Link::ZeroCommand, RED, 14)];
+    let series = [
+        (Link::SystemError, BLUE, -14),
+        (Link::BrakingCommand, RED, 14),
+    ];
     let mut ymax = 0.5f32;
     let mut boxes = Vec::new();
     for (i, kind) in kinds.iter().enumerate() {
@@ -619,7 +626,7 @@ fn boxplot(file: &Path, runs: &[RunRecord], kinds: &[FaultKind]) -> Plot {
     }
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "fault onset → /system_state ERROR (blue) and → zero command (red), wall ms",
+            "fault onset → /system_state ERROR (blue) and → braking command (red), wall ms",
             ("sans-serif", 16),
         )
         .margin(12)

@@ -245,7 +245,7 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
                         topic,
                         at,
                         Time::ZERO,
-                        &[Seen::Command(f64::from(m.speed))],
+                        &[Seen::Command(f64::from(m.speed), f64::from(m.acceleration))],
                         |l| l.speed = Some(m.speed),
                     )
                 },

@@ -6,4 +6,5 @@ pub mod path;
 pub mod pure_pursuit;
 pub mod speed;
 pub mod stanley;
+pub mod stop;
 pub mod tracker;

@@ -7,12 +7,20 @@
 //! a pose that stays unavailable for `~pose_timeout_s`, a non-finite pose; from then until
 //! the next goal every tick repeats it (zero speed, the steering held), so one lost message
 //! cannot leave the vehicle on its last speed until the actuator's own command timeout.
-//! The safety gate zeroes the speed from the `system_state` callback itself, without
-//! waiting for a tick.
+//! The safety gate starts a stop from the `system_state` callback itself, without waiting
+//! for a tick: the error bits' class (`~stop_classes`) decides between an emergency stop
+//! (zero speed at once) and a comfortable one (the speed ramps down along
+//! `gem_core::control::stop`'s profile). A stop outlives the goal: when the planner cancels
+//! it the goal ends PREEMPTED at once, but the tracker keeps steering along the path while
+//! the speed follows the stop, until the car is at rest. A new goal, or the fault clearing
+//! while the goal is still active, takes over from the speed the car has. Without a pose
+//! during a stop the command falls back to zero speed.
 
 use super::params::Params;
+use gem_core::control::stop::{Stop, StopClass, StopCommand, StopLimits, StopPolicy};
 use gem_core::control::tracker::{Command, Observation, Tracker};
 use gem_core::geometry::{yaw_from_quaternion, Point, Pose};
+use gem_core::state_manager::ErrorBits;
 use gem_core::time::Time;
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateReq};
@@ -34,24 +42,39 @@ use gem_ros::Lock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Publishers shared with the safety-gate callback.
+/// Publishers and the stop, shared with the safety-gate callback.
 struct Outputs {
     command: rosrust::Publisher<AckermannDrive>,
-    /// Last (steering, speed) sent: the gate keeps the steering while zeroing the speed,
-    /// and a tick without a pose repeats the command.
+    /// Last (steering, speed) sent: a stop keeps the steering, and a tick without a pose
+    /// repeats the command.
     last: Mutex<(f32, f32)>,
-    /// A goal is being driven (the gate only acts then).
+    /// A goal or a stop is being driven (the gate only acts then).
     driving: AtomicBool,
     /// `system_state` is ERROR and the gate is on.
     gated: AtomicBool,
+    /// The stop in progress, if any.
+    stop: Mutex<Option<Stop>>,
+    /// The last measured forward speed, m/s (where a stop begins).
+    speed: Mutex<f64>,
+    policy: StopPolicy,
+    limits: StopLimits,
+    /// One control period, s: a stop command is the speed due at the next tick.
+    period_s: f64,
 }
 
 impl Outputs {
     fn send(&self, steering: f32, speed: f32) {
+        self.send_limited(steering, speed, 0.0, 0.0);
+    }
+
+    /// A command with `AckermannDrive`'s acceleration and jerk limits (0: the vehicle's own).
+    fn send_limited(&self, steering: f32, speed: f32, accel: f32, jerk: f32) {
         *self.last.locked() = (steering, speed);
         let cmd = AckermannDrive {
             steering_angle: steering,
             speed,
+            acceleration: accel,
+            jerk,
             ..Default::default()
         };
         if let Err(e) = self.command.send(cmd) {
@@ -59,9 +82,25 @@ impl Outputs {
         }
     }
 
+    /// Zero speed, the steering held.
     fn stop(&self) {
         let (steering, _) = *self.last.locked();
         self.send(steering, 0.0);
+    }
+
+    /// A stop's command with `steering`, its speed no higher than `cap`.
+    fn send_stop(&self, steering: f32, cmd: StopCommand, cap: f64) {
+        self.send_limited(
+            steering,
+            cmd.speed_mps.min(cap) as f32,
+            cmd.accel_mps2 as f32,
+            cmd.jerk_mps3 as f32,
+        );
+    }
+
+    /// The stop in progress.
+    fn current_stop(&self) -> Option<Stop> {
+        *self.stop.locked()
     }
 
     /// The last command again (zero speed while gated): the stream goes on through a tick
@@ -96,6 +135,8 @@ pub struct Controller {
     out: Arc<Outputs>,
     debug: Debug,
     active: Option<Active>,
+    /// The tracker of a goal that ended during a stop: it steers until the car is at rest.
+    stopping: Option<Tracker>,
     /// A goal has ended and no new one has started: every tick repeats the zero command.
     holding: bool,
     _gate: Option<DirectSubscriber>,
@@ -110,6 +151,11 @@ impl Controller {
             last: Mutex::new((0.0, 0.0)),
             driving: AtomicBool::new(false),
             gated: AtomicBool::new(false),
+            stop: Mutex::new(None),
+            speed: Mutex::new(0.0),
+            policy: params.stop_policy.clone(),
+            limits: params.stop_limits,
+            period_s: 1.0 / params.rate_hz,
         });
         let mut path = rosrust::publish("~debug/path", 1)?;
         path.set_latching(true);
@@ -130,6 +176,7 @@ impl Controller {
             out,
             debug,
             active: None,
+            stopping: None,
             holding: false,
             _gate: gate,
         })
@@ -140,19 +187,72 @@ impl Controller {
         if let Some((handle, goal)) = self.server.accept_new_goal() {
             self.start(handle, goal, now);
         }
-        let Some(active) = &self.active else {
+        if let Some(active) = &self.active {
+            if self.server.is_preempt_requested(&active.handle) {
+                self.end(|s, h| {
+                    s.preempt(h, NavigateWaypointsResult { success: false }, "cancelled")
+                });
+            }
+        }
+        if self.active.is_none() && self.stopping.is_none() {
             if self.holding {
                 self.out.stop();
             }
             return;
-        };
-        if self.server.is_preempt_requested(&active.handle) {
-            self.end(|s, h| s.preempt(h, NavigateWaypointsResult { success: false }, "cancelled"));
-            return;
         }
         match self.read_pose() {
-            Ok(obs) => self.drive(obs, now),
+            Ok(obs) => {
+                *self.out.speed.locked() = obs.speed_mps;
+                match self.out.current_stop() {
+                    Some(stop) => self.drive_stop(stop, obs, now),
+                    None => self.drive(obs, now),
+                }
+            }
             Err(reason) => self.pose_missing(now, &reason),
+        }
+    }
+
+    /// A tick during a stop: the tracker steers (the goal's, or the one kept after it
+    /// ended), the speed follows the stop. The stop ends when the fault has cleared while
+    /// a goal is still active (the goal drives on from here), or once the car is at rest.
+    fn drive_stop(&mut self, stop: Stop, obs: Observation, now: Time) {
+        let gated = self.out.gated.load(Ordering::Relaxed);
+        if !gated && self.active.is_some() {
+            tracing::info!(
+                "fault cleared during the {} stop: the goal drives on",
+                stop.class()
+            );
+            *self.out.stop.locked() = None;
+            return self.drive(obs, now);
+        }
+        let tracker = match (&mut self.active, &mut self.stopping) {
+            (Some(active), _) => {
+                active.last_pose = now;
+                &mut active.tracker
+            }
+            (None, Some(tracker)) => tracker,
+            (None, None) => return,
+        };
+        let (steering, cap) = match tracker.observe(obs, now) {
+            Ok(cmd) if !cmd.done => (cmd.steering_rad as f32, cmd.speed_mps),
+            // At the goal or with a bad pose: stand, the steering held.
+            _ => (self.out.last.locked().0, 0.0),
+        };
+        self.out
+            .send_stop(steering, stop.command(now, self.out.period_s), cap);
+        if stop.is_over(now, obs.speed_mps) {
+            tracing::info!(
+                "{} stop: at rest {:.2} s after it began",
+                stop.class(),
+                now.saturating_since(stop.started()).as_secs_f64()
+            );
+            *self.out.stop.locked() = None;
+            if self.active.is_none() {
+                self.stopping = None;
+                self.out.driving.store(false, Ordering::Relaxed);
+                self.out.stop();
+                self.holding = true;
+            }
         }
     }
 
@@ -187,6 +287,12 @@ impl Controller {
             );
         }
         self.active = None;
+        self.stopping = None;
+        if !self.out.gated.load(Ordering::Relaxed) {
+            // A stop whose fault has cleared: the new goal drives on from the speed the
+            // car has.
+            *self.out.stop.locked() = None;
+        }
         let points: Vec<Point> = goal
             .waypoints
             .iter()
@@ -265,6 +371,18 @@ impl Controller {
     }
 
     fn pose_missing(&mut self, now: Time, reason: &str) {
+        if self.out.current_stop().is_some() {
+            // No pose to steer by: today's stop, zero speed with the steering held.
+            self.out.stop();
+            if self.active.is_none() {
+                tracing::warn!("no pose during a stop ({reason}): zero command");
+                self.stopping = None;
+                *self.out.stop.locked() = None;
+                self.out.driving.store(false, Ordering::Relaxed);
+                self.holding = true;
+                return;
+            }
+        }
         let Some(active) = &self.active else { return };
         let missing = now.saturating_since(active.last_pose);
         if missing > self.params.pose_timeout {
@@ -276,14 +394,20 @@ impl Controller {
         }
     }
 
-    /// Zero command, then `finish` the active goal on the server.
+    /// Zero command, then `finish` the active goal on the server. During a stop the goal
+    /// ends the same, but its tracker goes on steering until the car is at rest.
     fn end(&mut self, finish: impl FnOnce(&ActionServer<NavigateWaypoints>, &GoalHandle)) {
-        self.out.driving.store(false, Ordering::Relaxed);
-        self.out.stop();
-        self.holding = true;
-        if let Some(active) = self.active.take() {
-            finish(&self.server, &active.handle);
+        let Some(active) = self.active.take() else {
+            return;
+        };
+        if self.out.current_stop().is_some() {
+            self.stopping = Some(active.tracker);
+        } else {
+            self.out.driving.store(false, Ordering::Relaxed);
+            self.out.stop();
+            self.holding = true;
         }
+        finish(&self.server, &active.handle);
     }
 
     /// The model's rear-axle pose, its velocity in the body frame, its yaw rate and the
@@ -369,21 +493,44 @@ impl Controller {
     }
 }
 
-/// Zeroes the speed the moment `system_state` reports ERROR while a goal is driven.
+/// Starts (or escalates) a stop the moment `system_state` reports ERROR while a goal or a
+/// stop is driven, and sends its first braking command from the callback itself.
 fn safety_gate(out: Arc<Outputs>) -> Result<DirectSubscriber, RosError> {
     gem_ros::protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
         let error = m.state == SystemStateStamped::STATE_ERROR;
         let was = out.gated.swap(error, Ordering::Relaxed);
-        if error && out.driving.load(Ordering::Relaxed) {
-            // Stop first, log after: the log line (stdout and /rosout) is not on the
-            // fault's critical path.
-            out.stop();
-            if !was {
-                tracing::warn!(
-                    "system_state ERROR (error_code {}): speed zeroed",
-                    m.error_code
-                );
-            }
+        if !(error && out.driving.load(Ordering::Relaxed)) {
+            return;
+        }
+        // ERROR without a known bit is treated as the most severe.
+        let class = out
+            .policy
+            .class_of(ErrorBits::from_bits(m.error_code))
+            .unwrap_or(StopClass::Emergency);
+        let now = gem_ros::time::now();
+        let (stop, began, escalated) = {
+            let mut current = out.stop.locked();
+            let (began, escalated) = match current.as_mut() {
+                Some(stop) => (false, stop.escalate(class)),
+                None => {
+                    *current = Some(Stop::begin(class, *out.speed.locked(), out.limits, now));
+                    (true, false)
+                }
+            };
+            (current.expect("set above"), began, escalated)
+        };
+        // Brake first, log after: the log line (stdout and /rosout) is not on the fault's
+        // critical path.
+        let steering = out.last.locked().0;
+        out.send_stop(steering, stop.command(now, out.period_s), f64::INFINITY);
+        if began || escalated || !was {
+            tracing::warn!(
+                "system_state ERROR (error_code {}, {}): {} stop{}",
+                m.error_code,
+                ErrorBits::from_bits(m.error_code),
+                stop.class(),
+                if escalated { " (escalated)" } else { "" }
+            );
         }
     })
 }

@@ -4,6 +4,7 @@ use crate::vehicle_params::{MAX_STEER, WHEELBASE};
 use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
+use gem_core::control::stop::{StopLimits, StopPolicy};
 use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_ros::params::{ParamError, ParamSpec};
 
@@ -43,7 +44,24 @@ const CLOCK_STALL: ParamSpec = ParamSpec::float(
 const SAFETY_GATE: ParamSpec = ParamSpec::bool(
     "safety_gate",
     true,
-    "command zero speed at once while `system_state` is ERROR (the planner's cancel follows)",
+    "stop the car from the `system_state` callback while it is ERROR, as `~stop_classes` says (the planner's cancel follows)",
+);
+const STOP_CLASSES: ParamSpec = ParamSpec::str(
+    "stop_classes",
+    StopPolicy::DEFAULT_TEXT,
+    "`BIT=class` pairs, comma-separated: how each `system_state` error bit stops the car (`emergency`: maximum braking at once; `comfortable`: the ramp below); bits not named are comfortable",
+);
+const COMFORT_DECEL: ParamSpec = ParamSpec::float(
+    "comfortable_decel_mps2",
+    StopLimits::COMFORTABLE.decel_mps2,
+    "m/s²",
+    "comfortable stop: largest deceleration",
+);
+const COMFORT_JERK: ParamSpec = ParamSpec::float(
+    "comfortable_jerk_mps3",
+    StopLimits::COMFORTABLE.jerk_mps3,
+    "m/s³",
+    "comfortable stop: largest change of the deceleration",
 );
 const NOMINAL_SPEED: ParamSpec = ParamSpec::float(
     "nominal_speed_mps",
@@ -155,7 +173,7 @@ const MIN_SPACING: ParamSpec = ParamSpec::float(
 );
 
 /// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 27] = [
+pub const PARAMS: [ParamSpec; 30] = [
     ALGORITHM,
     RATE,
     MODEL_NAME,
@@ -163,6 +181,9 @@ pub const PARAMS: [ParamSpec; 27] = [
     POSE_CALL_TIMEOUT,
     CLOCK_STALL,
     SAFETY_GATE,
+    STOP_CLASSES,
+    COMFORT_DECEL,
+    COMFORT_JERK,
     NOMINAL_SPEED,
     LATERAL_ACCEL,
     BRAKE,
@@ -198,8 +219,12 @@ pub struct Params {
     pub pose_call_timeout: Duration,
     /// Wall time without ROS time moving before the pose is re-checked.
     pub clock_stall: Duration,
-    /// Zero speed while ERROR.
+    /// Stop while ERROR.
     pub safety_gate: bool,
+    /// Which error bits stop the car how.
+    pub stop_policy: StopPolicy,
+    /// Limits of a comfortable stop.
+    pub stop_limits: StopLimits,
     /// The tracker settings (validated).
     pub tracker: TrackerConfig,
 }
@@ -257,8 +282,23 @@ impl Params {
                 .unwrap_or(&ALGORITHM);
             spec.invalid(e.to_string())
         })?;
+        let stop_policy = StopPolicy::parse(&STOP_CLASSES.string()?)
+            .map_err(|e| STOP_CLASSES.invalid(e.to_string()))?;
+        let stop_limits = StopLimits {
+            decel_mps2: COMFORT_DECEL.f64()?,
+            jerk_mps3: COMFORT_JERK.f64()?,
+        };
+        stop_limits.validate().map_err(|e| {
+            let spec = PARAMS
+                .iter()
+                .find(|p| p.name == e.field)
+                .unwrap_or(&COMFORT_DECEL);
+            spec.invalid(e.to_string())
+        })?;
         Ok(Params {
             rate_hz,
+            stop_policy,
+            stop_limits,
             model_name: MODEL_NAME.string()?,
             pose_timeout: POSE_TIMEOUT.positive_seconds()?,
             pose_call_timeout: POSE_CALL_TIMEOUT.positive_seconds()?,
