@@ -119,7 +119,8 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
     for needle in [
         "## Summary",
         "| hold-off windows | gps_lost_after_s 15 s (/state_manager/gps_lost_after_s)",
-        "p99 fault → zero command",
+        "p99 fault → braking command",
+        "| failure type | stops | fault → at rest (sim s) p50 |",
         "## Resources",
         "/state_manager",
     ] {
@@ -131,6 +132,21 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
             "{}",
             kind.name()
         );
+        // Every fault run's stop, from cruise: the car at rest within seconds, having
+        // driven some way.
+        let stops = &md[md.find("| failure type | stops |").expect("the stop table")..];
+        let row = stops
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} | {RUNS} | ", kind.name())))
+            .unwrap_or_else(|| panic!("no stop row for {}:\n{md}", kind.name()));
+        let cells: Vec<f64> = row
+            .split('|')
+            .filter_map(|c| c.trim().parse().ok())
+            .collect();
+        assert!(cells.len() >= 8, "{row}");
+        let (rest_max, dist_max) = (cells[2], cells[4]);
+        assert!(rest_max > 0.3 && rest_max < 15.0, "{row}");
+        assert!(dist_max > 0.3, "{row}");
     }
     // Receive times are the kernel's; how late the profiler's threads read is stated.
     let waits = json["settings"]["profiler_socket_wait_ms"]
@@ -197,7 +213,7 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
         let rounds_s = s["injection_wall_s"].as_f64().expect("rounds' wall time");
         let wakeups = probes["wakeups"].as_u64().expect("wake-ups") as f64;
         assert!(wakeups > rounds_s * 100.0 * cpus as f64, "{probes}");
-        for link in ["system_error", "zero_command"] {
+        for link in ["system_error", "braking_command"] {
             let split = &probes[link];
             let n = |k: &str| split[k].as_u64().expect("a count");
             assert_eq!(n("events"), (RUNS * FaultKind::ALL.len()) as u64, "{split}");

@@ -131,6 +131,7 @@ pub fn run(place: &'static str, speed: f64, stopping: Stopping) -> StopResult {
                     DriveCommand {
                         steering_rad: c.steering_rad,
                         speed_mps: c.speed_mps,
+                        ..Default::default()
                     }
                 }
                 Some(stop) => DriveCommand {
@@ -140,6 +141,7 @@ pub fn run(place: &'static str, speed: f64, stopping: Stopping) -> StopResult {
                         c.steering_rad
                     },
                     speed_mps: stop.command(now, period_s).speed_mps.min(c.speed_mps),
+                    accel_limit_mps2: stop.command(now, period_s).accel_mps2,
                 },
             };
             model.command(cmd);

@@ -31,6 +31,7 @@ mod stalls;
 mod watch;
 
 use anyhow::{anyhow, bail, Context};
+use gem_core::control::stop::{StopFigures, STOPPED_BELOW_MPS};
 use gem_core::faults::{FaultKind, ParamValue};
 use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
@@ -213,6 +214,8 @@ fn write_route(file: &Path, metres: f64) -> anyhow::Result<()> {
 }
 
 struct Profiler<'a> {
+    /// Each fault run's stop: its failure type and figures.
+    stops: std::cell::RefCell<Vec<(FaultKind, StopFigures)>>,
     args: &'a Args,
     watch: Arc<Watch>,
     mock: Reconfigure,
@@ -223,6 +226,8 @@ struct Profiler<'a> {
 }
 
 const NOMINAL_WAIT: Duration = Duration::from_secs(30);
+/// How long the car may take to come to rest after a fault (wall, at `--speedup`).
+const STOP_LIMIT: Duration = Duration::from_secs(30);
 
 impl Profiler<'_> {
     fn say(&self, text: &str) {
@@ -323,6 +328,12 @@ impl Profiler<'_> {
         if let Some(h) = hold_off {
             timeout += h.as_secs_f64() / self.args.speedup;
         }
+        if direction == Direction::Fault {
+            // A stop is measured from cruise: after the last recovery the car is still
+            // accelerating when its first moving command is seen.
+            self.cruise().map_err(|e| fail(e.to_string()))?;
+            self.watch.lock().stop_samples = Some(Vec::new());
+        }
         if let Err(e) = self.set(kind, value) {
             self.watch.lock().run = None;
             return Err(fail(e.to_string()));
@@ -338,7 +349,16 @@ impl Profiler<'_> {
         });
         let run = self.watch.lock().run.take().map(|r| r.1);
         match run {
-            Some(run) if done => run.record(index).ok_or_else(|| fail("incomplete".into())),
+            Some(run) if done => {
+                if direction == Direction::Fault {
+                    let onset = run
+                        .at(gem_profile::Link::Onset)
+                        .map_or(0.0, |s| s.sim.as_secs_f64());
+                    let figures = self.stop(onset).map_err(|e| fail(e.to_string()))?;
+                    self.stops.borrow_mut().push((kind, figures));
+                }
+                run.record(index).ok_or_else(|| fail("incomplete".into()))
+            }
             Some(run) => {
                 let missing: Vec<&str> = run.missing().iter().map(|l| l.label()).collect();
                 Err(fail(format!(
@@ -348,6 +368,47 @@ impl Profiler<'_> {
             }
             None => Err(fail("the run vanished".into())),
         }
+    }
+
+    /// Waits, at `--speedup`, until the car drives at its commanded speed (within
+    /// 0.1 m/s).
+    fn cruise(&self) -> anyhow::Result<()> {
+        self.set_speedup(self.args.speedup)?;
+        let cruising = self.watch.wait(STOP_LIMIT, |l| {
+            l.speed.is_some_and(|v| {
+                f64::from(v) > gem_profile::MOVING_ABOVE_MPS
+                    && (f64::from(v) - l.car_speed).abs() < 0.1
+            })
+        });
+        self.set_speedup(1.0)?;
+        anyhow::ensure!(
+            cruising,
+            "the car did not reach its commanded speed within {} s (wall)",
+            STOP_LIMIT.as_secs()
+        );
+        Ok(())
+    }
+
+    /// Waits for the car to come to rest after a fault whose onset was at `onset_s` (sim),
+    /// at `--speedup` (the links are measured by then; a comfortable stop takes seconds),
+    /// and returns the stop's figures.
+    fn stop(&self, onset_s: f64) -> anyhow::Result<StopFigures> {
+        self.set_speedup(self.args.speedup)?;
+        let at_rest = self.watch.wait(STOP_LIMIT, |l| {
+            l.stop_samples.as_ref().is_some_and(|v| {
+                v.last()
+                    .is_some_and(|s| s.t > onset_s && s.speed_mps < STOPPED_BELOW_MPS)
+            })
+        });
+        self.set_speedup(1.0)?;
+        let samples = self.watch.lock().stop_samples.take().unwrap_or_default();
+        anyhow::ensure!(
+            at_rest,
+            "the car was not at rest {} s (wall) after the fault",
+            STOP_LIMIT.as_secs()
+        );
+        let from = samples.partition_point(|s| s.t < onset_s);
+        Ok(StopFigures::measure(&samples[from..]))
     }
 
     /// Runs the armed run's hold-off window at `--speedup` up to `--settle-s` ahead
@@ -467,6 +528,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let route = out.join("profile_route.csv");
     write_route(&route, route_metres(args, &kinds, &cfg))?;
     let p = Profiler {
+        stops: Default::default(),
         args,
         watch: watch.clone(),
         mock,
@@ -616,6 +678,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         socket_wait_ms,
         stalls,
         hold_offs: &windows.used,
+        stops: &p.stops.borrow(),
     };
     report.write(&out)?;
     drop(subs);

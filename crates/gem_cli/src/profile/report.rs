@@ -6,6 +6,7 @@ use super::hold_offs::Used as HoldOffUsed;
 use super::resources::NodeUsage;
 use super::{Args, Failure};
 use anyhow::{anyhow, Context};
+use gem_core::control::stop::StopFigures;
 use gem_core::faults::FaultKind;
 use gem_core::stats::Summary;
 use gem_profile::stalls::{per_cpu, Split, Stall};
@@ -46,6 +47,8 @@ pub struct Report<'a> {
     pub stalls: Stalls,
     /// The hold-off windows the held faults were timed by, and where each came from.
     pub hold_offs: &'a [HoldOffUsed],
+    /// Each fault run's stop.
+    pub stops: &'a [(FaultKind, StopFigures)],
 }
 
 /// The stall probes' settings and findings (or why there are none).
@@ -296,7 +299,46 @@ impl Report<'_> {
         md += "\nLatencies in ms of wall time on loopback, from the fault's onset (first faulty input \
                message's arrival; for GPS and signal faults the first /clock past the hold-off \
                deadline), every instant the kernel's arrival timestamp of a message on the \
-               profiler's own subscriptions.\n";
+               profiler's own subscriptions.\n\n";
+        md += &self.stop_table();
+        md
+    }
+
+    /// The stops, per failure type: from the onset (sim), the car's own figures from its
+    /// odometry (`gem/base_footprint/odom`, stamped with the state's sim time).
+    fn stop_table(&self) -> String {
+        let mut md = String::from(
+            "| failure type | stops | fault → at rest (sim s) p50 | max | stopping distance (m) p50 | max | peak deceleration (m/s²) max | peak jerk (m/s³) max | largest distance from the route (m) max |\n\
+             |---|---|---|---|---|---|---|---|---|\n",
+        );
+        for kind in self.kinds {
+            let figures: Vec<&StopFigures> = self
+                .stops
+                .iter()
+                .filter(|(k, _)| k == kind)
+                .map(|(_, f)| f)
+                .collect();
+            if figures.is_empty() {
+                continue;
+            }
+            let of =
+                |f: fn(&StopFigures) -> f64| Summary::new(figures.iter().map(|x| f(x)).collect());
+            let (rest, dist) = (of(|f| f.time_to_rest_s), of(|f| f.distance_m));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.3} |",
+                kind.name(),
+                figures.len(),
+                rest.percentile(50.0),
+                rest.percentile(100.0),
+                dist.percentile(50.0),
+                dist.percentile(100.0),
+                of(|f| f.peak_decel_mps2).percentile(100.0),
+                of(|f| f.peak_jerk_mps3).percentile(100.0),
+                of(|f| f.max_deviation_m).percentile(100.0),
+            );
+        }
+        md += "\nFrom the fault's onset until the car's speed is below 0.01 m/s; deceleration and jerk over 0.1 s windows.\n";
         md
     }
 

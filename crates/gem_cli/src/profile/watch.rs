@@ -4,7 +4,9 @@
 //! and, while measuring, each topic's message periods are kept too.
 
 use anyhow::anyhow;
+use gem_core::control::stop::StopSample;
 use gem_core::faults::FaultKind;
+use gem_core::geometry::Point;
 use gem_core::state_manager::{ErrorBits, Input};
 use gem_core::time::Time;
 use gem_msgs::ackermann_msgs::AckermannDrive;
@@ -13,6 +15,7 @@ use gem_msgs::gem_controller_action::{
     NavigateWaypointsActionFeedback, NavigateWaypointsActionGoal, NavigateWaypointsActionResult,
 };
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys, TaskPlannerStatus};
+use gem_msgs::nav_msgs::Odometry;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
 use gem_profile::{Periods, Run, Seen, Stamp};
@@ -49,6 +52,11 @@ pub struct Live {
     /// For every message received while a run was armed: how long it waited in the
     /// profiler's socket for the reading thread (ms; not part of the latencies).
     pub socket_wait_ms: Vec<f64>,
+    /// While a fault is injected: the car from its odometry (the state's sim stamp,
+    /// position, distance from the route along +x, speed), for the stop's figures.
+    pub stop_samples: Option<Vec<StopSample>>,
+    /// The car's latest speed from its odometry, m/s.
+    pub car_speed: f64,
 }
 
 /// [`Live`] behind a lock, with a condition variable the callbacks notify.
@@ -248,6 +256,31 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
                         &[Seen::Command(f64::from(m.speed), f64::from(m.acceleration))],
                         |l| l.speed = Some(m.speed),
                     )
+                },
+            )?,
+        ),
+        (
+            "/gem/base_footprint/odom",
+            sub(
+                w,
+                "/gem/base_footprint/odom",
+                |w, topic, at, m: Odometry| {
+                    // The state's own sim stamp: a windowed deceleration needs exact times.
+                    let t = stamp_of(&m.header);
+                    w.note(topic, at, t, &[], |l| {
+                        let (p, v) = (&m.pose.pose.position, &m.twist.twist.linear);
+                        let speed_mps = v.x.hypot(v.y);
+                        l.car_speed = speed_mps;
+                        if let Some(samples) = &mut l.stop_samples {
+                            samples.push(StopSample {
+                                t: t.as_secs_f64(),
+                                position: Point::new(p.x, p.y),
+                                // The route runs along +x from the origin.
+                                cross_track_m: p.y,
+                                speed_mps,
+                            });
+                        }
+                    })
                 },
             )?,
         ),

@@ -189,6 +189,7 @@ pub fn run(
             model.command(DriveCommand {
                 steering_rad: c.steering_rad,
                 speed_mps: c.speed_mps,
+                ..Default::default()
             });
         }
         model.step(cfg.physics_dt);

@@ -3,8 +3,9 @@
 //! Actuators: a command takes effect `command_delay_s` after it is given; steering follows
 //! `τ_δ·δ̇ = δ_cmd − δ` with `|δ̇| ≤ δ̇_max` and `|δ| ≤ δ_max`; speed follows
 //! `τ_v·u̇ = u_cmd − u` with `u̇` at most `max_accel_mps2` speeding up and `max_decel_mps2`
-//! braking; without a command for `command_timeout_s` the target speed is 0, as the GEM e2
-//! Gazebo plugin does. The chassis is either the kinematic bicycle
+//! braking, or at most the command's own acceleration limit (`AckermannDrive.acceleration`,
+//! a magnitude; 0: the vehicle's limits); without a command for `command_timeout_s` the
+//! target speed is 0, as the GEM e2 Gazebo plugin does. The chassis is either the kinematic bicycle
 //! ([`super::kinematic`]) or the single-track model with tyre slip ([`super::dynamic`]).
 //!
 //! Deterministic: the same commands at the same times give the same trajectory.
@@ -102,6 +103,9 @@ pub struct DriveCommand {
     pub steering_rad: f64,
     /// Speed, m/s.
     pub speed_mps: f64,
+    /// Largest rate of speed change wanted, m/s² (`AckermannDrive.acceleration`: a
+    /// magnitude, 0 meaning as quickly as the vehicle can).
+    pub accel_limit_mps2: f64,
 }
 
 /// The simulated state.
@@ -171,6 +175,7 @@ impl VehicleModel {
         let cmd = DriveCommand {
             steering_rad: clean(cmd.steering_rad),
             speed_mps: clean(cmd.speed_mps),
+            accel_limit_mps2: clean(cmd.accel_limit_mps2).abs(),
         };
         let due = self.now.saturating_add(Duration::from_secs_f64(
             self.params.command_delay_s.max(0.0),
@@ -217,6 +222,7 @@ impl VehicleModel {
                 .active
                 .steering_rad
                 .clamp(-p.max_steer_rad, p.max_steer_rad),
+            accel_limit_mps2: self.active.accel_limit_mps2,
         };
         let h = dt.as_secs_f64();
         let wheelbase = p.wheelbase_m;
@@ -261,13 +267,18 @@ impl VehicleModel {
             p.max_steer_rate_rad_s,
         );
         s.steering_rad = steer.clamp(-p.max_steer_rad, p.max_steer_rad);
+        // A command's acceleration limit tightens the vehicle's own, both ways.
+        let limit = |own: f64| match target.accel_limit_mps2 {
+            a if a > 0.0 => own.min(a),
+            _ => own,
+        };
         s.speed_mps = first_order(
             s.speed_mps,
             target.speed_mps,
             p.speed_time_constant_s,
             h,
-            p.max_accel_mps2,
-            p.max_decel_mps2,
+            limit(p.max_accel_mps2),
+            limit(p.max_decel_mps2),
         );
     }
 }
@@ -317,6 +328,7 @@ mod tests {
             DriveCommand {
                 steering_rad: 0.0,
                 speed_mps: 2.0,
+                ..Default::default()
             },
         );
         let s = m.state();
@@ -335,6 +347,7 @@ mod tests {
         let cmd = DriveCommand {
             steering_rad: delta,
             speed_mps: 2.0,
+            ..Default::default()
         };
         let centre = |m: &VehicleModel| {
             let p = m.state().pose;
@@ -354,6 +367,7 @@ mod tests {
         m.command(DriveCommand {
             steering_rad: 2.0,
             speed_mps: 0.0,
+            ..Default::default()
         });
         m.step(Duration::from_millis(100));
         assert!(
@@ -366,6 +380,7 @@ mod tests {
             DriveCommand {
                 steering_rad: 2.0,
                 speed_mps: 0.0,
+                ..Default::default()
             },
         );
         assert_eq!(m.state().steering_rad, 0.61);
@@ -380,6 +395,7 @@ mod tests {
         m.command(DriveCommand {
             steering_rad: 0.1,
             speed_mps: 0.0,
+            ..Default::default()
         });
         for _ in 0..9 {
             m.step(DT);
@@ -403,6 +419,7 @@ mod tests {
             DriveCommand {
                 steering_rad: 0.4,
                 speed_mps: 0.0,
+                ..Default::default()
             },
         );
         let fraction = m.state().steering_rad / 0.4;
@@ -418,12 +435,29 @@ mod tests {
         let cruise = DriveCommand {
             steering_rad: 0.0,
             speed_mps: 4.0,
+            ..Default::default()
         };
         run(&mut m, 3.0, cruise);
         run(&mut m, 0.5, DriveCommand::default());
         assert!((m.state().speed_mps - 2.0).abs() < 1e-9, "4 m/s² for 0.5 s");
         run(&mut m, 1.0, DriveCommand::default());
         assert_eq!(m.state().speed_mps, 0.0, "stops at zero, not reversing");
+    }
+
+    #[test]
+    fn a_commands_acceleration_limit_slows_the_braking() {
+        let mut m = model(VehicleParams::default());
+        let cruise = DriveCommand {
+            speed_mps: 4.0,
+            ..Default::default()
+        };
+        run(&mut m, 3.0, cruise);
+        let gentle = DriveCommand {
+            accel_limit_mps2: 1.0,
+            ..Default::default()
+        };
+        run(&mut m, 1.0, gentle);
+        assert!((m.state().speed_mps - 3.0).abs() < 1e-9, "1 m/s² for 1 s");
     }
 
     #[test]
@@ -434,6 +468,7 @@ mod tests {
                 m.command(DriveCommand {
                     steering_rad: (i as f64 * 0.01).sin() * 0.5,
                     speed_mps: 0.8,
+                    ..Default::default()
                 });
                 m.step(DT);
             }
@@ -455,6 +490,7 @@ mod tests {
             DriveCommand {
                 steering_rad: 0.0,
                 speed_mps: 2.0,
+                ..Default::default()
             },
         );
         for _ in 0..200 {
@@ -472,6 +508,7 @@ mod tests {
             DriveCommand {
                 steering_rad: f64::NAN,
                 speed_mps: f64::NAN,
+                ..Default::default()
             },
         );
         assert!(m.state().pose.is_finite());
@@ -485,6 +522,7 @@ mod tests {
                 m.command(DriveCommand {
                     steering_rad: (i as f64 * 0.01).sin() * 0.5,
                     speed_mps: 3.0,
+                    ..Default::default()
                 });
                 m.step(DT);
             }
@@ -507,6 +545,7 @@ mod tests {
             DriveCommand {
                 steering_rad: 0.2,
                 speed_mps: 2.0,
+                ..Default::default()
             },
         );
         m.reset(Pose::new(5.0, 5.0, 1.0));

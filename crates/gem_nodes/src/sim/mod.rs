@@ -237,6 +237,8 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
             w.lock().vehicle.command(DriveCommand {
                 steering_rad: m.steering_angle.into(),
                 speed_mps: m.speed.into(),
+                // As ackermann_msgs defines it: a magnitude, 0 meaning as fast as it can.
+                accel_limit_mps2: m.acceleration.into(),
             });
         })?;
     let w = world.clone();

@@ -40,6 +40,7 @@ fn drive(tracker: &mut Tracker, start: Pose, seconds: f64, settle_m: f64) -> (Po
         model.command(DriveCommand {
             steering_rad: c.steering_rad,
             speed_mps: c.speed_mps,
+            ..Default::default()
         });
         for _ in 0..5 {
             model.step(Duration::from_millis(10));
