@@ -428,11 +428,23 @@ impl Tracker {
 
     /// Moves progress forward to the rear axle's projection, within the search window and
     /// at most as far as the car can have driven in `dt`.
+    ///
+    /// The first update also looks up to [`RESUME_SEARCH_M`] ahead: a goal resumed from
+    /// the last waypoint reported before a stop starts behind a car that rolled on while
+    /// stopping. It takes that projection only where the car is on the path there.
     fn advance(&mut self, rear: Point, speed_mps: f64, dt: f64) -> super::path::Projection {
         let c = &self.cfg;
-        let proj = self
-            .path
-            .project(rear, self.s - c.search_behind_m, self.s + c.search_ahead_m);
+        let mut proj =
+            self.path
+                .project(rear, self.s - c.search_behind_m, self.s + c.search_ahead_m);
+        if dt.is_infinite() && proj.point.distance(rear) > ON_PATH_M {
+            let wide =
+                self.path
+                    .project(rear, self.s - c.search_behind_m, self.s + RESUME_SEARCH_M);
+            if wide.point.distance(rear) <= OFF_PATH_M {
+                proj = wide;
+            }
+        }
         let max_advance = (speed_mps.abs() + 1.0) * dt + 0.5;
         if proj.s > self.s {
             self.s = proj.s.min(self.s + max_advance);
@@ -581,6 +593,10 @@ impl Tracker {
 
 /// Largest `k·u/L` of Stanley's yaw-rate term.
 const STANLEY_YAW_LOOP_GAIN: f64 = 0.6;
+
+/// How far ahead of its start a goal's first update looks for the car, m (further than a
+/// stop from 8 m/s rolls).
+const RESUME_SEARCH_M: f64 = 60.0;
 
 /// How far off the path the car counts as on it (1) or off it (0), linearly between.
 const ON_PATH_M: f64 = 0.1;

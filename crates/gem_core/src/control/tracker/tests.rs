@@ -309,3 +309,17 @@ fn observed_lateral_speed_turns_the_course() {
     let sliding = b.observe(obs(-0.3), t(0.0)).unwrap().steering_rad;
     assert!(sliding > straight + 0.05, "{sliding} vs {straight}");
 }
+
+#[test]
+fn a_goal_resumed_behind_the_car_finds_it_at_once() {
+    // The car rolled 30 m past the resume index during a stop: the first update puts
+    // progress where the car is, on the path, at cruise speed.
+    let mut tr = Tracker::new(&line(200, 1.0), 10, TrackerConfig::default()).unwrap();
+    let c = tr.update(Pose::new(40.0, 0.05, 0.0), 2.8, t(0.0)).unwrap();
+    assert!((tr.progress_s() - 40.0).abs() < 0.5, "{}", tr.progress_s());
+    assert!(c.cross_track_m.abs() < 0.1 && c.speed_mps > 2.7, "{c:?}");
+    // Off the path there, it does not jump.
+    let mut far = Tracker::new(&line(200, 1.0), 10, TrackerConfig::default()).unwrap();
+    far.update(Pose::new(40.0, 3.0, 0.0), 2.8, t(0.0)).unwrap();
+    assert!(far.progress_s() < 16.0, "{}", far.progress_s());
+}
