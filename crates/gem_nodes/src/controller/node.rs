@@ -12,12 +12,16 @@
 //! (zero speed at once) and a comfortable one (the speed ramps down along
 //! `gem_core::control::stop`'s profile). A stop outlives the goal: when the planner cancels
 //! it the goal ends PREEMPTED at once, but the tracker keeps steering along the path while
-//! the speed follows the stop, until the car is at rest. A new goal, or the fault clearing
+//! the speed follows the stop, until the car is at rest. A cancel without a fault stops a
+//! moving car comfortably too (the cancel can also overtake the ERROR that caused it; the
+//! ERROR then escalates the stop as its bits say). A new goal, or the fault clearing
 //! while the goal is still active, takes over from the speed the car has. Without a pose
 //! during a stop the command falls back to zero speed.
 
 use super::params::Params;
-use gem_core::control::stop::{Stop, StopClass, StopCommand, StopLimits, StopPolicy};
+use gem_core::control::stop::{
+    Stop, StopClass, StopCommand, StopLimits, StopPolicy, STOPPED_BELOW_MPS,
+};
 use gem_core::control::tracker::{Command, Observation, Tracker};
 use gem_core::geometry::{yaw_from_quaternion, Point, Pose};
 use gem_core::state_manager::ErrorBits;
@@ -189,6 +193,20 @@ impl Controller {
         }
         if let Some(active) = &self.active {
             if self.server.is_preempt_requested(&active.handle) {
+                // A cancel is no emergency: a moving car stops comfortably, on the path. The
+                // planner's cancel can arrive before the ERROR that caused it; that ERROR
+                // then escalates the stop if its bits say so.
+                let speed = *self.out.speed.locked();
+                let mut stop = self.out.stop.locked();
+                if stop.is_none() && speed.abs() >= STOPPED_BELOW_MPS {
+                    *stop = Some(Stop::begin(
+                        StopClass::Comfortable,
+                        speed,
+                        self.out.limits,
+                        now,
+                    ));
+                }
+                drop(stop);
                 self.end(|s, h| {
                     s.preempt(h, NavigateWaypointsResult { success: false }, "cancelled")
                 });
