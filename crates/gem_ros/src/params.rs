@@ -326,6 +326,20 @@ pub fn number_at(name: &str) -> Result<Option<f64>, ForeignParamError> {
     }
 }
 
+/// A core `validate()` error as the error of the parameter in `params` it names (`fallback`
+/// when none has that name).
+pub fn named_error(
+    params: &[ParamSpec],
+    fallback: &ParamSpec,
+    e: gem_core::config::ConfigError,
+) -> ParamError {
+    let spec = params
+        .iter()
+        .find(|p| p.name == e.field)
+        .unwrap_or(fallback);
+    spec.invalid(e.to_string())
+}
+
 /// The documentation's parameter table for `params`, one row per parameter.
 pub fn markdown_table(params: &[ParamSpec]) -> String {
     let mut out =

@@ -6,7 +6,7 @@ use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::stop::{StopLimits, StopPolicy};
 use gem_core::control::tracker::{Law, TrackerConfig};
-use gem_ros::params::{ParamError, ParamSpec};
+use gem_ros::params::{named_error, ParamError, ParamSpec};
 
 const TRACKER: TrackerConfig = TrackerConfig::DEFAULT;
 const SPEED: SpeedConfig = SpeedConfig::DEFAULT;
@@ -275,26 +275,18 @@ impl Params {
             pose_filter_gain: POSE_FILTER.f64()?,
             ..Default::default()
         };
-        tracker.validate().map_err(|e| {
-            let spec = PARAMS
-                .iter()
-                .find(|p| p.name == e.field)
-                .unwrap_or(&ALGORITHM);
-            spec.invalid(e.to_string())
-        })?;
+        tracker
+            .validate()
+            .map_err(|e| named_error(&PARAMS, &ALGORITHM, e))?;
         let stop_policy = StopPolicy::parse(&STOP_CLASSES.string()?)
             .map_err(|e| STOP_CLASSES.invalid(e.to_string()))?;
         let stop_limits = StopLimits {
             decel_mps2: COMFORT_DECEL.f64()?,
             jerk_mps3: COMFORT_JERK.f64()?,
         };
-        stop_limits.validate().map_err(|e| {
-            let spec = PARAMS
-                .iter()
-                .find(|p| p.name == e.field)
-                .unwrap_or(&COMFORT_DECEL);
-            spec.invalid(e.to_string())
-        })?;
+        stop_limits
+            .validate()
+            .map_err(|e| named_error(&PARAMS, &COMFORT_DECEL, e))?;
         Ok(Params {
             rate_hz,
             stop_policy,

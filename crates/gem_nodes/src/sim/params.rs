@@ -267,8 +267,7 @@ impl Params {
 
 /// A core `validate()` error as the error of the parameter it names.
 fn named(e: gem_core::config::ConfigError) -> ParamError {
-    let spec = PARAMS.iter().find(|p| p.name == e.field).unwrap_or(&MODEL);
-    spec.invalid(e.to_string())
+    gem_ros::params::named_error(&PARAMS, &MODEL, e)
 }
 
 /// Reads a float parameter that must be finite and satisfy `ok`.
