@@ -171,12 +171,11 @@ fn kill_group(pgid: i32) {
     }
     let deadline = Instant::now() + Duration::from_secs(3);
     while Instant::now() < deadline {
-        // kill(pid, 0) fails once the group leader is gone and reaped.
-        if unsafe { libc::kill(-pgid, 0) } != 0 {
-            return;
-        }
         let mut status = 0;
         unsafe { libc::waitpid(-pgid, &mut status, libc::WNOHANG) };
+        if !gem_ros::launch::group_alive(pgid) {
+            return;
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     unsafe {

@@ -62,14 +62,15 @@ pub fn stop_group(child: &mut Child, sigint_grace: Duration) -> Stopped {
     Stopped::Killed
 }
 
-/// Waits at most `limit` for the leader to be reaped and no process of the group to remain.
+/// Waits at most `limit` for the leader to be reaped and no live process of the group to
+/// remain.
 fn group_exits(child: &mut Child, pgid: i32, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
     loop {
         let _ = child.try_wait();
-        // kill(-pgid, 0) fails with ESRCH once no process is left in the group (an
-        // unreaped zombie leader still counts, hence try_wait above).
-        if unsafe { libc::kill(-pgid, 0) } != 0 {
+        if !group_alive(pgid) {
+            // Only a zombie leader can be left: reap it.
+            let _ = child.wait();
             return true;
         }
         if Instant::now() >= deadline {
@@ -77,6 +78,37 @@ fn group_exits(child: &mut Child, pgid: i32, limit: Duration) -> bool {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Whether a process of group `pgid` is still running. Zombies do not count: an orphan
+/// that was killed stays a zombie until PID 1 reaps it, and in a container PID 1 may never
+/// do so, yet `kill(-pgid, 0)` keeps succeeding for it. Reads `/proc`; where it cannot,
+/// falls back to `kill(-pgid, 0)`.
+pub fn group_alive(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        // SAFETY: signal 0 only checks that the group exists.
+        return unsafe { libc::kill(-pgid, 0) } == 0;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+        std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|stat| live_group_of(&stat))
+            == Some(pgid)
+    })
+}
+
+/// The process group named by a `/proc/<pid>/stat` line, if the process is not a zombie.
+/// The command name (field 2) is in parentheses and may contain spaces or parentheses, so
+/// the fields are counted from the last `)`: state, ppid, pgrp.
+fn live_group_of(stat: &str) -> Option<i32> {
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?;
+    let pgrp = fields.nth(1)?.parse().ok()?;
+    (state != "Z" && state != "X").then_some(pgrp)
 }
 
 #[cfg(test)]
@@ -104,7 +136,15 @@ mod tests {
             Stopped::Killed
         );
         assert!(t0.elapsed() < Duration::from_millis(200) + SIGTERM_GRACE * 2);
-        assert_ne!(unsafe { libc::kill(-pgid, 0) }, 0, "the group is gone");
+        assert!(!group_alive(pgid), "the group is gone");
+    }
+
+    #[test]
+    fn a_stat_line_names_its_group_unless_a_zombie() {
+        assert_eq!(live_group_of("42 (sleep) S 1 40 40 0 -1"), Some(40));
+        assert_eq!(live_group_of("42 (a) b (c)) R 1 7 7 0"), Some(7));
+        assert_eq!(live_group_of("42 (sleep) Z 1 40 40 0 -1"), None);
+        assert_eq!(live_group_of("garbage"), None);
     }
 
     #[test]
