@@ -123,20 +123,59 @@ fn every_path_the_dockerfile_and_the_runners_name_exists() {
     );
 }
 
-/// `<arg name="..." default="...">` declarations of the integration launch file (an `arg`
-/// with a `value` inside an `include` passes a value on; it declares nothing).
-fn launch_args() -> Vec<String> {
-    read("launch/launch/integration_run.launch")
+/// The launch files a user starts: the whole suite on one computer, and each host's part
+/// (the first includes the other two and passes every argument on).
+const LAUNCH_FILES: [&str; 3] = [
+    "launch/launch/integration_run.launch",
+    "launch/launch/vehicle.launch",
+    "launch/launch/supervisor.launch",
+];
+
+/// `(name, default)` of each `<arg name="..." default="...">` declaration in `file` (an
+/// `arg` with a `value` is derived or passes a value on; it declares nothing).
+fn declared_args(file: &str) -> Vec<(String, String)> {
+    read(file)
         .split("<arg name=\"")
         .skip(1)
-        .filter(|s| {
-            s.split("/>")
-                .next()
-                .unwrap_or_default()
-                .contains("default=")
+        .filter_map(|s| {
+            let decl = s.split("/>").next().unwrap_or_default();
+            let default = decl.split("default=\"").nth(1)?.split('"').next()?;
+            Some((
+                decl.split('"').next().unwrap_or_default().to_string(),
+                default.to_string(),
+            ))
         })
-        .map(|s| s.split('"').next().unwrap_or_default().to_string())
         .collect()
+}
+
+/// Every argument the launch files declare.
+fn launch_args() -> Vec<String> {
+    LAUNCH_FILES
+        .iter()
+        .flat_map(|f| declared_args(f))
+        .map(|(name, _)| name)
+        .collect()
+}
+
+#[test]
+fn an_argument_both_hosts_declare_has_one_default() {
+    let vehicle = declared_args(LAUNCH_FILES[1]);
+    let supervisor = declared_args(LAUNCH_FILES[2]);
+    let mut shared = 0;
+    for (name, default) in &vehicle {
+        if let Some((_, other)) = supervisor.iter().find(|(n, _)| n == name) {
+            assert_eq!(default, other, "{name}: vehicle.launch and supervisor.launch differ");
+            shared += 1;
+        }
+    }
+    assert!(shared >= 2, "system_state_timeout_s and rt_priority are shared");
+    // integration_run.launch declares only what neither host file does.
+    for (name, _) in declared_args(LAUNCH_FILES[0]) {
+        assert!(
+            !vehicle.iter().chain(&supervisor).any(|(n, _)| *n == name),
+            "{name} is declared twice"
+        );
+    }
 }
 
 #[test]
@@ -156,7 +195,7 @@ fn every_launch_argument_passed_is_declared_and_every_test_file_exists() {
             }
             assert!(
                 declared.iter().any(|d| d == name),
-                "{name}:= is not an argument of integration_run.launch ({declared:?})"
+                "{name}:= is not an argument of the launch files ({declared:?})"
             );
             passed += 1;
         }
@@ -175,7 +214,7 @@ fn every_launch_argument_passed_is_declared_and_every_test_file_exists() {
     }
     assert!(passed >= 5, "only {passed} launch arguments found");
     // The gazebo branch exists and is guarded, so headless users never need gem_gazebo.
-    let launch = read("launch/launch/integration_run.launch");
+    let launch = read("launch/launch/vehicle.launch");
     assert!(launch.contains("<group if=\"$(eval sim == 'gazebo')\">"));
     assert!(launch.contains("$(find gem_gazebo)/launch/gem_gazebo_rviz.launch"));
 }

@@ -8,7 +8,7 @@
 //! | `SIGNAL_LOST` | latest strength NOT_CONNECTED (or invalid) **and** > 10 s since the last CONNECTED |
 //! | `SIGNAL_LOW` | latest strength LOW_SIGNAL **and** > 20 s since the last CONNECTED |
 //! | `ESTOP` | e-stop enabled, immediately |
-//! | `STALE_DATA` | an input (incl. the planner status) older than the staleness timeout, or never received that long after start |
+//! | `STALE_DATA` | an input (incl. the planner status) older than the staleness timeout, or never received that long after start; or ROS time stopped (sim time without `/clock`: the time source is lost) |
 //!
 //! State is ERROR if any bit is set, else RUNNING if the planner has a task (PAUSED counts),
 //! else IDLE.
@@ -32,6 +32,12 @@ use crate::time::Time;
 use std::fmt;
 use std::time::Duration;
 use thiserror::Error;
+
+/// How long a consumer of `system_state` (the planner, the controller) waits, by default,
+/// for the next message before it treats the state manager as lost, s of ROS time. The
+/// state manager publishes at least every heartbeat (20 Hz by default), so this is twenty
+/// heartbeats.
+pub const SYSTEM_STATE_TIMEOUT_S: f64 = 1.0;
 
 /// Thresholds and windows. `Default` gives the values of docs/spec.md §2.
 #[derive(Clone, Debug, PartialEq)]
@@ -495,6 +501,9 @@ pub struct StateManager {
     last_connected: Time,
     planner: PlannerStatus,
     last_report: (SystemState, ErrorBits),
+    /// ROS time stood still at this value for `.1` of wall time (see
+    /// [`StateManager::clock_stalled`]); cleared once it moves.
+    clock_stall: Option<(Time, Duration)>,
 }
 
 impl StateManager {
@@ -516,6 +525,7 @@ impl StateManager {
             last_connected: now,
             planner: PlannerStatus::NoTask,
             last_report: (SystemState::Idle, ErrorBits::NONE),
+            clock_stall: None,
         }
     }
 
@@ -711,11 +721,30 @@ impl StateManager {
         }
     }
 
-    /// Any input stale or never received.
+    /// Any input stale or never received, or ROS time stopped.
     pub fn stale(&self, now: Time) -> bool {
-        Input::ALL
-            .iter()
-            .any(|&i| self.freshness(i, now).is_fault())
+        self.time_stopped(now).is_some()
+            || Input::ALL
+                .iter()
+                .any(|&i| self.freshness(i, now).is_fault())
+    }
+
+    /// ROS time has stood still at `now` for `wall` of wall time (the node's clock watch).
+    /// Under sim time that means no `/clock`: the simulator, or the link to the computer
+    /// it runs on, is gone, and with time frozen no staleness timer can run out, so the
+    /// node says so instead. Raises `STALE_DATA` (with staleness enabled) until ROS time
+    /// moves past `now`.
+    pub fn clock_stalled(&mut self, now: Time, wall: Duration) {
+        if self.cfg.stale_after.is_some() {
+            self.clock_stall = Some((now, wall));
+        }
+    }
+
+    /// How long (wall time) ROS time has stood still at `now`, if it has.
+    pub fn time_stopped(&self, now: Time) -> Option<Duration> {
+        self.clock_stall
+            .filter(|&(at, _)| now <= at)
+            .map(|(_, wall)| wall)
     }
 
     /// The error bit mask at `now`.
@@ -749,6 +778,16 @@ impl StateManager {
                     Freshness::Fresh | Freshness::Awaiting => None,
                 })
                 .collect();
+            let mut stale = stale;
+            if let Some(wall) = self.time_stopped(now) {
+                stale.insert(
+                    0,
+                    format!(
+                        "ROS time stopped ({:.1} s of wall time without /clock)",
+                        wall.as_secs_f64()
+                    ),
+                );
+            }
             parts.push(format!("STALE_DATA: {}", stale.join(", ")));
         }
         if parts.is_empty() {
@@ -789,6 +828,9 @@ impl StateManager {
     /// published state should change.
     pub fn evaluate(&mut self, now: Time) -> Report {
         let clock_reset = self.observe_clock(now);
+        if self.time_stopped(now).is_none() {
+            self.clock_stall = None;
+        }
         let errors = self.errors(now);
         let conditions = Conditions {
             errors,

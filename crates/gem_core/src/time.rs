@@ -92,6 +92,61 @@ impl fmt::Display for Time {
     }
 }
 
+/// Wall time, s, that ROS time may stand still before a node under sim time says its
+/// clock has stopped (the simulator, or the link to its computer, is gone): the default
+/// of the nodes' `~clock_stall_s`.
+pub const CLOCK_STALL_S: f64 = 2.0;
+
+/// A stream of messages expected at least every `timeout` (a heartbeat): silent once
+/// nothing has arrived for longer. Time is the caller's (ROS time in the nodes).
+///
+/// A watchdog that is `armed` from the start counts a stream that never arrived as silent
+/// from `start`; one that is not arms itself with the first message, for a node that may
+/// run without that stream at all (a controller driven without a state manager).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Watchdog {
+    timeout: std::time::Duration,
+    last: Option<Time>,
+}
+
+impl Watchdog {
+    /// Armed at `start`: silent `timeout` after it unless a message arrives.
+    pub fn armed(timeout: std::time::Duration, start: Time) -> Self {
+        Watchdog {
+            timeout,
+            last: Some(start),
+        }
+    }
+
+    /// Armed by the first message.
+    pub fn on_first_message(timeout: std::time::Duration) -> Self {
+        Watchdog {
+            timeout,
+            last: None,
+        }
+    }
+
+    /// A message arrived at `at`.
+    pub fn feed(&mut self, at: Time) {
+        self.last = Some(self.last.map_or(at, |l| l.max(at)));
+    }
+
+    /// The timeout.
+    pub fn timeout(&self) -> std::time::Duration {
+        self.timeout
+    }
+
+    /// How long the stream has been silent at `now`, counted from the later of its last
+    /// message and `since` (when the caller started to need it, e.g. a goal's start), if
+    /// that is longer than the timeout; `None` while it is fresh or not armed. A clock that
+    /// went back (a simulator reset) makes it fresh, not silent.
+    pub fn silent(&self, now: Time, since: Time) -> Option<std::time::Duration> {
+        let from = self.last?.max(since);
+        let quiet = now.saturating_since(from);
+        (quiet > self.timeout).then_some(quiet)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +187,37 @@ mod tests {
             t.saturating_add(Duration::from_secs(5)).as_nanos(),
             u64::MAX
         );
+    }
+
+    #[test]
+    fn a_watchdog_is_silent_only_past_its_timeout_from_the_later_of_message_and_need() {
+        let t = |ms: u64| Time::from_nanos(ms * 1_000_000);
+        let timeout = std::time::Duration::from_millis(500);
+        let mut w = Watchdog::armed(timeout, t(1000));
+        // Never fed: silent from the start.
+        assert_eq!(w.silent(t(1500), t(0)), None);
+        assert_eq!(
+            w.silent(t(1600), t(0)),
+            Some(std::time::Duration::from_millis(600))
+        );
+        w.feed(t(1550));
+        assert_eq!(w.silent(t(1600), t(0)), None);
+        // A need that began after the last message counts from the need.
+        assert_eq!(w.silent(t(2100), t(2000)), None);
+        assert!(w.silent(t(2600), t(2000)).is_some());
+        // A message older than the last one does not wind it back.
+        w.feed(t(100));
+        assert!(w.silent(t(2100), t(0)).is_some());
+        // The clock went back (a simulator reset): fresh, not silent.
+        assert_eq!(w.silent(t(10), t(0)), None);
+    }
+
+    #[test]
+    fn a_watchdog_armed_by_the_first_message_is_never_silent_before_it() {
+        let t = |ms: u64| Time::from_nanos(ms * 1_000_000);
+        let mut w = Watchdog::on_first_message(std::time::Duration::from_millis(500));
+        assert_eq!(w.silent(t(100_000), t(0)), None);
+        w.feed(t(100_000));
+        assert!(w.silent(t(100_501), t(0)).is_some());
     }
 }

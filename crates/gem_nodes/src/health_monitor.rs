@@ -302,6 +302,7 @@ fn run() -> anyhow::Result<()> {
         || {
             shared.locked().publish(true);
         },
+        |_| {},
     );
     Ok(())
 }

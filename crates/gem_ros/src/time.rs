@@ -313,18 +313,21 @@ fn nap(clock_notifies: bool, gap: Duration) -> Duration {
 /// judges at ROS now, publishes what changed and returns the next deadline *after that
 /// now* (one `now` for both, under the node's lock): a deadline the clock jumped past while
 /// the loop was busy is then handled, not dropped as "already past". `heartbeat` runs at
-/// every periodic tick. Give the ticker a [`Waker`] that inputs wake when they bring a
-/// deadline earlier than the one the loop sleeps on.
+/// every periodic tick, and `stalled` when the ticker reports ROS time standing still (see
+/// [`Ticker::with_stall_limit`]). Give the ticker a [`Waker`] that inputs wake when they
+/// bring a deadline earlier than the one the loop sleeps on.
 pub fn deadline_loop(
     mut ticker: Ticker,
     mut catch_up: impl FnMut() -> Option<Time>,
     mut heartbeat: impl FnMut(),
+    mut stalled: impl FnMut(Time),
 ) {
     loop {
         let deadline = catch_up();
         match ticker.wait_or_until(deadline) {
             Some(Wake::Tick(_)) => heartbeat(),
-            Some(Wake::Deadline(_) | Wake::Event(_) | Wake::Stalled(_)) => {}
+            Some(Wake::Stalled(now)) => stalled(now),
+            Some(Wake::Deadline(_) | Wake::Event(_)) => {}
             None => return,
         }
     }

@@ -758,3 +758,38 @@ fn issue_filter_logs_each_kind_once_per_input() {
     };
     assert!(f.first_time(&reset) && f.first_time(&reset));
 }
+
+#[test]
+fn ros_time_that_stops_raises_stale_data_until_it_moves() {
+    let mut sm = with_staleness();
+    feed_nominal(&mut sm, 0.5);
+    assert_eq!(sm.evaluate(at(0.6)).errors, ErrorBits::NONE);
+    // Frozen at 0.6 s (no /clock) for 2 s of wall time: every input is as fresh as it
+    // was, yet the node is blind.
+    sm.clock_stalled(at(0.6), Duration::from_secs(2));
+    let report = sm.evaluate(at(0.6));
+    assert_eq!(report.errors, ErrorBits::STALE_DATA);
+    assert!(report.changed);
+    assert!(
+        sm.explain(at(0.6)).contains("ROS time stopped (2.0 s of wall time"),
+        "{}",
+        sm.explain(at(0.6))
+    );
+    // Time moves again and fresh inputs arrive: the stall is over.
+    feed_nominal(&mut sm, 0.7);
+    assert_eq!(sm.evaluate(at(0.7)).errors, ErrorBits::NONE);
+    assert_eq!(sm.time_stopped(at(0.7)), None);
+    // Time that jumped far ahead leaves the inputs stale: that is STALE_DATA of its own.
+    sm.clock_stalled(at(0.7), Duration::from_secs(2));
+    let report = sm.evaluate(at(5.0));
+    assert_eq!(report.errors, ErrorBits::STALE_DATA);
+    assert!(!sm.explain(at(5.0)).contains("ROS time stopped"));
+}
+
+#[test]
+fn a_stopped_clock_is_no_fault_with_staleness_disabled() {
+    let mut sm = rules_only();
+    feed_nominal(&mut sm, 0.5);
+    sm.clock_stalled(at(0.6), Duration::from_secs(2));
+    assert_eq!(sm.evaluate(at(0.6)).errors, ErrorBits::NONE);
+}

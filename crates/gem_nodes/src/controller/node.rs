@@ -17,6 +17,13 @@
 //! ERROR then escalates the stop as its bits say). A new goal, or the fault clearing
 //! while the goal is still active, takes over from the speed the car has. Without a pose
 //! during a stop the command falls back to zero speed.
+//!
+//! A lost link to the state manager's computer silences both the ERROR and the planner's
+//! cancel, so the gate also watches `system_state`'s heartbeat: while a goal is driven, no
+//! message for `~system_state_timeout_s` starts the stop a `STALE_DATA` fault would. The
+//! goal is held (the car at rest on the path, the goal still active), and drives on when
+//! `system_state` returns without ERROR; the planner's cancel and resume, once they get
+//! through, take over as for any fault.
 
 use super::params::Params;
 use gem_core::control::stop::{
@@ -25,7 +32,7 @@ use gem_core::control::stop::{
 use gem_core::control::tracker::{Command, Observation, Tracker};
 use gem_core::geometry::{yaw_from_quaternion, Point, Pose};
 use gem_core::state_manager::ErrorBits;
-use gem_core::time::Time;
+use gem_core::time::{Time, Watchdog};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateReq};
 use gem_msgs::gem_controller_action::{
@@ -54,8 +61,12 @@ struct Outputs {
     last: Mutex<(f32, f32)>,
     /// A goal or a stop is being driven (the gate only acts then).
     driving: AtomicBool,
-    /// `system_state` is ERROR and the gate is on.
+    /// `system_state` is ERROR (or silent, see `silent`) and the gate is on.
     gated: AtomicBool,
+    /// `system_state`'s heartbeat.
+    state_watch: Mutex<Watchdog>,
+    /// The heartbeat was lost while a goal was driven, and no message has come since.
+    silent: AtomicBool,
     /// The stop in progress, if any.
     stop: Mutex<Option<Stop>>,
     /// The last measured forward speed, m/s (where a stop begins).
@@ -129,6 +140,8 @@ struct Active {
     tracker: Tracker,
     /// ROS time of the last good pose (or of acceptance).
     last_pose: Time,
+    /// ROS time of acceptance.
+    accepted: Time,
 }
 
 /// A controller node: action server, pose client, outputs, current goal.
@@ -155,6 +168,8 @@ impl Controller {
             last: Mutex::new((0.0, 0.0)),
             driving: AtomicBool::new(false),
             gated: AtomicBool::new(false),
+            state_watch: Mutex::new(Watchdog::on_first_message(params.state_timeout)),
+            silent: AtomicBool::new(false),
             stop: Mutex::new(None),
             speed: Mutex::new(0.0),
             policy: params.stop_policy.clone(),
@@ -212,6 +227,9 @@ impl Controller {
                 });
             }
         }
+        if self.params.safety_gate {
+            self.watch_system_state(now);
+        }
         if self.active.is_none() && self.stopping.is_none() {
             if self.holding {
                 self.out.stop();
@@ -228,6 +246,44 @@ impl Controller {
             }
             Err(reason) => self.pose_missing(now, &reason),
         }
+    }
+
+    /// While a goal is driven: `system_state` silent for longer than its timeout starts the
+    /// stop a `STALE_DATA` fault would (once per silence; the next message ends it).
+    fn watch_system_state(&mut self, now: Time) {
+        let Some(active) = &self.active else { return };
+        let Some(silent) = self.out.state_watch.locked().silent(now, active.accepted) else {
+            return;
+        };
+        if self.out.silent.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        self.out.gated.store(true, Ordering::Relaxed);
+        let class = self
+            .out
+            .policy
+            .class_of(ErrorBits::STALE_DATA)
+            .unwrap_or(StopClass::Emergency);
+        let speed = *self.out.speed.locked();
+        let (stop, escalated) = {
+            let mut current = self.out.stop.locked();
+            let escalated = match current.as_mut() {
+                Some(stop) => stop.escalate(class),
+                None => {
+                    *current = Some(Stop::begin(class, speed, self.out.limits, now));
+                    false
+                }
+            };
+            (current.expect("set above"), escalated)
+        };
+        tracing::warn!(
+            "no system_state for {:.2} s (timeout {:.2} s; a lost link or state manager?): {} stop{}, goal {} held until system_state returns",
+            silent.as_secs_f64(),
+            self.params.state_timeout.as_secs_f64(),
+            stop.class(),
+            if escalated { " (escalated)" } else { "" },
+            active.handle.id.id
+        );
     }
 
     /// A tick during a stop: the tracker steers (the goal's, or the one kept after it
@@ -331,6 +387,7 @@ impl Controller {
                     handle,
                     tracker,
                     last_pose: now,
+                    accepted: now,
                 });
             }
             Err(e) => {
@@ -516,7 +573,16 @@ impl Controller {
 fn safety_gate(out: Arc<Outputs>) -> Result<DirectSubscriber, RosError> {
     gem_ros::protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
         let error = m.state == SystemStateStamped::STATE_ERROR;
-        let was = out.gated.swap(error, Ordering::Relaxed);
+        out.state_watch.locked().feed(gem_ros::time::now());
+        let was_silent = out.silent.swap(false, Ordering::Relaxed);
+        let was = out.gated.swap(error, Ordering::Relaxed) && !was_silent;
+        if was_silent {
+            tracing::info!(
+                "system_state back ({}): the held goal {}",
+                if error { "ERROR" } else { "no error" },
+                if error { "stays stopped" } else { "drives on" }
+            );
+        }
         if !(error && out.driving.load(Ordering::Relaxed)) {
             return;
         }

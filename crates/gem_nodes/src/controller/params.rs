@@ -37,7 +37,7 @@ const POSE_CALL_TIMEOUT: ParamSpec = ParamSpec::float(
 );
 const CLOCK_STALL: ParamSpec = ParamSpec::float(
     "clock_stall_s",
-    2.0,
+    gem_core::time::CLOCK_STALL_S,
     "s",
     "wall time without ROS time moving after which the pose is re-checked: gone (a dead simulator) → zero command and abort; there (a paused one) → keep the goal",
 );
@@ -45,6 +45,12 @@ const SAFETY_GATE: ParamSpec = ParamSpec::bool(
     "safety_gate",
     true,
     "stop the car from the `system_state` callback while it is ERROR, as `~stop_classes` says (the planner's cancel follows)",
+);
+const STATE_TIMEOUT: ParamSpec = ParamSpec::float(
+    "system_state_timeout_s",
+    gem_core::state_manager::SYSTEM_STATE_TIMEOUT_S,
+    "s",
+    "with the safety gate: no `system_state` for this long (ROS time) while a goal is driven stops the car as a `STALE_DATA` fault would (`~stop_classes`); the goal is held, and drives on when `system_state` returns without ERROR. Armed by the first `system_state`",
 );
 const STOP_CLASSES: ParamSpec = ParamSpec::str(
     "stop_classes",
@@ -173,7 +179,7 @@ const MIN_SPACING: ParamSpec = ParamSpec::float(
 );
 
 /// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 30] = [
+pub const PARAMS: [ParamSpec; 31] = [
     ALGORITHM,
     RATE,
     MODEL_NAME,
@@ -181,6 +187,7 @@ pub const PARAMS: [ParamSpec; 30] = [
     POSE_CALL_TIMEOUT,
     CLOCK_STALL,
     SAFETY_GATE,
+    STATE_TIMEOUT,
     STOP_CLASSES,
     COMFORT_DECEL,
     COMFORT_JERK,
@@ -221,6 +228,8 @@ pub struct Params {
     pub clock_stall: Duration,
     /// Stop while ERROR.
     pub safety_gate: bool,
+    /// `system_state` silent this long while driving: stop (with the safety gate).
+    pub state_timeout: Duration,
     /// Which error bits stop the car how.
     pub stop_policy: StopPolicy,
     /// Limits of a comfortable stop.
@@ -296,6 +305,7 @@ impl Params {
             pose_call_timeout: POSE_CALL_TIMEOUT.positive_seconds()?,
             clock_stall: CLOCK_STALL.positive_seconds()?,
             safety_gate: SAFETY_GATE.bool_value()?,
+            state_timeout: STATE_TIMEOUT.positive_seconds()?,
             tracker,
         })
     }

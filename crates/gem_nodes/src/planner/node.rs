@@ -8,7 +8,7 @@
 use super::params::Params;
 use gem_core::geometry::Pose;
 use gem_core::planner::{Effect, Event, GoalOutcome, GoalSeq, Planner, Status};
-use gem_core::time::Time;
+use gem_core::time::{Time, Watchdog};
 use gem_msgs::gem_controller_action::NavigateWaypointsGoal;
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
 use gem_msgs::geometry_msgs::Pose2D;
@@ -29,8 +29,8 @@ pub struct PlannerNode {
     ids: Mutex<Ids>,
     status_pub: rosrust::Publisher<TaskPlannerStatus>,
     last_status: Mutex<Option<Status>>,
-    /// ROS time of the last `system_state` (start-up time until the first).
-    last_state: Mutex<Time>,
+    /// `system_state`'s heartbeat, armed at start-up.
+    state_watch: Mutex<Watchdog>,
 }
 
 /// actionlib ids of our goals, and goals waiting for the server.
@@ -52,7 +52,7 @@ impl PlannerNode {
             planner: Mutex::new(Planner::default()),
             ids: Mutex::default(),
             last_status: Mutex::new(None),
-            last_state: Mutex::new(time::now()),
+            state_watch: Mutex::new(Watchdog::armed(params.state_timeout, time::now())),
             params,
         }))
     }
@@ -75,7 +75,7 @@ impl PlannerNode {
 
     /// A `system_state` message.
     pub fn system_state(&self, m: &SystemStateStamped) {
-        *self.last_state.locked() = time::now();
+        self.state_watch.locked().feed(time::now());
         self.handle(Event::SystemError(
             m.state == SystemStateStamped::STATE_ERROR,
         ));
@@ -113,8 +113,8 @@ impl PlannerNode {
 
     /// Timer: missing `system_state`, goals waiting for the server, status heartbeat.
     pub fn tick(&self, now: Time) {
-        let silent = now.saturating_since(*self.last_state.locked());
-        if silent > self.params.state_timeout {
+        let silent = self.state_watch.locked().silent(now, Time::ZERO);
+        if let Some(silent) = silent {
             let was = self.planner.locked().allow_run();
             if was {
                 tracing::warn!(

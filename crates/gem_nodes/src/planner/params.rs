@@ -28,7 +28,7 @@ const SERVER_TIMEOUT: ParamSpec = ParamSpec::float(
 );
 const STATE_TIMEOUT: ParamSpec = ParamSpec::float(
     "system_state_timeout_s",
-    1.0,
+    gem_core::state_manager::SYSTEM_STATE_TIMEOUT_S,
     "s",
     "no `system_state` for this long (ROS time) is treated as ERROR",
 );

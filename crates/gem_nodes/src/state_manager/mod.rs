@@ -37,7 +37,9 @@ fn run() -> anyhow::Result<()> {
     }
     // The ticker starts with the core, before any subscription can let the clock move on.
     let waker = Waker::default();
-    let ticker = Ticker::from_rate(params.rate_hz).with_waker(waker.clone());
+    let ticker = Ticker::from_rate(params.rate_hz)
+        .with_waker(waker.clone())
+        .with_stall_limit(params.clock_stall);
     let shared = Shared::new(
         StateManager::new(params.config.clone(), time::now()),
         params.publish_processed,
@@ -51,7 +53,12 @@ fn run() -> anyhow::Result<()> {
         params.config.stale_after,
         time::is_sim_time()
     );
-    time::deadline_loop(ticker, || shared.catch_up(), || shared.heartbeat());
+    time::deadline_loop(
+        ticker,
+        || shared.catch_up(),
+        || shared.heartbeat(),
+        |now| shared.clock_stalled(now, params.clock_stall),
+    );
     Ok(())
 }
 

@@ -114,6 +114,14 @@ impl Shared {
         self.evaluate(&mut inner, now, true);
     }
 
+    /// ROS time has stood still at `now` for `wall` of wall time: STALE_DATA, published at
+    /// once (a heartbeat, as the ticks have stopped with the clock).
+    pub fn clock_stalled(&self, now: Time, wall: std::time::Duration) {
+        let mut inner = self.lock();
+        inner.core.clock_stalled(now, wall);
+        self.evaluate(&mut inner, now, true);
+    }
+
     /// Evaluates at ROS now (publishing a change) and returns when the next time-driven
     /// rule may fire after that now (see [`gem_ros::time::deadline_loop`]).
     pub fn catch_up(&self) -> Option<Time> {

@@ -65,6 +65,13 @@ const CLOCK_TOLERANCE: ParamSpec = ParamSpec::float(
     "stamps further ahead of now, or ROS time stepping back further, count as bad stamps / a clock reset",
 );
 
+const CLOCK_STALL: ParamSpec = ParamSpec::float(
+    "clock_stall_s",
+    gem_core::time::CLOCK_STALL_S,
+    "s",
+    "wall time without ROS time moving (sim time: no `/clock`, the simulator or the link to its computer is gone) after which STALE_DATA is raised, until the clock moves (with staleness enabled)",
+);
+
 const PUBLISH_PROCESSED: ParamSpec = ParamSpec::bool(
     "publish_processed",
     false,
@@ -72,7 +79,7 @@ const PUBLISH_PROCESSED: ParamSpec = ParamSpec::bool(
 );
 
 /// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 10] = [
+pub const PARAMS: [ParamSpec; 11] = [
     RATE,
     STATE_TIMEOUT_MS,
     BATTERY,
@@ -82,6 +89,7 @@ pub const PARAMS: [ParamSpec; 10] = [
     SIGNAL_LOST,
     SIGNAL_LOW,
     CLOCK_TOLERANCE,
+    CLOCK_STALL,
     PUBLISH_PROCESSED,
 ];
 
@@ -94,6 +102,8 @@ pub struct Params {
     pub config: StateManagerConfig,
     /// Publish `~processed` acknowledgements.
     pub publish_processed: bool,
+    /// Wall time without ROS time moving before STALE_DATA.
+    pub clock_stall: Duration,
 }
 
 impl Params {
@@ -127,6 +137,7 @@ impl Params {
             rate_hz,
             config,
             publish_processed: PUBLISH_PROCESSED.bool_value()?,
+            clock_stall: CLOCK_STALL.positive_seconds()?,
         })
     }
 
