@@ -164,11 +164,17 @@ fn an_argument_both_hosts_declare_has_one_default() {
     let mut shared = 0;
     for (name, default) in &vehicle {
         if let Some((_, other)) = supervisor.iter().find(|(n, _)| n == name) {
-            assert_eq!(default, other, "{name}: vehicle.launch and supervisor.launch differ");
+            assert_eq!(
+                default, other,
+                "{name}: vehicle.launch and supervisor.launch differ"
+            );
             shared += 1;
         }
     }
-    assert!(shared >= 2, "system_state_timeout_s and rt_priority are shared");
+    assert!(
+        shared >= 2,
+        "system_state_timeout_s and rt_priority are shared"
+    );
     // integration_run.launch declares only what neither host file does.
     for (name, _) in declared_args(LAUNCH_FILES[0]) {
         assert!(

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 pub mod bags;
 pub mod control;
+pub mod hosts;
 pub mod junit;
 pub mod sm_scenarios;
 pub mod suite;
@@ -186,7 +187,7 @@ fn kill_group(pgid: i32) {
 }
 
 /// The variables `runners/env.sh` sets, captured once by sourcing it in bash.
-fn user_env() -> &'static Vec<(String, String)> {
+pub(crate) fn user_env() -> &'static Vec<(String, String)> {
     static ENV: OnceLock<Vec<(String, String)>> = OnceLock::new();
     ENV.get_or_init(|| {
         let script = repo_root().join("runners/env.sh");

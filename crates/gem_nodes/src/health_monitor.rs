@@ -22,6 +22,7 @@ use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::std_msgs::Header;
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
+use gem_ros::protocols::direct::{DirectSubscriber, Link};
 use gem_ros::time::{self, to_ros, Ticker, Waker};
 use gem_ros::Lock;
 use rosrust::RawMessage;
@@ -183,15 +184,32 @@ fn subscribe(
     shared: &Arc<Mutex<Shared>>,
     index: usize,
     topic: &str,
-) -> Result<rosrust::Subscriber, RosError> {
+) -> Result<DirectSubscriber, RosError> {
     let decoders: Decoders = Arc::default();
     let on_connect = decoders.clone();
     let topic_name = topic.to_owned();
     let s = shared.clone();
-    Ok(rosrust::subscribe_with_ids_and_headers(
+    let on_link = move |link: &Link| {
+        let field = |name: &str| link.header.get(name).map_or("", String::as_str);
+        let (caller, type_name) = (field("callerid"), field("type"));
+        let Some(definition) = link.header.get("message_definition") else {
+            tracing::error!(
+                "cannot decode {type_name} from {caller}: no message_definition in its connection header"
+            );
+            return;
+        };
+        match MessageDecoder::new(type_name, definition) {
+            Ok(md) => {
+                on_connect.locked().insert(caller.to_owned(), md);
+            }
+            Err(e) => tracing::error!("cannot decode {type_name} from {caller}: {e}"),
+        }
+    };
+    Ok(gem_ros::protocols::direct::subscribe_linked(
         topic,
-        1000,
-        move |raw: RawMessage, caller: &str| {
+        on_link,
+        move |raw: RawMessage, _, link: &Link| {
+            let caller = link.caller_id();
             let decoded = {
                 let mut d = decoders.locked();
                 d.get_mut(caller)
@@ -205,7 +223,7 @@ fn subscribe(
                     };
                     let mut sh = s.locked();
                     let now = time::now();
-                    // rosrust's subscriber drops a burst silently; a gap in the
+                    // A publisher's queue can drop a burst (rosrust's is lossy); a gap in the
                     // publisher's header.seq is how a loss is counted and reported.
                     if let Some(seq) = seq {
                         let lost = sh.monitor.on_sequence(index, caller, seq);
@@ -228,22 +246,6 @@ fn subscribe(
                     tracing::warn!("{topic_name}: cannot decode a {type_name} from {caller}: {e}")
                 }
                 None => tracing::warn!("{topic_name}: a message from {caller} before its header"),
-            }
-        },
-        move |headers: HashMap<String, String>| {
-            let field = |name: &str| headers.get(name).map_or("", String::as_str);
-            let (caller, type_name) = (field("callerid"), field("type"));
-            let Some(definition) = headers.get("message_definition") else {
-                tracing::error!(
-                    "cannot decode {type_name} from {caller}: no message_definition in its connection header"
-                );
-                return;
-            };
-            match MessageDecoder::new(type_name, definition) {
-                Ok(md) => {
-                    on_connect.locked().insert(caller.to_owned(), md);
-                }
-                Err(e) => tracing::error!("cannot decode {type_name} from {caller}: {e}"),
             }
         },
     )?)

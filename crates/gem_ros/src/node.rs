@@ -40,18 +40,20 @@ pub fn start(name: &str) {
     }
 }
 
-/// Keeps this process's TCPROS links at `TCP_NODELAY` (see [`crate::net`]) unless the
-/// environment sets `GEM_TCP_NODELAY=0` (for A/B measurements).
+/// Keeps this process's TCPROS links tuned (see [`crate::net::LinkOptions::NODES`]);
+/// `GEM_TCP_NODELAY=0` in the environment leaves Nagle's algorithm on (for A/B
+/// measurements).
 fn nodelay() {
+    let mut options = crate::net::LinkOptions::NODES;
     if std::env::var("GEM_TCP_NODELAY").is_ok_and(|v| v == "0") {
         tracing::info!("GEM_TCP_NODELAY=0: Nagle's algorithm stays on");
-        return;
+        options.nodelay = false;
     }
-    crate::net::keep_nodelay(NODELAY_SWEEP);
+    crate::net::keep_tuned(options, LINK_SWEEP);
 }
 
-/// How often new links are swept to `TCP_NODELAY` (peers connect while a node runs).
-const NODELAY_SWEEP: Duration = Duration::from_millis(500);
+/// How often new links are swept (peers connect while a node runs).
+const LINK_SWEEP: Duration = Duration::from_millis(500);
 
 /// For command-line tools: initialises rosrust as `name` (no `/rosout` bridge, so log
 /// lines do not interleave with the tool's output) or gives up after `timeout` with an

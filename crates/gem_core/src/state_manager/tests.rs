@@ -771,7 +771,8 @@ fn ros_time_that_stops_raises_stale_data_until_it_moves() {
     assert_eq!(report.errors, ErrorBits::STALE_DATA);
     assert!(report.changed);
     assert!(
-        sm.explain(at(0.6)).contains("ROS time stopped (2.0 s of wall time"),
+        sm.explain(at(0.6))
+            .contains("ROS time stopped (2.0 s of wall time"),
         "{}",
         sm.explain(at(0.6))
     );

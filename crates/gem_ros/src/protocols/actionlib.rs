@@ -18,10 +18,14 @@
 //!   tells clients the server is alive, and must keep coming when sim time is paused);
 //!   finished goals stay in it for 5 s, as actionlib does.
 //!
+//! Server and client subscribe through [`super::direct`], which links again to a publisher
+//! whose link ended (a cable cut between the planner's computer and the controller's, say);
+//! rosrust's subscriber never does.
+//!
 //! Client robustness beyond actionlib's own clients:
 //! - [`ActionClient::wait_for_server`] waits until the node whose status it hears has an
-//!   *established* connection on the feedback and result topics too (a subscriber's
-//!   publisher count in rosrust counts a publisher as soon as its address is known);
+//!   *established* connection on the feedback and result topics too (a publisher counts
+//!   only once its connection header has arrived);
 //! - a goal the server lists as terminal whose result never arrives (a publisher adds a
 //!   fresh connection to its send list asynchronously, so the first result on a new link
 //!   can be lost) still ends, after [`RESULT_GRACE`], with the status's text and no result.
@@ -29,6 +33,7 @@
 //! Not implemented: rejecting goals older than the current one by stamp (actionlib's
 //! SimpleActionServer does), and the client-side LOST state.
 
+use super::direct::{self, DirectSubscriber, Link};
 use crate::node::RosError;
 use crate::Lock;
 use gem_msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
@@ -239,7 +244,7 @@ struct ServerShared<A: Action> {
 /// An action server with SimpleActionServer semantics, driven by the caller's loop.
 pub struct ActionServer<A: Action> {
     shared: Arc<ServerShared<A>>,
-    _subs: Vec<rosrust::Subscriber>,
+    _subs: Vec<DirectSubscriber>,
 }
 
 impl<A: Action> ActionServer<A> {
@@ -259,12 +264,12 @@ impl<A: Action> ActionServer<A> {
             waker: std::sync::OnceLock::new(),
         });
         let on_goal = shared.clone();
-        let goal_sub = rosrust::subscribe(&format!("{ns}/goal"), 50, move |g: A::ActionGoal| {
+        let goal_sub = direct::subscribe(&format!("{ns}/goal"), move |g: A::ActionGoal, _| {
             on_goal.receive_goal(g);
             on_goal.wake();
         })?;
         let on_cancel = shared.clone();
-        let cancel_sub = rosrust::subscribe(&format!("{ns}/cancel"), 50, move |c: GoalID| {
+        let cancel_sub = direct::subscribe(&format!("{ns}/cancel"), move |c: GoalID, _| {
             on_cancel.receive_cancel(&c);
             on_cancel.wake();
         })?;
@@ -612,12 +617,10 @@ struct ClientShared {
 fn record_link(
     shared: &Arc<ClientShared>,
     links: fn(&ClientShared) -> &Mutex<HashSet<String>>,
-) -> impl Fn(HashMap<String, String>) + Send + 'static {
+) -> impl Fn(&Link) + Send + Sync + 'static {
     let shared = shared.clone();
-    move |header| {
-        if let Some(node) = header.get("callerid") {
-            links(&shared).locked().insert(node.clone());
-        }
+    move |link| {
+        links(&shared).locked().insert(link.caller_id().to_owned());
     }
 }
 
@@ -628,7 +631,7 @@ pub struct ActionClient<A: Action> {
     cancel_pub: rosrust::Publisher<GoalID>,
     shared: Arc<ClientShared>,
     events: Mutex<mpsc::Receiver<ClientEvent<A>>>,
-    _subs: Vec<rosrust::Subscriber>,
+    _subs: Vec<DirectSubscriber>,
     counter: AtomicU64,
 }
 
@@ -648,11 +651,11 @@ impl<A: Action> ActionClient<A> {
         let cancel_pub = rosrust::publish(&format!("{ns}/cancel"), 50)?;
         let goals = Arc::new(Outstanding::new(goal_pub, "goal"));
         let cancels = Arc::new(Outstanding::new(cancel_pub.clone(), "cancel of goal"));
-        let status_sub = rosrust::subscribe_with_ids(&format!("{ns}/status"), 50, {
+        let status_sub = direct::subscribe_linked(&format!("{ns}/status"), |_| {}, {
             let (shared, tx) = (shared.clone(), tx.clone());
             let (goals, cancels) = (goals.clone(), cancels.clone());
-            move |m: GoalStatusArray, node: &str| {
-                *shared.server.locked() = Some(node.to_owned());
+            move |m: GoalStatusArray, _, link: &Link| {
+                *shared.server.locked() = Some(link.caller_id().to_owned());
                 let status = |id: &str| {
                     m.status_list
                         .iter()
@@ -688,12 +691,12 @@ impl<A: Action> ActionClient<A> {
                 *shared.statuses.locked() = ours;
             }
         })?;
-        let feedback_sub = rosrust::subscribe_with_ids_and_headers(
+        let feedback_sub = direct::subscribe_linked(
             &format!("{ns}/feedback"),
-            50,
+            record_link(&shared, |s| &s.feedback_links),
             {
                 let (shared, tx) = (shared.clone(), tx.clone());
-                move |m: A::ActionFeedback, _: &str| {
+                move |m: A::ActionFeedback, _, _: &Link| {
                     let (_, st, feedback) = A::unwrap_feedback(m);
                     if shared.mine.locked().contains(&st.goal_id.id) {
                         let _ = tx.send(ClientEvent::Feedback {
@@ -703,14 +706,13 @@ impl<A: Action> ActionClient<A> {
                     }
                 }
             },
-            record_link(&shared, |s| &s.feedback_links),
         )?;
-        let result_sub = rosrust::subscribe_with_ids_and_headers(
+        let result_sub = direct::subscribe_linked(
             &format!("{ns}/result"),
-            50,
+            record_link(&shared, |s| &s.result_links),
             {
                 let shared = shared.clone();
-                move |m: A::ActionResult, _: &str| {
+                move |m: A::ActionResult, _, _: &Link| {
                     let (_, st, result) = A::unwrap_result(m);
                     let id = st.goal_id.id;
                     if shared.mine.locked().contains(&id) && shared.endings.locked().result(&id) {
@@ -723,7 +725,6 @@ impl<A: Action> ActionClient<A> {
                     }
                 }
             },
-            record_link(&shared, |s| &s.result_links),
         )?;
         Ok(ActionClient {
             goals,

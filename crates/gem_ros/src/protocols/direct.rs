@@ -16,6 +16,12 @@
 //! publisher is linked, every [`DISCOVERY_SLOW`] after, to spare the master. A publisher
 //! that failed is tried again after [`RETRY_AFTER`]. Names resolve as rosrust resolves
 //! them (namespace, `~private`, `from:=to` remappings on the command line).
+//!
+//! A link that ends (the publisher closed it, or its computer went out of reach) is made
+//! again from the master's list of publishers, which rosrust's own subscriber never does:
+//! its reader thread ends and the publisher stays "connected" in its books. A cut cable
+//! gives no end of file, so the socket probes its peer ([`LINK_PROBE`]): a link silent
+//! that long with no answer to a probe ends, and the publisher is asked again.
 
 use super::wire::{decode_header, encode_header, read_body, read_frame};
 use crate::node::RosError;
@@ -33,6 +39,30 @@ pub const DISCOVERY_FAST: Duration = Duration::from_millis(100);
 pub const DISCOVERY_SLOW: Duration = Duration::from_secs(1);
 /// How long a publisher whose connection failed is left alone.
 pub const RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// TCP keepalive on every link: the first probe after this much silence, then one every
+/// [`LINK_PROBE`]; [`LINK_PROBES`] unanswered probes (or data unacknowledged for
+/// `LINK_PROBE × (LINK_PROBES + 1)`) end the link.
+pub const LINK_PROBE: Duration = Duration::from_secs(1);
+/// Unanswered keepalive probes that end a link.
+pub const LINK_PROBES: u32 = 2;
+
+/// A publisher linked to a subscription: its slave URI and the connection header it sent
+/// (`callerid`, `type`, `message_definition`, `latching`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The publisher's slave API URI.
+    pub uri: String,
+    /// The publisher's connection header.
+    pub header: HashMap<String, String>,
+}
+
+impl Link {
+    /// The publishing node's name (`callerid`), empty if it sent none.
+    pub fn caller_id(&self) -> &str {
+        self.header.get("callerid").map_or("", String::as_str)
+    }
+}
 
 /// A live direct subscription; dropping it closes every link and unregisters.
 pub struct DirectSubscriber {
@@ -72,13 +102,24 @@ impl Arrival {
     }
 }
 
-type Callback<T> = dyn Fn(T, Arrival) + Send + Sync;
+type Callback<T> = dyn Fn(T, Arrival, &Link) + Send + Sync;
+type OnLink = dyn Fn(&Link) + Send + Sync;
 
 /// Subscribes to `topic` (resolved like rosrust's names); `on_message` gets each message
 /// and its [`Arrival`], on the link's own thread (one per publisher).
 pub fn subscribe<T: rosrust::Message>(
     topic: &str,
     on_message: impl Fn(T, Arrival) + Send + Sync + 'static,
+) -> Result<DirectSubscriber, RosError> {
+    subscribe_linked(topic, |_| {}, move |m, at, _| on_message(m, at))
+}
+
+/// [`subscribe`], telling which publisher each message came from: `on_link` runs once per
+/// link made (before its first message), `on_message` gets the link with each message.
+pub fn subscribe_linked<T: rosrust::Message>(
+    topic: &str,
+    on_link: impl Fn(&Link) + Send + Sync + 'static,
+    on_message: impl Fn(T, Arrival, &Link) + Send + Sync + 'static,
 ) -> Result<DirectSubscriber, RosError> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let topic = resolve(&rosrust::name(), topic, &args)?;
@@ -99,7 +140,9 @@ pub fn subscribe<T: rosrust::Message>(
         .register_subscriber(topic, &inner.msg_type)
         .map_err(|e| RosError::new(format!("registerSubscriber {topic}: {e}")))?;
     let callback: Arc<Callback<T>> = Arc::new(on_message);
-    connect_new(&inner, &first, &callback);
+    let on_link: Arc<OnLink> = Arc::new(on_link);
+    let callbacks = (callback, on_link);
+    connect_new(&inner, &first, &callbacks);
     let discovery = {
         let inner = inner.clone();
         std::thread::Builder::new()
@@ -127,7 +170,7 @@ pub fn subscribe<T: rosrust::Message>(
                         break;
                     }
                     match master.register_subscriber(&inner.topic, &inner.msg_type) {
-                        Ok(publishers) => connect_new(&inner, &publishers, &callback),
+                        Ok(publishers) => connect_new(&inner, &publishers, &callbacks),
                         Err(e) => tracing::debug!("registerSubscriber {}: {e}", inner.topic),
                     }
                 }
@@ -177,7 +220,7 @@ pub(crate) fn master() -> Result<rosrust::api::Master, RosError> {
 fn connect_new<T: rosrust::Message>(
     inner: &Arc<Inner>,
     publishers: &[String],
-    callback: &Arc<Callback<T>>,
+    (callback, on_link): &(Arc<Callback<T>>, Arc<OnLink>),
 ) {
     for uri in publishers {
         let resting = inner
@@ -189,13 +232,18 @@ fn connect_new<T: rosrust::Message>(
             continue;
         }
         match connect(inner, uri) {
-            Ok((stream, reader)) => {
+            Ok((stream, reader, header)) => {
                 inner.failed.locked().remove(uri);
                 inner.links.locked().insert(uri.clone(), stream);
-                let (inner, callback, uri) = (inner.clone(), callback.clone(), uri.clone());
+                let link = Link {
+                    uri: uri.clone(),
+                    header,
+                };
+                on_link(&link);
+                let (inner, callback) = (inner.clone(), callback.clone());
                 let spawned = std::thread::Builder::new()
                     .name(format!("direct{}", inner.topic))
-                    .spawn(move || read_loop(&inner, &uri, reader, &*callback));
+                    .spawn(move || read_loop(&inner, &link, reader, &*callback));
                 if let Err(e) = spawned {
                     tracing::warn!("cannot start a reader thread: {e}");
                 }
@@ -217,9 +265,12 @@ fn connect_new<T: rosrust::Message>(
     }
 }
 
-/// `requestTopic`, TCP connect and the header exchange; returns a handle for shutdown and
-/// the stream to read.
-fn connect(inner: &Inner, uri: &str) -> Result<(TcpStream, TcpStream), String> {
+/// `requestTopic`, TCP connect and the header exchange; returns a handle for shutdown, the
+/// stream to read and the publisher's header.
+fn connect(
+    inner: &Inner,
+    uri: &str,
+) -> Result<(TcpStream, TcpStream, HashMap<String, String>), String> {
     use xml_rpc::Value;
     let url = xml_rpc::Url::parse(uri).map_err(|e| format!("{uri}: {e}"))?;
     let protocols = Value::Array(vec![Value::Array(vec![Value::String("TCPROS".into())])]);
@@ -268,9 +319,12 @@ fn connect(inner: &Inner, uri: &str) -> Result<(TcpStream, TcpStream), String> {
     if let Some(error) = answer.get("error") {
         return Err(format!("the publisher refused: {error}"));
     }
-    if answer
-        .get("md5sum")
-        .is_some_and(|m| m != "*" && *m != inner.md5sum)
+    // "*" on either side: a subscriber that takes any type (raw bytes), or a publisher that
+    // sends any.
+    if inner.md5sum != "*"
+        && answer
+            .get("md5sum")
+            .is_some_and(|m| m != "*" && *m != inner.md5sum)
     {
         return Err(format!(
             "MD5 {} from the publisher, {} here",
@@ -279,22 +333,28 @@ fn connect(inner: &Inner, uri: &str) -> Result<(TcpStream, TcpStream), String> {
     }
     stream.set_read_timeout(None).map_err(|e| e.to_string())?;
     timestamp_arrivals(&stream)?;
+    crate::net::probe_peer(&stream, LINK_PROBE, LINK_PROBES).map_err(|e| e.to_string())?;
     let handle = stream.try_clone().map_err(|e| e.to_string())?;
-    Ok((handle, stream))
+    Ok((handle, stream, answer))
 }
 
 fn read_loop<T: rosrust::Message>(
     inner: &Inner,
-    uri: &str,
+    link: &Link,
     mut stream: TcpStream,
     callback: &Callback<T>,
 ) {
+    let uri = link.uri.as_str();
     loop {
         let (body, wire) = match read_timed_frame(&mut stream) {
             Ok(frame) => frame,
             Err(e) => {
                 if !inner.stop.load(Ordering::SeqCst) {
-                    tracing::debug!("{}: link to {uri} closed: {e}", inner.topic);
+                    tracing::info!(
+                        "{}: link to {} ({uri}) ended ({e}); linking again while the master lists it",
+                        inner.topic,
+                        link.caller_id()
+                    );
                 }
                 break;
             }
@@ -305,7 +365,7 @@ fn read_loop<T: rosrust::Message>(
             read,
         };
         match T::decode(std::io::Cursor::new(&body)) {
-            Ok(msg) => callback(msg, arrival),
+            Ok(msg) => callback(msg, arrival, link),
             Err(e) => tracing::warn!("{}: cannot decode a message from {uri}: {e}", inner.topic),
         }
     }

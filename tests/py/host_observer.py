@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""What one computer of the suite sees, as JSON lines on stdout (a rospy node).
+
+Used by the multi-host tests (tests/hosts.rs): each computer runs one, so a test can tell
+what reached which side of a cut link. Every line has "w" (wall time, s since the epoch)
+and "ev":
+  state    /system_state changed: "state", "errors"
+  planner  /task_planner_status changed: "status"
+  goal     a goal reached this computer on navigate_waypoints/goal: "start_index"
+  result   navigate_waypoints/result: "status"
+  odom     the car, at most every 0.1 s of wall time: "sim", "speed", "x", "y"
+  ready    once, when every subscription is up
+"""
+
+import json
+import math
+import sys
+import threading
+import time
+
+import rospy
+from gem_controller_action.msg import NavigateWaypointsActionGoal, NavigateWaypointsActionResult
+from gem_state_msgs.msg import SystemStateStamped, TaskPlannerStatus
+from nav_msgs.msg import Odometry
+
+LOCK = threading.Lock()
+
+
+def emit(ev, **fields):
+    fields.update(w=time.time(), ev=ev)
+    with LOCK:
+        sys.stdout.write(json.dumps(fields) + "\n")
+        sys.stdout.flush()
+
+
+def on_change(ev, key):
+    last = {}
+
+    def callback(msg):
+        value = key(msg)
+        if last.get("v") != value:
+            last["v"] = value
+            emit(ev, **value)
+
+    return callback
+
+
+def main():
+    rospy.init_node("observer", anonymous=True, disable_signals=False)
+    last_odom = [0.0]
+
+    def on_odom(m):
+        now = time.time()
+        if now - last_odom[0] < 0.1:
+            return
+        last_odom[0] = now
+        v = m.twist.twist.linear
+        emit(
+            "odom",
+            sim=m.header.stamp.to_sec(),
+            speed=math.hypot(v.x, v.y),
+            x=m.pose.pose.position.x,
+            y=m.pose.pose.position.y,
+        )
+
+    subs = [
+        rospy.Subscriber(
+            "/system_state",
+            SystemStateStamped,
+            on_change("state", lambda m: {"state": m.state, "errors": m.error_code}),
+        ),
+        rospy.Subscriber(
+            "/task_planner_status",
+            TaskPlannerStatus,
+            on_change("planner", lambda m: {"status": m.status}),
+        ),
+        rospy.Subscriber(
+            "/navigate_waypoints/goal",
+            NavigateWaypointsActionGoal,
+            lambda m: emit("goal", start_index=m.goal.start_index),
+        ),
+        rospy.Subscriber(
+            "/navigate_waypoints/result",
+            NavigateWaypointsActionResult,
+            lambda m: emit("result", status=m.status.status),
+        ),
+        rospy.Subscriber("/gem/base_footprint/odom", Odometry, on_odom),
+    ]
+    emit("ready", subscriptions=len(subs))
+    rospy.spin()
+
+
+if __name__ == "__main__":
+    main()
