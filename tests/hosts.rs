@@ -427,8 +427,9 @@ fn supervisor_host_dies(s: &Suite) -> Result<(), String> {
     Ok(())
 }
 
-/// (d) The master dies mid-lap: established links keep the lap going; the nodes log that
-/// the master is unreachable.
+/// (d) The master dies mid-lap: established links keep the lap going, every node logs
+/// that the master is unreachable and the health monitor reports it; a master started
+/// again on the same address: every node registers with it again, and new links form.
 fn master_dies_mid_lap(s: &Suite) -> Result<(), String> {
     let first = s
         .vehicle_view
@@ -439,9 +440,88 @@ fn master_dies_mid_lap(s: &Suite) -> Result<(), String> {
             ev(e) == "odom" && num(e, "sim") > num(&first, "sim") + 40.0
         })
         .ok_or("the lap did not go on for 40 s")?;
+    let kill_w = wall_now();
     s.master.lock().unwrap_or_else(|e| e.into_inner()).stop();
     s.hosts.kill_host(Role::Master);
+    // Every node says so (a warning reaches the launch's screen from every node).
+    const LOST: &str = "is unreachable";
+    const NODES: usize = 7;
+    let logged = gem_e2e::wait_until(Duration::from_secs(10), || {
+        s.output_of("roslaunch").matches(LOST).count() >= NODES
+    });
+    if !logged {
+        return Err(format!(
+            "{} of {NODES} nodes logged the lost master",
+            s.output_of("roslaunch").matches(LOST).count()
+        ));
+    }
+    let reported = s
+        .supervisor_view
+        .wait(Duration::from_secs(10), |e| {
+            ev(e) == "master" && num(e, "w") > kill_w && num(e, "level") == 2.0
+        })
+        .ok_or("the health monitor did not report the master unreachable")?;
+    let reported_after = num(&reported, "w") - kill_w;
+    // The car drives on.
+    let later = s
+        .odom_after(wall_now() + 1.0, Duration::from_secs(5))
+        .ok_or("no odometry after the master died")?;
+    if num(&later, "speed") < 1.0 {
+        return Err(format!("the car slowed down without a master: {later}"));
+    }
+    // A new master on the same address: every node registers again.
+    let restart_w = wall_now();
+    let master = s.hosts.spawn(Role::Master, "roscore", &["-p", "11311"]);
+    *s.master.lock().unwrap_or_else(|e| e.into_inner()) = master;
+    let t = Duration::from_secs(20);
+    let mut listed = String::new();
+    let all_back = gem_e2e::wait_until(Duration::from_secs(30), || {
+        let (_, out) = s.hosts.run(Role::Master, "rosnode", &["list"], t);
+        listed = out;
+        [
+            "/controller",
+            "/gem_sim",
+            "/mock_signals",
+            "/state_manager",
+            "/task_planner",
+            "/health_monitor",
+            "/status_overlay",
+        ]
+        .iter()
+        .all(|n| listed.lines().any(|l| l.trim() == *n))
+    });
+    if !all_back {
+        return Err(format!(
+            "the new master does not list every node:\n{listed}"
+        ));
+    }
+    let registered_after = wall_now() - restart_w;
+    // New links form: a subscriber started now finds the publishers.
+    let (ok, out) = s.hosts.run(
+        Role::Master,
+        "rostopic",
+        &["echo", "-n", "1", "/system_state"],
+        t,
+    );
+    if !ok || !out.contains("header") {
+        return Err(format!(
+            "rostopic echo /system_state on the new master:\n{out}"
+        ));
+    }
+    let (ok, out) = s.hosts.run(Role::Master, "rosservice", &["list"], t);
+    if !ok || !out.contains("/gazebo/get_model_state") {
+        return Err(format!("rosservice list on the new master:\n{out}"));
+    }
+    s.supervisor_view
+        .wait(Duration::from_secs(10), |e| {
+            ev(e) == "master" && num(e, "w") > restart_w && num(e, "level") == 0.0
+        })
+        .ok_or("the health monitor did not report the master back")?;
     let wall = s.lap_completes(&s.vehicle_view, LAP)?;
-    println!("[hosts] (d) master killed mid-lap: the lap completed {wall:.1} s wall later on established links");
+    println!(
+        "[hosts] (d) master killed mid-lap: every node logged it, the health monitor reported it after {reported_after:.2} s wall; \
+         a new master: every node listed again {registered_after:.1} s wall after its start, rostopic echo and rosservice reach them; \
+         the lap completed {wall:.1} s wall later"
+    );
     Ok(())
 }

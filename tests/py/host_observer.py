@@ -9,6 +9,7 @@ and "ev":
   goal     a goal reached this computer on navigate_waypoints/goal: "start_index"
   result   navigate_waypoints/result: "status"
   odom     the car, at most every 0.1 s of wall time: "sim", "speed", "x", "y"
+  master   the health monitor's "ROS master" status changed: "level", "message"
   ready    once, when every subscription is up
 """
 
@@ -20,6 +21,7 @@ import time
 
 import rospy
 from gem_controller_action.msg import NavigateWaypointsActionGoal, NavigateWaypointsActionResult
+from diagnostic_msgs.msg import DiagnosticArray
 from gem_state_msgs.msg import SystemStateStamped, TaskPlannerStatus
 from nav_msgs.msg import Odometry
 
@@ -63,7 +65,15 @@ def main():
             y=m.pose.pose.position.y,
         )
 
+    master_changed = on_change("master", lambda s: {"level": s.level, "message": s.message})
+
+    def on_diagnostics(m):
+        for status in m.status:
+            if status.name == "ROS master":
+                master_changed(status)
+
     subs = [
+        rospy.Subscriber("/diagnostics", DiagnosticArray, on_diagnostics),
         rospy.Subscriber(
             "/system_state",
             SystemStateStamped,

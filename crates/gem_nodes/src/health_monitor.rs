@@ -20,6 +20,7 @@ use gem_core::time::Time;
 use gem_introspect::{Decoder, Flat, IntrospectError, ValueRef};
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::std_msgs::Header;
+use gem_ros::master;
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
 use gem_ros::protocols::direct::{DirectSubscriber, Link};
@@ -125,7 +126,12 @@ impl Shared {
         }
         self.last_now = now;
         let healths = self.monitor.healths(now);
-        let levels: Vec<Level> = healths.iter().map(|h| h.level).collect();
+        let (master_level, master_message) = gem_core::health::master_health(master::reachable());
+        let levels: Vec<Level> = healths
+            .iter()
+            .map(|h| h.level)
+            .chain([master_level])
+            .collect();
         if !always && levels == self.published {
             return now;
         }
@@ -134,6 +140,16 @@ impl Shared {
                 tracing::info!("{}: {old} => {} ({})", h.topic, h.level, h.message);
             }
         }
+        let master_status = DiagnosticStatus {
+            level: master_level as i8,
+            name: gem_core::health::MASTER_STATUS.into(),
+            message: master_message.into(),
+            hardware_id: self.hardware_id.clone(),
+            values: vec![KeyValue {
+                key: "uri".into(),
+                value: gem_ros::node::master_uri(),
+            }],
+        };
         self.published = levels;
         let msg = DiagnosticArray {
             header: Header {
@@ -144,6 +160,7 @@ impl Shared {
             status: healths
                 .iter()
                 .map(|h| status(h, &self.hardware_id))
+                .chain([master_status])
                 .collect(),
         };
         if let Err(e) = self.out.send(msg) {

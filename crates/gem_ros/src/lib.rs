@@ -3,8 +3,9 @@
 //! Everything a node binary needs beyond wiring lives here once: start-up that waits for the
 //! master instead of panicking ([`node`]), `tracing` bridged to `/rosout` ([`log`]), typed
 //! private parameters with errors that name the parameter ([`params`]), ROS time
-//! conversions plus a sim-time-aware ticker ([`time`]), `TCP_NODELAY` on every link
-//! ([`net`]), real-time priority ([`realtime`]), `~processed` acknowledgements for lockstep
+//! conversions plus a sim-time-aware ticker ([`time`]), socket options on every link
+//! ([`net`]), a watch on the master that registers again with a restarted one
+//! ([`master`]), real-time priority ([`realtime`]), `~processed` acknowledgements for lockstep
 //! drivers ([`processed`]), and process groups for launched suites ([`launch`]). The ROS 1
 //! protocols we implement ourselves form a layer of their own: [`protocols`].
 #![warn(missing_docs)]
@@ -12,6 +13,7 @@
 pub mod convert;
 pub mod launch;
 pub mod log;
+pub mod master;
 pub mod net;
 pub mod node;
 pub mod params;

@@ -33,6 +33,7 @@ pub fn start(name: &str) {
         std::thread::sleep(Duration::from_millis(200));
     }
     nodelay();
+    crate::master::watch();
     match scheduling {
         Ok(crate::realtime::Outcome::Normal) => {}
         Ok(crate::realtime::Outcome::Fifo(p)) => tracing::info!("running at SCHED_FIFO {p}"),
@@ -87,10 +88,16 @@ fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
     let uri = master
         .lookup_node(name)
         .map_err(|e| fail(format!("lookupNode: {e}")))?;
-    let url = xml_rpc::Url::parse(&uri).map_err(|e| fail(format!("{uri}: {e}")))?;
+    call_slave(&uri, method).map_err(|e| fail(e.0))
+}
+
+/// Calls `method` (no arguments beyond the caller id) on the slave API at `uri` and
+/// returns the value of a successful answer (`[1, message, value]`).
+pub fn call_slave(uri: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
+    let url = xml_rpc::Url::parse(uri).map_err(|e| RosError(format!("{uri}: {e}")))?;
     let answer = xml_rpc::call_value(&url, method, vec![xml_rpc::Value::String(rosrust::name())])
-        .map_err(|e| fail(format!("{uri}: {e}")))?
-        .map_err(|e| fail(format!("{uri}: {e:?}")))?;
+        .map_err(|e| RosError(format!("{uri}: {e}")))?
+        .map_err(|e| RosError(format!("{uri}: {e:?}")))?;
     // The three-element answer arrives as one array parameter.
     let answer = match <[xml_rpc::Value; 1]>::try_from(answer) {
         Ok([xml_rpc::Value::Array(a)]) => a,
@@ -99,7 +106,7 @@ fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
     };
     match <[xml_rpc::Value; 3]>::try_from(answer) {
         Ok([xml_rpc::Value::Int(1), _, value]) => Ok(value),
-        other => Err(fail(format!("unexpected answer {other:?}"))),
+        other => Err(RosError(format!("{method}: unexpected answer {other:?}"))),
     }
 }
 

@@ -291,10 +291,34 @@ impl Monitor {
     }
 }
 
+/// The name of the status that reports the ROS master beside the topics.
+pub const MASTER_STATUS: &str = "ROS master";
+
+/// The ROS master's level and message, from whether it answered at the node's last look
+/// (`None`: not looked yet). Unreachable is an error: the links made go on, but no new
+/// subscriber, publisher or service can find another.
+pub fn master_health(reachable: Option<bool>) -> (Level, &'static str) {
+    match reachable {
+        Some(true) => (Level::Ok, "reachable"),
+        Some(false) => (
+            Level::Error,
+            "unreachable: established links go on, nothing new can link",
+        ),
+        None => (Level::Stale, "not checked yet"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::rule::Scalar;
     use super::*;
+
+    #[test]
+    fn an_unreachable_master_is_an_error() {
+        assert_eq!(master_health(Some(true)).0, Level::Ok);
+        assert_eq!(master_health(Some(false)).0, Level::Error);
+        assert_eq!(master_health(None).0, Level::Stale);
+    }
 
     fn t(s: f64) -> Time {
         Time::from_secs_f64(s)

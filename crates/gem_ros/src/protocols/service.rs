@@ -106,7 +106,29 @@ where
     super::direct::master()?
         .register_service(&service.inner.name, &service.inner.api)
         .map_err(|e| RosError::new(format!("registerService {}: {e}", service.inner.name)))?;
+    SERVED.locked().push(Arc::downgrade(&service.inner));
     Ok(service)
+}
+
+/// Every service this process serves (dropped ones are pruned on the next registration).
+static SERVED: Mutex<Vec<std::sync::Weak<Served>>> = Mutex::new(Vec::new());
+
+/// Registers every live service of this process with `master` again (a restarted master,
+/// see [`crate::master`]); returns how many.
+pub(crate) fn register_all_again(master: &rosrust::api::Master) -> Result<usize, RosError> {
+    let live: Vec<Arc<Served>> = {
+        let mut served = SERVED.locked();
+        served.retain(|s| s.strong_count() > 0);
+        served.iter().filter_map(std::sync::Weak::upgrade).collect()
+    };
+    for s in &live {
+        if !s.stop.load(Ordering::SeqCst) {
+            master
+                .register_service(&s.name, &s.api)
+                .map_err(|e| RosError::new(format!("registerService {}: {e}", s.name)))?;
+        }
+    }
+    Ok(live.len())
 }
 
 impl Service {

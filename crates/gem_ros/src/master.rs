@@ -1,0 +1,220 @@
+//! Watching the ROS master, and registering again with a new one.
+//!
+//! ROS 1 nodes talk to each other directly once linked; the master only introduces them.
+//! When it dies, established links go on, but nothing new can link, and neither roscpp nor
+//! rospy nor rosrust says so: a node finds out at its next master call. When a master is
+//! started again on the same address it knows nothing of the nodes that were running, and
+//! those clients never tell it: the graph stays invisible to every tool, and a subscriber
+//! started afterwards never finds the old publishers.
+//!
+//! Every node of ours runs [`watch`]: once a [`PERIOD`] it asks the master for its own
+//! registration. It logs when the master becomes unreachable and when it is back, and
+//! when a master answers that does not know the node (a restarted one), it registers the
+//! node's publications (from rosrust's slave API, `getPublications`) and the services our
+//! layer serves ([`crate::protocols::service`]) again. Our direct subscriptions register
+//! on their own, at each discovery round ([`crate::protocols::direct`]); parameters set by
+//! a launch file are not restored (the nodes read theirs at start-up).
+
+use crate::node::{master_uri, RosError};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+/// How often the master is asked.
+pub const PERIOD: Duration = Duration::from_secs(1);
+
+/// What one look at the master found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// It answered and knows this node.
+    Registered,
+    /// It answered but does not know this node (a new master).
+    Unknown,
+    /// It did not answer (the reason).
+    Unreachable(String),
+}
+
+/// A change worth a log line (and, for [`Change::Replaced`], registering again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The master stopped answering.
+    Lost(String),
+    /// The same master answers again.
+    Back,
+    /// A master answers that does not know this node.
+    Replaced,
+}
+
+/// The watch's memory: what the last look found.
+#[derive(Debug, Default)]
+pub struct Watch {
+    last: Option<Seen>,
+}
+
+impl Watch {
+    /// Records what a look found and returns the change it makes, if any. The first look
+    /// is a change only when it finds the master gone or not knowing the node; a master
+    /// that still does not know the node (registering again failed) is reported again.
+    pub fn observe(&mut self, seen: Seen) -> Option<Change> {
+        let change = match (&self.last, &seen) {
+            (Some(Seen::Unreachable(_)), Seen::Unreachable(_)) => None,
+            (_, Seen::Unreachable(why)) => Some(Change::Lost(why.clone())),
+            // Still unknown after registering again (it failed): try again.
+            (_, Seen::Unknown) => Some(Change::Replaced),
+            (Some(Seen::Unreachable(_)), Seen::Registered) => Some(Change::Back),
+            (_, Seen::Registered) => None,
+        };
+        self.last = Some(seen);
+        change
+    }
+}
+
+/// The master as last seen by this process's watch: 0 not yet looked, 1 reachable, 2 not.
+static REACHABLE: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the master answered at the watch's last look (`None` before the first one, or
+/// without a watch).
+pub fn reachable() -> Option<bool> {
+    match REACHABLE.load(Ordering::Relaxed) {
+        1 => Some(true),
+        2 => Some(false),
+        _ => None,
+    }
+}
+
+/// Starts the watch on a thread of its own (after `rosrust::init`).
+pub fn watch() {
+    let spawned = std::thread::Builder::new()
+        .name("master_watch".into())
+        .spawn(|| {
+            let mut watch = Watch::default();
+            let mut last_error = String::new();
+            while rosrust::is_ok() {
+                let seen = look();
+                REACHABLE.store(
+                    if matches!(seen, Seen::Unreachable(_)) { 2 } else { 1 },
+                    Ordering::Relaxed,
+                );
+                match watch.observe(seen) {
+                    Some(Change::Lost(why)) => tracing::warn!(
+                        "the ROS master at {} is unreachable ({why}): established links go on; new links, service look-ups and parameters wait for it",
+                        master_uri()
+                    ),
+                    Some(Change::Back) => {
+                        tracing::info!("the ROS master at {} answers again", master_uri())
+                    }
+                    Some(Change::Replaced) => match register_again() {
+                        Ok((topics, services)) => {
+                            last_error.clear();
+                            tracing::warn!(
+                                "a new ROS master at {} did not know this node: registered {topics} publication(s) and {services} service(s) again (subscriptions register on their own)",
+                                master_uri()
+                            )
+                        }
+                        Err(e) if e.to_string() != last_error => {
+                            last_error = e.to_string();
+                            tracing::error!(
+                                "a new ROS master at {} does not know this node, and registering again failed (trying again every {:?}): {e}",
+                                master_uri(),
+                                PERIOD
+                            )
+                        }
+                        Err(_) => {}
+                    },
+                    None => {}
+                }
+                std::thread::sleep(PERIOD);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the master watch: {e}");
+    }
+}
+
+/// One look: does the master answer, and does it know this node at this node's URI?
+fn look() -> Seen {
+    let master = match master() {
+        Ok(m) => m,
+        Err(e) => return Seen::Unreachable(e.to_string()),
+    };
+    if let Err(e) = master.get_uri() {
+        return Seen::Unreachable(e.to_string());
+    }
+    match master.lookup_node(&rosrust::name()) {
+        Ok(uri) if uri == rosrust::uri() => Seen::Registered,
+        Ok(_) | Err(_) => Seen::Unknown,
+    }
+}
+
+fn master() -> Result<rosrust::api::Master, RosError> {
+    rosrust::api::Master::new(&master_uri(), &rosrust::name(), &rosrust::uri())
+        .map_err(|e| RosError::new(format!("master: {e}")))
+}
+
+/// Registers this node's publications and our services with the master again; returns
+/// how many of each.
+fn register_again() -> Result<(usize, usize), RosError> {
+    let master = master()?;
+    let xml_rpc::Value::Array(publications) =
+        crate::node::call_slave(&rosrust::uri(), "getPublications")?
+    else {
+        return Err(RosError::new("getPublications: not a list"));
+    };
+    let mut topics = 0;
+    for p in publications {
+        if let xml_rpc::Value::Array(pair) = p {
+            if let [xml_rpc::Value::String(topic), xml_rpc::Value::String(kind)] = pair.as_slice() {
+                master
+                    .register_publisher(topic, kind)
+                    .map_err(|e| RosError::new(format!("registerPublisher {topic}: {e}")))?;
+                topics += 1;
+            }
+        }
+    }
+    let services = crate::protocols::service::register_all_again(&master)?;
+    Ok((topics, services))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_master_is_reported_once_and_its_return_once() {
+        let mut w = Watch::default();
+        assert_eq!(w.observe(Seen::Registered), None);
+        let gone = || Seen::Unreachable("connection refused".into());
+        assert_eq!(
+            w.observe(gone()),
+            Some(Change::Lost("connection refused".into()))
+        );
+        assert_eq!(w.observe(gone()), None);
+        assert_eq!(w.observe(Seen::Registered), Some(Change::Back));
+        assert_eq!(w.observe(Seen::Registered), None);
+    }
+
+    #[test]
+    fn a_master_that_does_not_know_the_node_is_a_new_one_until_it_does() {
+        let mut w = Watch::default();
+        assert_eq!(w.observe(Seen::Registered), None);
+        assert_eq!(
+            w.observe(Seen::Unreachable("refused".into())),
+            Some(Change::Lost("refused".into()))
+        );
+        // Restarted: it answers, but without this node.
+        assert_eq!(w.observe(Seen::Unknown), Some(Change::Replaced));
+        // Registering again failed: the next look asks for another attempt.
+        assert_eq!(w.observe(Seen::Unknown), Some(Change::Replaced));
+        assert_eq!(w.observe(Seen::Registered), None);
+        // A master replaced while this node was not looking.
+        assert_eq!(w.observe(Seen::Unknown), Some(Change::Replaced));
+    }
+
+    #[test]
+    fn a_node_that_starts_without_a_master_says_so() {
+        let mut w = Watch::default();
+        assert_eq!(
+            w.observe(Seen::Unreachable("refused".into())),
+            Some(Change::Lost("refused".into()))
+        );
+    }
+}
