@@ -1,7 +1,8 @@
 //! `gemctl replay` against a real master, with bags recorded in the test by Debian's
 //! `rosbag record`: a slow consumer gets every message in lockstep while Debian's
 //! `rosbag play` makes it miss messages; a recorded failure scenario replayed into the
-//! state manager gives the same `/system_state` sequence on 5 consecutive runs.
+//! state manager gives the same `/system_state` sequence on 5 consecutive runs; sim-time
+//! rospy consumers never see ROS time 0 in their first callback (20 runs).
 
 use gem_core::state_manager::Input;
 use gem_e2e::bags::{finish, gemctl, scratch_dir as dir, start_recording};
@@ -103,6 +104,73 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
     );
     assert_eq!(handled(&ready, "/rp1/slow_consumer"), 1000);
     eprintln!("rosbag play: {with_play} of 1000; gemctl replay: 1000 of 1000");
+}
+
+/// The replayer holds `/clock` at the bag's first instant until every sim-time consumer
+/// has received it: no consumer reads ROS time 0 in a callback, over 20 replays into two
+/// fresh rospy consumers each.
+#[test]
+fn a_sim_time_consumer_has_the_clock_before_the_first_replayed_message() {
+    let r = ros();
+    r.set_sim_time(false);
+    let d = dir("clock_first");
+    let bag = d.join("data.bag");
+    let topic = "/rp3/data";
+    {
+        let recorder = start_recording(&bag, Some(20), None, &[topic]);
+        let _pub = cli_background(
+            "rostopic",
+            &["pub", "-r", "50", topic, "std_msgs/Float64", "data: 2.5"],
+        );
+        finish(recorder);
+    }
+    r.set_sim_time(true);
+    let script = gem_e2e::repo_root().join("tests/py/clock_consumer.py");
+    let mut zeros = Vec::new();
+    for run in 0..20 {
+        let ready = Collector::<Header>::new("/replay/ready");
+        let names = [format!("/rp3/c{run}a"), format!("/rp3/c{run}b")];
+        let consumers: Vec<NodeProc> = names
+            .iter()
+            .map(|n| {
+                let (ns, name) = n.rsplit_once('/').unwrap();
+                gem_e2e::NodeBuilder::new("/usr/bin/python3")
+                    .arg(script.to_str().unwrap())
+                    .arg(&format!("__ns:={ns}"))
+                    .name(name)
+                    .spawn()
+            })
+            .collect();
+        let out = gemctl(&[
+            "replay",
+            bag.to_str().unwrap(),
+            "--consumer",
+            &names[0],
+            "--consumer",
+            &names[1],
+        ]);
+        for n in &names {
+            assert!(
+                out.contains(&format!("{n}: handled 20 of 20")),
+                "run {run}: {out}\n{}",
+                consumers.iter().map(NodeProc::output).collect::<String>()
+            );
+            let reports: Vec<Header> = ready
+                .all()
+                .into_iter()
+                .filter(|h| h.frame_id == *n && h.seq > 0)
+                .collect();
+            assert_eq!(reports.len(), 20, "run {run}: {n}");
+            zeros.extend(
+                reports
+                    .iter()
+                    .filter(|h| h.stamp.sec == 0 && h.stamp.nsec == 0)
+                    .map(|h| format!("run {run}: {n} message {} at ROS time 0", h.seq)),
+            );
+        }
+        drop(consumers);
+    }
+    assert!(zeros.is_empty(), "{zeros:#?}");
 }
 
 #[test]

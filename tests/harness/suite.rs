@@ -359,18 +359,23 @@ pub fn task_planner_death(s: &Suite) -> Outcome {
     s.stopped("task planner dead")
 }
 
-/// The simulator dies mid-route: `/clock` stops with it, the controller notices the
-/// stopped clock and the missing pose, aborts the goal and commands zero.
+/// The simulator dies mid-route: `/clock` stops with it; the state manager reports
+/// STALE_DATA, the goal ends and the controller commands zero.
 pub fn simulator_death(s: &Suite) -> Outcome {
     s.running_past(5.0)?;
     kill("/gem_sim")?;
+    // Without /clock, time stands still for every node: the state manager reports the
+    // lost time source as STALE_DATA, and the goal ends, preempted by the planner on that
+    // ERROR or aborted by the controller, which finds no pose; a zero command follows.
+    s.error_with(Sys::ERROR_STALE_DATA, "simulator dead")?;
     check(
         s.results
             .wait_for(s.timeout, |r| {
-                r.status.status == gem_msgs::actionlib_msgs::GoalStatus::ABORTED
+                use gem_msgs::actionlib_msgs::GoalStatus;
+                matches!(r.status.status, GoalStatus::ABORTED | GoalStatus::PREEMPTED)
             })
             .is_some(),
-        || "the controller did not abort the goal".into(),
+        || "the goal did not end".into(),
     )?;
     check(
         s.cmds.wait_latest(s.timeout, |c| c.speed == 0.0).is_some(),

@@ -8,7 +8,9 @@
 //! learns from the master which replayed topics each consumer subscribes to, so it knows
 //! how many acknowledgements to expect from whom; a consumer that does not catch up within
 //! `--ack-timeout` gets a warning, never a hang. Before the first message it waits until
-//! every subscriber the master lists is connected (no start-up loss). Each topic is
+//! every subscriber the master lists is connected (no start-up loss), and every `/clock`
+//! subscriber too, holding `/clock` at the bag's first instant until each has received it
+//! (a sim-time consumer would otherwise see ROS time 0 in its first callback). Each topic is
 //! published with its recorded type, definition, MD5 and latching, and `/clock` follows
 //! the bag's time, so the consumers' ROS time is the recording's.
 
@@ -123,7 +125,7 @@ fn ready_counts(r: &Ready) -> BTreeMap<String, u32> {
     r.locked().clone()
 }
 
-/// Which of `topics` each node subscribes to, from the master.
+/// Which of `topics` each live node subscribes to, from the master.
 fn subscriptions(topics: &BTreeMap<String, Topic>) -> anyhow::Result<HashMap<String, Vec<String>>> {
     let state = rosrust::state().map_err(|e| anyhow!("cannot ask the master: {e}"))?;
     let mut by_node: HashMap<String, Vec<String>> = HashMap::new();
@@ -132,7 +134,7 @@ fn subscriptions(topics: &BTreeMap<String, Topic>) -> anyhow::Result<HashMap<Str
         .iter()
         .filter(|t| topics.contains_key(&t.name))
     {
-        for node in &t.connections {
+        for node in t.connections.iter().filter(|n| alive(n)) {
             by_node
                 .entry(node.clone())
                 .or_default()
@@ -140,6 +142,56 @@ fn subscriptions(topics: &BTreeMap<String, Topic>) -> anyhow::Result<HashMap<Str
         }
     }
     Ok(by_node)
+}
+
+/// The live nodes the master lists as `/clock` subscribers (ourselves excepted).
+fn clock_subscribers() -> anyhow::Result<Vec<String>> {
+    let state = rosrust::state().map_err(|e| anyhow!("cannot ask the master: {e}"))?;
+    Ok(state
+        .subscribers
+        .iter()
+        .filter(|t| t.name == "/clock")
+        .flat_map(|t| t.connections.iter().cloned())
+        .filter(|n| *n != rosrust::name() && alive(n))
+        .collect())
+}
+
+/// Whether `node` answers its slave API: a node that was killed stays listed by the
+/// master as a subscriber, and would never connect.
+fn alive(node: &str) -> bool {
+    gem_ros::node::pid_of(node).is_ok()
+}
+
+/// Whether `node` has its first `/clock` message, from its slave API's `getBusStats`
+/// (per subscribed topic, `[topic, [connection, ...]]`); `None` when it does not say (our
+/// nodes wait for a first clock before they subscribe anything). A rospy connection is
+/// `[id, bytes, messages, -1, connected]`, and two messages are asked for: rospy counts a
+/// message before its callback sets the node's time and reads the next only after that
+/// callback, so the second one counted means the first one's time is set (its byte count
+/// includes the connection header, so it cannot tell). A roscpp one is `[id, bytes,
+/// drop estimate, connected]`: bytes received will do, as roscpp runs callbacks in the
+/// order their messages arrived.
+fn clock_received(node: &str) -> Option<bool> {
+    use xml_rpc::Value;
+    let Ok(Value::Array(stats)) = gem_ros::node::slave_call(node, "getBusStats") else {
+        return None;
+    };
+    let Some(Value::Array(subscribed)) = stats.get(1) else {
+        return None;
+    };
+    subscribed.iter().find_map(|topic| match topic {
+        Value::Array(t) if matches!(t.first(), Some(Value::String(n)) if n == "/clock") => {
+            let Some(Value::Array(connections)) = t.get(1) else {
+                return Some(false);
+            };
+            Some(connections.iter().any(|c| match c {
+                Value::Array(f) if f.len() == 5 => matches!(f[2], Value::Int(n) if n >= 2),
+                Value::Array(f) => matches!(f.get(1), Some(Value::Int(b)) if *b > 0),
+                _ => false,
+            }))
+        }
+        _ => None,
+    })
 }
 
 fn wait_until(deadline: Instant, mut cond: impl FnMut() -> bool) -> bool {
@@ -243,6 +295,25 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 p.subscriber_count(),
                 args.wait
             );
+        }
+    }
+    if let Some(c) = &clock {
+        let clocked = clock_subscribers()?;
+        if !waiting(&mut || c.subscriber_count() >= clocked.len()) {
+            eprintln!(
+                "warning: /clock: {} of {} subscribers connected after {} s",
+                c.subscriber_count(),
+                clocked.len(),
+                args.wait
+            );
+        }
+        for node in &clocked {
+            if !waiting(&mut || clock_received(node) != Some(false)) {
+                eprintln!(
+                    "warning: {node} had not received /clock after {} s",
+                    args.wait
+                );
+            }
         }
     }
     let base = ready_counts(&ready);

@@ -729,10 +729,10 @@ impl StateManager {
                 .any(|&i| self.freshness(i, now).is_fault())
     }
 
-    /// ROS time has stood still at `now` for `wall` of wall time (the node's clock watch).
-    /// Under sim time that means no `/clock`: the simulator, or the link to the computer
-    /// it runs on, is gone, and with time frozen no staleness timer can run out, so the
-    /// node says so instead. Raises `STALE_DATA` (with staleness enabled) until ROS time
+    /// No `/clock` has come for `wall` of wall time, ROS time standing at `now` (the
+    /// node's clock watch, under sim time): the simulator, or the link to the computer it
+    /// runs on, is gone, and with time frozen no staleness timer can run out, so the node
+    /// says so instead. Raises `STALE_DATA` (with staleness enabled) until ROS time
     /// moves past `now`.
     pub fn clock_stalled(&mut self, now: Time, wall: Duration) {
         if self.cfg.stale_after.is_some() {

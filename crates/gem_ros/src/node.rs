@@ -81,7 +81,7 @@ pub fn start_within(name: &str, timeout: Duration) -> Result<(), RosError> {
 
 /// Calls `method` (no arguments beyond the caller id) on the slave API of node `name`
 /// and returns the value of a successful answer (`[1, message, value]`).
-fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
+pub fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
     let fail = |what: String| RosError(format!("{method} of {name}: {what}"));
     let master = rosrust::api::Master::new(&master_uri(), &rosrust::name(), &rosrust::uri())
         .map_err(|e| fail(e.to_string()))?;

@@ -27,6 +27,8 @@ pub fn to_ros(t: Time) -> rosrust::Time {
 struct SimClock {
     latest: Mutex<Time>,
     changed: Condvar,
+    /// When our subscription last received a `/clock` message.
+    heard: Mutex<Option<std::time::Instant>>,
 }
 
 static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
@@ -41,6 +43,7 @@ fn sim_clock() -> Option<&'static SimClock> {
             uses_sim_time().then(|| SimClock {
                 latest: Mutex::new(Time::ZERO),
                 changed: Condvar::new(),
+                heard: Mutex::new(None),
             })
         })
         .as_ref()?;
@@ -51,6 +54,7 @@ fn sim_clock() -> Option<&'static SimClock> {
         // fan-out and callback threads.
         *sub = crate::protocols::direct::subscribe("/clock", |m: Clock, _| {
             if let Some(c) = SIM.get().and_then(Option::as_ref) {
+                *c.heard.locked() = Some(std::time::Instant::now());
                 *c.latest.locked() = to_core(m.clock);
                 c.changed.notify_all();
             }
@@ -65,6 +69,13 @@ fn uses_sim_time() -> bool {
     rosrust::param("/use_sim_time")
         .and_then(|p| p.get::<bool>().ok())
         .unwrap_or(false)
+}
+
+/// Under sim time, how long ago (wall time) the last `/clock` message arrived; `None`
+/// under wall time or before the first message.
+pub fn clock_silence() -> Option<Duration> {
+    let heard = *sim_clock()?.heard.locked();
+    heard.map(|t| t.elapsed())
 }
 
 /// True when the node follows `/clock`.
@@ -181,6 +192,8 @@ pub struct Ticker {
     last_advance: std::time::Instant,
     stall_reported: bool,
     stall_limit: Option<Duration>,
+    /// The stall is `/clock` falling silent, not ROS time standing still.
+    stall_on_silence: bool,
     waker: Option<Waker>,
 }
 
@@ -198,6 +211,7 @@ impl Ticker {
             last_advance: std::time::Instant::now(),
             stall_reported: false,
             stall_limit: None,
+            stall_on_silence: false,
             waker: None,
         }
     }
@@ -214,6 +228,17 @@ impl Ticker {
     /// node whose every timeout is in ROS time would otherwise wait forever.
     pub fn with_stall_limit(mut self, limit: Duration) -> Self {
         self.stall_limit = Some(limit);
+        self
+    }
+
+    /// Also wake with [`Wake::Stalled`], once per silence, when under sim time no `/clock`
+    /// message has arrived for `limit` of wall time: the clock's source, or the link to
+    /// its computer, is gone. Unlike [`Ticker::with_stall_limit`], a source that holds
+    /// time still but keeps publishing it (a replayer waiting for its consumers) is no
+    /// stall.
+    pub fn with_clock_silence_limit(mut self, limit: Duration) -> Self {
+        self.stall_limit = Some(limit);
+        self.stall_on_silence = true;
         self
     }
 
@@ -275,10 +300,21 @@ impl Ticker {
             if self.waker.as_ref().is_some_and(Waker::take) {
                 return Some(Wake::Event(now));
             }
+            let stalled_for = if self.stall_on_silence {
+                let silence = clock_silence();
+                if silence.is_some_and(|s| s < MAX_NAP) {
+                    // A message since the last look: a new silence may be reported.
+                    self.stall_reported = false;
+                }
+                silence
+            } else {
+                Some(self.last_advance.elapsed())
+            };
             if !self.stall_reported
                 && self
                     .stall_limit
-                    .is_some_and(|limit| self.last_advance.elapsed() >= limit)
+                    .zip(stalled_for)
+                    .is_some_and(|(limit, stalled)| stalled >= limit)
             {
                 self.stall_reported = true;
                 return Some(Wake::Stalled(now));

@@ -39,7 +39,7 @@ fn run() -> anyhow::Result<()> {
     let waker = Waker::default();
     let ticker = Ticker::from_rate(params.rate_hz)
         .with_waker(waker.clone())
-        .with_stall_limit(params.clock_stall);
+        .with_clock_silence_limit(params.clock_stall);
     let shared = Shared::new(
         StateManager::new(params.config.clone(), time::now()),
         params.publish_processed,

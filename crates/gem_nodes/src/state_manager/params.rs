@@ -69,7 +69,7 @@ const CLOCK_STALL: ParamSpec = ParamSpec::float(
     "clock_stall_s",
     gem_core::time::CLOCK_STALL_S,
     "s",
-    "wall time without ROS time moving (sim time: no `/clock`, the simulator or the link to its computer is gone) after which STALE_DATA is raised, until the clock moves (with staleness enabled)",
+    "sim time: wall time without a `/clock` message (the simulator, or the link to its computer, is gone) after which STALE_DATA is raised, until ROS time moves on (with staleness enabled)",
 );
 
 const PUBLISH_PROCESSED: ParamSpec = ParamSpec::bool(
