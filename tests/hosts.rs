@@ -193,6 +193,46 @@ impl Suite {
         Ok(started.elapsed().as_secs_f64())
     }
 
+    /// Waits until the lap has gone on for `sim_s` of sim time.
+    fn mid_lap(&self, sim_s: f64) -> Result<(), String> {
+        let first = self
+            .vehicle_view
+            .wait(Duration::from_secs(5), |e| ev(e) == "odom")
+            .ok_or("no odometry")?;
+        self.vehicle_view
+            .wait(Duration::from_secs_f64(sim_s / SPEEDUP + 20.0), |e| {
+                ev(e) == "odom" && num(e, "sim") > num(&first, "sim") + sim_s
+            })
+            .map(|_| ())
+            .ok_or_else(|| format!("the lap did not go on for {sim_s} s"))
+    }
+
+    /// The car comes to rest after `what` happened at wall time `w`, within the
+    /// controller's watchdog timeout plus a comfortable stop from its speed then (plus
+    /// 1 s). Returns that speed, the sim time to rest, the bound, and the event at rest.
+    fn at_rest_after(&self, w: f64, what: &str) -> Result<(f64, f64, f64, Value), String> {
+        let then = self
+            .odom_after(w, Duration::from_secs(5))
+            .ok_or_else(|| format!("no odometry after {what}"))?;
+        let speed = num(&then, "speed");
+        let bound = TIMEOUT_S + stop_time(speed.max(CRUISE_MPS)) + 1.0;
+        let rest = self
+            .vehicle_view
+            .wait(Duration::from_secs_f64(bound / SPEEDUP + 20.0), |e| {
+                ev(e) == "odom" && num(e, "w") > w && num(e, "speed") < STOPPED_BELOW_MPS
+            })
+            .ok_or_else(|| {
+                format!("the car was not at rest within {bound:.1} s (sim) of {what}")
+            })?;
+        let to_rest = num(&rest, "sim") - num(&then, "sim");
+        if to_rest > bound {
+            return Err(format!(
+                "at rest {to_rest:.2} s (sim) after {what} at {speed:.2} m/s: more than the bound {bound:.2} s"
+            ));
+        }
+        Ok((speed, to_rest, bound, rest))
+    }
+
     /// The car's simulated time and speed, from the vehicle's observer, at or after wall
     /// time `w`, waiting at most `timeout`.
     fn odom_after(&self, w: f64, timeout: Duration) -> Option<Value> {
@@ -295,35 +335,10 @@ fn lap_across_three_hosts(s: &Suite) -> Result<(), String> {
 /// car, the supervisor reports STALE_DATA; the cable comes back: the task resumes from its
 /// cached index and completes.
 fn supervisor_vehicle_link_cut(s: &Suite) -> Result<(), String> {
-    // Mid-lap: 60 s of sim time on the way.
-    let first = s
-        .vehicle_view
-        .wait(Duration::from_secs(5), |e| ev(e) == "odom")
-        .ok_or("no odometry")?;
-    s.vehicle_view
-        .wait(Duration::from_secs(30), |e| {
-            ev(e) == "odom" && num(e, "sim") > num(&first, "sim") + 60.0
-        })
-        .ok_or("the lap did not go on for 60 s")?;
+    s.mid_lap(60.0)?;
     let cut_w = wall_now();
     s.hosts.cut(Role::Supervisor, Role::Vehicle)?;
-    let at_cut = s
-        .odom_after(cut_w, Duration::from_secs(5))
-        .ok_or("no odometry after the cut")?;
-    let speed = num(&at_cut, "speed");
-    let bound = TIMEOUT_S + stop_time(speed.max(CRUISE_MPS)) + 1.0;
-    let rest = s
-        .vehicle_view
-        .wait(Duration::from_secs_f64(bound / SPEEDUP + 20.0), |e| {
-            ev(e) == "odom" && num(e, "w") > cut_w && num(e, "speed") < STOPPED_BELOW_MPS
-        })
-        .ok_or_else(|| format!("the car was not at rest within {bound:.1} s (sim) of the cut"))?;
-    let to_rest = num(&rest, "sim") - num(&at_cut, "sim");
-    if to_rest > bound {
-        return Err(format!(
-            "at rest {to_rest:.2} s (sim) after the cut at {speed:.2} m/s: more than the bound {bound:.2} s"
-        ));
-    }
+    let (speed, to_rest, bound, _) = s.at_rest_after(cut_w, "the cut")?;
     let stale = s
         .supervisor_view
         .wait(Duration::from_secs(15), |e| {
@@ -339,12 +354,7 @@ fn supervisor_vehicle_link_cut(s: &Suite) -> Result<(), String> {
     }
     // Stay cut a little longer, then restore.
     std::thread::sleep(Duration::from_secs(1));
-    let goals_before = s
-        .vehicle_view
-        .events()
-        .iter()
-        .filter(|e| ev(e) == "goal")
-        .count();
+    let goals_before = goal_starts(&s.output_of("vehicle:roslaunch")).len();
     let up_w = wall_now();
     s.hosts.mend(Role::Supervisor, Role::Vehicle)?;
     let moving = s
@@ -386,34 +396,10 @@ fn supervisor_vehicle_link_cut(s: &Suite) -> Result<(), String> {
 
 /// (c) Every process of the supervisor's host is killed mid-lap: the car stops.
 fn supervisor_host_dies(s: &Suite) -> Result<(), String> {
-    let first = s
-        .vehicle_view
-        .wait(Duration::from_secs(5), |e| ev(e) == "odom")
-        .ok_or("no odometry")?;
-    s.vehicle_view
-        .wait(Duration::from_secs(30), |e| {
-            ev(e) == "odom" && num(e, "sim") > num(&first, "sim") + 40.0
-        })
-        .ok_or("the lap did not go on for 40 s")?;
+    s.mid_lap(40.0)?;
     let kill_w = wall_now();
     let killed = s.hosts.kill_host(Role::Supervisor);
-    let at_kill = s
-        .odom_after(kill_w, Duration::from_secs(5))
-        .ok_or("no odometry after the kill")?;
-    let speed = num(&at_kill, "speed");
-    let bound = TIMEOUT_S + stop_time(speed.max(CRUISE_MPS)) + 1.0;
-    let rest = s
-        .vehicle_view
-        .wait(Duration::from_secs_f64(bound / SPEEDUP + 20.0), |e| {
-            ev(e) == "odom" && num(e, "w") > kill_w && num(e, "speed") < STOPPED_BELOW_MPS
-        })
-        .ok_or_else(|| format!("the car was not at rest within {bound:.1} s (sim)"))?;
-    let to_rest = num(&rest, "sim") - num(&at_kill, "sim");
-    if to_rest > bound {
-        return Err(format!(
-            "at rest {to_rest:.2} s (sim) after the supervisor died: more than {bound:.2} s"
-        ));
-    }
+    let (speed, to_rest, bound, rest) = s.at_rest_after(kill_w, "the supervisor's death")?;
     // It stays at rest.
     let later = s
         .odom_after(num(&rest, "w") + 2.0, Duration::from_secs(10))
@@ -431,15 +417,7 @@ fn supervisor_host_dies(s: &Suite) -> Result<(), String> {
 /// that the master is unreachable and the health monitor reports it; a master started
 /// again on the same address: every node registers with it again, and new links form.
 fn master_dies_mid_lap(s: &Suite) -> Result<(), String> {
-    let first = s
-        .vehicle_view
-        .wait(Duration::from_secs(5), |e| ev(e) == "odom")
-        .ok_or("no odometry")?;
-    s.vehicle_view
-        .wait(Duration::from_secs(30), |e| {
-            ev(e) == "odom" && num(e, "sim") > num(&first, "sim") + 40.0
-        })
-        .ok_or("the lap did not go on for 40 s")?;
+    s.mid_lap(40.0)?;
     let kill_w = wall_now();
     s.master.lock().unwrap_or_else(|e| e.into_inner()).stop();
     s.hosts.kill_host(Role::Master);

@@ -217,20 +217,9 @@ impl Hosts {
     /// Mends the cable between `a` and `b` (or sets it up): each end routes to the other
     /// over it.
     pub fn mend(&self, a: Role, b: Role) -> Result<(), String> {
-        for (here, there) in [(a, b), (b, a)] {
-            ip(&[
-                "-n",
-                self.ns(here),
-                "route",
-                "replace",
-                &format!("{}/32", there.ip()),
-                "dev",
-                there.dev(),
-                "src",
-                here.ip(),
-            ])?;
-        }
-        Ok(())
+        self.route(a, b, |here, there| {
+            vec!["dev", there.dev(), "src", here.ip()]
+        })
     }
 
     /// Cuts the cable between `a` and `b`: from now on every packet between them is lost,
@@ -240,18 +229,21 @@ impl Hosts {
             .into_iter()
             .find(|r| *r != a && *r != b)
             .expect("three roles");
+        self.route(a, b, |_, _| vec!["via", third.ip(), "dev", third.dev()])
+    }
+
+    /// Replaces, on each of `a` and `b`, the route to the other with `how(here, there)`.
+    fn route(
+        &self,
+        a: Role,
+        b: Role,
+        how: impl Fn(Role, Role) -> Vec<&'static str>,
+    ) -> Result<(), String> {
         for (here, there) in [(a, b), (b, a)] {
-            ip(&[
-                "-n",
-                self.ns(here),
-                "route",
-                "replace",
-                &format!("{}/32", there.ip()),
-                "via",
-                third.ip(),
-                "dev",
-                third.dev(),
-            ])?;
+            let to = format!("{}/32", there.ip());
+            let mut args = vec!["-n", self.ns(here), "route", "replace", &to];
+            args.extend(how(here, there));
+            ip(&args)?;
         }
         Ok(())
     }
