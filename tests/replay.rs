@@ -5,7 +5,7 @@
 //! rospy consumers never see ROS time 0 in their first callback (20 runs).
 
 use gem_core::state_manager::Input;
-use gem_e2e::bags::{finish, gemctl, scratch_dir as dir, start_recording};
+use gem_e2e::bags::{finish, gemctl, record_published, scratch_dir as dir, start_recording};
 use gem_e2e::{cli_background, cli_ok, ros, wait_for_subscriber, Collector, NodeProc};
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::std_msgs::Header;
@@ -40,14 +40,7 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
     let d = dir("slow");
     let bag = d.join("data.bag");
     let topic = "/rp1/data";
-    {
-        let recorder = start_recording(&bag, Some(1000), None, &[topic]);
-        let _pub = cli_background(
-            "rostopic",
-            &["pub", "-r", "200", topic, "std_msgs/Float64", "data: 1.5"],
-        );
-        finish(recorder);
-    }
+    record_published(&bag, topic, 1000, "200", "std_msgs/Float64", "data: 1.5");
     let ready = Collector::<Header>::new("/replay/ready");
 
     // Debian's rosbag play at the recorded rate (5 s): the consumer cannot keep up.
@@ -116,14 +109,7 @@ fn a_sim_time_consumer_has_the_clock_before_the_first_replayed_message() {
     let d = dir("clock_first");
     let bag = d.join("data.bag");
     let topic = "/rp3/data";
-    {
-        let recorder = start_recording(&bag, Some(20), None, &[topic]);
-        let _pub = cli_background(
-            "rostopic",
-            &["pub", "-r", "50", topic, "std_msgs/Float64", "data: 2.5"],
-        );
-        finish(recorder);
-    }
+    record_published(&bag, topic, 20, "50", "std_msgs/Float64", "data: 2.5");
     r.set_sim_time(true);
     let script = gem_e2e::repo_root().join("tests/py/clock_consumer.py");
     let mut zeros = Vec::new();

@@ -48,6 +48,21 @@ pub fn finish(mut recorder: NodeProc) {
     assert!(status.success(), "{}", recorder.output());
 }
 
+/// Records `limit` messages of `topic` into `bag`, published by `rostopic pub -r rate
+/// topic type value` for the occasion.
+pub fn record_published(
+    bag: &Path,
+    topic: &str,
+    limit: usize,
+    rate: &str,
+    kind: &str,
+    value: &str,
+) {
+    let recorder = start_recording(bag, Some(limit), None, &[topic]);
+    let _publisher = cli_background("rostopic", &["pub", "-r", rate, topic, kind, value]);
+    finish(recorder);
+}
+
 /// Runs `gemctl` with `args`, asserting success; its stdout.
 pub fn gemctl(args: &[&str]) -> String {
     let bin = crate::node_binary("gemctl");

@@ -222,7 +222,7 @@ fn subscribe(
             Err(e) => tracing::error!("cannot decode {type_name} from {caller}: {e}"),
         }
     };
-    Ok(gem_ros::protocols::direct::subscribe_linked(
+    gem_ros::protocols::direct::subscribe_linked(
         topic,
         on_link,
         move |raw: RawMessage, _, link: &Link| {
@@ -265,7 +265,7 @@ fn subscribe(
                 None => tracing::warn!("{topic_name}: a message from {caller} before its header"),
             }
         },
-    )?)
+    )
 }
 
 /// Reads the configuration from `~config` or `~config_file` (exactly one).
