@@ -770,7 +770,7 @@ impl StateManager {
             .map(String::from)
             .collect();
         if errors.contains(ErrorBits::STALE_DATA) {
-            let stale: Vec<String> = Input::ALL
+            let mut stale: Vec<String> = Input::ALL
                 .iter()
                 .filter_map(|&i| match self.freshness(i, now) {
                     Freshness::NeverReceived => Some(format!("{i} never received")),
@@ -778,7 +778,6 @@ impl StateManager {
                     Freshness::Fresh | Freshness::Awaiting => None,
                 })
                 .collect();
-            let mut stale = stale;
             if let Some(wall) = self.time_stopped(now) {
                 stale.insert(
                     0,

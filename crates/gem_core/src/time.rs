@@ -131,11 +131,6 @@ impl Watchdog {
         self.last = Some(self.last.map_or(at, |l| l.max(at)));
     }
 
-    /// The timeout.
-    pub fn timeout(&self) -> std::time::Duration {
-        self.timeout
-    }
-
     /// How long the stream has been silent at `now`, counted from the later of its last
     /// message and `since` (when the caller started to need it, e.g. a goal's start), if
     /// that is longer than the timeout; `None` while it is fresh or not armed. A clock that

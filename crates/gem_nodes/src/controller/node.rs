@@ -113,6 +113,21 @@ impl Outputs {
         );
     }
 
+    /// Begins a stop of `class` from the last measured speed, or escalates the one in
+    /// progress; returns the stop, whether it began, and whether it was escalated.
+    fn begin_or_escalate(&self, class: StopClass, now: Time) -> (Stop, bool, bool) {
+        let speed = *self.speed.locked();
+        let mut current = self.stop.locked();
+        let (began, escalated) = match current.as_mut() {
+            Some(stop) => (false, stop.escalate(class)),
+            None => {
+                *current = Some(Stop::begin(class, speed, self.limits, now));
+                (true, false)
+            }
+        };
+        (current.expect("set above"), began, escalated)
+    }
+
     /// The stop in progress.
     fn current_stop(&self) -> Option<Stop> {
         *self.stop.locked()
@@ -264,18 +279,7 @@ impl Controller {
             .policy
             .class_of(ErrorBits::STALE_DATA)
             .unwrap_or(StopClass::Emergency);
-        let speed = *self.out.speed.locked();
-        let (stop, escalated) = {
-            let mut current = self.out.stop.locked();
-            let escalated = match current.as_mut() {
-                Some(stop) => stop.escalate(class),
-                None => {
-                    *current = Some(Stop::begin(class, speed, self.out.limits, now));
-                    false
-                }
-            };
-            (current.expect("set above"), escalated)
-        };
+        let (stop, _, escalated) = self.out.begin_or_escalate(class, now);
         tracing::warn!(
             "no system_state for {:.2} s (timeout {:.2} s; a lost link or state manager?): {} stop{}, goal {} held until system_state returns",
             silent.as_secs_f64(),
@@ -592,17 +596,7 @@ fn safety_gate(out: Arc<Outputs>) -> Result<DirectSubscriber, RosError> {
             .class_of(ErrorBits::from_bits(m.error_code))
             .unwrap_or(StopClass::Emergency);
         let now = gem_ros::time::now();
-        let (stop, began, escalated) = {
-            let mut current = out.stop.locked();
-            let (began, escalated) = match current.as_mut() {
-                Some(stop) => (false, stop.escalate(class)),
-                None => {
-                    *current = Some(Stop::begin(class, *out.speed.locked(), out.limits, now));
-                    (true, false)
-                }
-            };
-            (current.expect("set above"), began, escalated)
-        };
+        let (stop, began, escalated) = out.begin_or_escalate(class, now);
         // Brake first, log after: the log line (stdout and /rosout) is not on the fault's
         // critical path.
         let steering = out.last.locked().0;
