@@ -8,8 +8,8 @@
 # stopped the car; on a failure it says which step failed and why, and exits within
 # seconds. Extra arguments go to `gemctl demo` (e.g. --rounds 3, --hold-s 1); GEM_DEMO_OUT
 # sets the output directory, GEM_DEMO_SPEEDUP the simulation's speed-up (default 5),
-# GEM_DEMO_TIMEOUT_S the suite's ROS-time timeouts (input staleness, system_state, pose;
-# default 3 s), GEM_DEMO_TRACK the waypoint file in launch/waypoints (default gem_track.csv).
+# GEM_DEMO_TIMEOUT_S the suite's timeouts (input staleness, system_state and pose in ROS
+# time, and the clock stall in wall time; default 3 s), GEM_DEMO_TRACK the waypoint file in launch/waypoints (default gem_track.csv).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -60,7 +60,7 @@ track="${GEM_DEMO_TRACK:-gem_track.csv}"
 timeout_s="${GEM_DEMO_TIMEOUT_S:-3}"
 setsid roslaunch -p "$port" gem_bringup integration_run.launch "speedup:=${GEM_DEMO_SPEEDUP:-5}" \
   "waypoints:=$track" "state_timeout_ms:=$((timeout_s * 1000))" "system_state_timeout_s:=$timeout_s" \
-  "pose_timeout_s:=$timeout_s" >"$log" 2>&1 &
+  "pose_timeout_s:=$timeout_s" "clock_stall_s:=$timeout_s" >"$log" 2>&1 &
 launch_pid=$!
 if ! gemctl demo --track "launch/waypoints/$track" --out "$out" "$@"; then
   echo "[demo] FAILED (the reason is on the gemctl line above); the nodes' output is in $log" >&2
