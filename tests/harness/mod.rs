@@ -318,8 +318,14 @@ impl NodeProc {
     /// Stops the node with SIGINT, as Ctrl-C or roslaunch does, and returns its exit
     /// status if it ended within `timeout`.
     pub fn interrupt(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        self.signal(libc::SIGINT, timeout)
+    }
+
+    /// Sends `signal` to the node process and returns its exit status if it ended within
+    /// `timeout` (otherwise its group is killed and `None` returned).
+    pub fn signal(&mut self, signal: i32, timeout: Duration) -> Option<std::process::ExitStatus> {
         let mut child = self.child.take()?;
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        unsafe { libc::kill(child.id() as i32, signal) };
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
             if let Ok(Some(status)) = child.try_wait() {

@@ -88,7 +88,7 @@ pub fn watch() {
         .spawn(|| {
             let mut watch = Watch::default();
             let mut last_error = String::new();
-            while rosrust::is_ok() {
+            while rosrust::is_ok() && !crate::node::leaving() {
                 let seen = look();
                 REACHABLE.store(
                     if matches!(seen, Seen::Unreachable(_)) { 2 } else { 1 },
@@ -102,15 +102,19 @@ pub fn watch() {
                     Some(Change::Back) => {
                         tracing::info!("the ROS master at {} answers again", master_uri())
                     }
-                    Some(Change::Replaced) => match register_again() {
-                        Ok((topics, services)) => {
+                    // A node on its way out is unknown because it withdrew itself.
+                    Some(Change::Replaced) => match crate::node::registering()
+                        .map(|_registering| register_again())
+                    {
+                        None => {}
+                        Some(Ok((topics, services))) => {
                             last_error.clear();
                             tracing::warn!(
                                 "a new ROS master at {} did not know this node: registered {topics} publication(s) and {services} service(s) again (subscriptions register on their own)",
                                 master_uri()
                             )
                         }
-                        Err(e) if e.to_string() != last_error => {
+                        Some(Err(e)) if e.to_string() != last_error => {
                             last_error = e.to_string();
                             tracing::error!(
                                 "a new ROS master at {} does not know this node, and registering again failed (trying again every {:?}): {e}",
@@ -118,7 +122,7 @@ pub fn watch() {
                                 PERIOD
                             )
                         }
-                        Err(_) => {}
+                        Some(Err(_)) => {}
                     },
                     None => {}
                 }

@@ -169,12 +169,22 @@ pub fn subscribe_linked<T: rosrust::Message>(
                     if inner.stop.load(Ordering::SeqCst) {
                         break;
                     }
+                    // A node on its way out registers nothing more (its last act
+                    // withdraws everything it has, see `node::shutdown`).
+                    let Some(_registering) = crate::node::registering() else {
+                        return;
+                    };
                     match master.register_subscriber(&inner.topic, &inner.msg_type) {
                         Ok(publishers) => connect_new(&inner, &publishers, &callbacks),
                         Err(e) => tracing::debug!("registerSubscriber {}: {e}", inner.topic),
                     }
                 }
-                let _ = master.unregister_subscriber(&inner.topic);
+                // A subscription dropped while the node runs withdraws itself; one dropped
+                // because the node ends is left to the node's own withdrawal, which does
+                // them all at once instead of one master call per subscription.
+                if crate::node::running() {
+                    let _ = master.unregister_subscriber(&inner.topic);
+                }
             })
             .map_err(|e| RosError::new(format!("cannot start a thread: {e}")))?
     };
@@ -202,7 +212,11 @@ impl Drop for DirectSubscriber {
             let _ = stream.shutdown(Shutdown::Both);
         }
         if let Some(d) = self.discovery.take() {
-            let _ = d.join();
+            // A node that is ending does not wait for a discovery round's master call
+            // (`node::shutdown` waits for the calls in progress before it withdraws).
+            if crate::node::running() {
+                let _ = d.join();
+            }
         }
     }
 }

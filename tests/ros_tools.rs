@@ -1,0 +1,395 @@
+//! Debian's ROS tools against our nodes, the way a ROS user meets them: every node ends
+//! and leaves nothing behind in the master on every way out (SIGINT, SIGTERM,
+//! `rosnode kill`, a start-up error), `rosnode` and `rostopic` and `rosservice` read the
+//! nodes, and rospy's persistent service clients call each of our services 100 times.
+
+use gem_e2e::{cli, cli_ok, ros, wait_until, NodeProc, RosGuard};
+use std::time::{Duration, Instant};
+
+const T: Duration = Duration::from_secs(20);
+/// How long a node may take to end once told to (roscpp's nodes end at once).
+const EXIT_WITHIN: Duration = Duration::from_secs(1);
+
+/// A node binary, the entries the master lists once it is up (`pub`, `sub` or `srv` and
+/// the resolved name, the node running under its binary's name), and its parameters.
+struct Case {
+    binary: &'static str,
+    up: &'static [&'static str],
+    params: Vec<(&'static str, String)>,
+}
+
+fn nodes() -> Vec<Case> {
+    let config = gem_e2e::repo_root().join("launch/config/health_monitor.yaml");
+    let case = |binary, up| Case {
+        binary,
+        up,
+        params: vec![],
+    };
+    vec![
+        case(
+            "gem_sim",
+            &[
+                "srv /gazebo/get_model_state",
+                "srv /gazebo/set_model_state",
+                "pub /gem/base_footprint/odom",
+            ],
+        ),
+        case(
+            "mock_signals",
+            &["srv /mock_signals/set_parameters", "pub /temperature"],
+        ),
+        case(
+            "state_manager",
+            &["sub /task_planner_status", "pub /system_state"],
+        ),
+        case(
+            "task_planner",
+            &[
+                "srv /serve_waypoints",
+                "srv /cancel_tasks",
+                "pub /navigate_waypoints/goal",
+            ],
+        ),
+        case(
+            "pure_pursuit",
+            &["sub /navigate_waypoints/goal", "pub /gem/ackermann_cmd"],
+        ),
+        case(
+            "stanley",
+            &["sub /navigate_waypoints/goal", "pub /gem/ackermann_cmd"],
+        ),
+        case(
+            "status_overlay",
+            &["sub /system_state", "pub /gem/status_overlay"],
+        ),
+        Case {
+            binary: "health_monitor",
+            up: &["pub /diagnostics"],
+            params: vec![("config_file", config.display().to_string())],
+        },
+    ]
+}
+
+/// What the master lists under `node`: `pub /topic`, `sub /topic`, `srv /service`.
+fn entries_of(node: &str) -> Vec<String> {
+    let Ok(state) = rosrust::state() else {
+        return vec![];
+    };
+    let mut out = vec![];
+    for (kind, list) in [
+        ("pub", &state.publishers),
+        ("sub", &state.subscribers),
+        ("srv", &state.services),
+    ] {
+        for t in list.iter() {
+            if t.connections.iter().any(|c| c == node) {
+                out.push(format!("{kind} {}", t.name));
+            }
+        }
+    }
+    out
+}
+
+/// Starts `binary` as `/name` and waits until the master lists every entry in `up`.
+fn start(
+    ros: &RosGuard,
+    binary: &str,
+    name: &str,
+    up: &[&str],
+    params: &[(&str, String)],
+) -> NodeProc {
+    let mut b = ros.node(binary).name(name);
+    for (k, v) in params {
+        b = b.param(k, v);
+    }
+    let node = b.spawn();
+    let full = format!("/{name}");
+    let ready = wait_until(T, || {
+        let have = entries_of(&full);
+        up.iter().all(|e| have.iter().any(|h| h == e))
+    });
+    assert!(
+        ready,
+        "{name} never listed {up:?}; the master has {:?}\n{}",
+        entries_of(&full),
+        node.output()
+    );
+    node
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Way {
+    Interrupt,
+    Terminate,
+    RosnodeKill,
+}
+
+/// Ends `node` (`/name`) the `way` given; returns how long it took to exit after being
+/// told (for `rosnode kill`: the tool's whole run, the node having exited by its end or
+/// within [`EXIT_WITHIN`] after).
+fn end(node: &mut NodeProc, name: &str, way: Way) -> Duration {
+    let told = Instant::now();
+    let status = match way {
+        Way::Interrupt => node.signal(libc::SIGINT, T),
+        Way::Terminate => node.signal(libc::SIGTERM, T),
+        Way::RosnodeKill => {
+            // Timed from the tool's start (its own start-up included); the node must be
+            // gone within EXIT_WITHIN of the tool's return, which follows its shutdown call.
+            cli_ok("rosnode", &["kill", &format!("/{name}")], T);
+            let returned = Instant::now();
+            let status = node.wait(EXIT_WITHIN);
+            assert!(
+                status.is_some(),
+                "{name} still runs {EXIT_WITHIN:?} after rosnode kill returned\n{}",
+                node.output()
+            );
+            return returned.duration_since(told);
+        }
+    };
+    assert!(
+        status.is_some(),
+        "{name} did not end after {way:?}\n{}",
+        node.output()
+    );
+    told.elapsed()
+}
+
+#[test]
+fn every_node_ends_at_once_and_leaves_nothing_in_the_master_on_every_way_out() {
+    let ros = ros();
+    // Inputs flowing the whole time: the five signals at their rate.
+    let _inputs = start(
+        &ros,
+        "mock_signals",
+        "inputs",
+        &["pub /estop", "pub /battery_level"],
+        &[],
+    );
+    let mut figures = vec![];
+    for case in nodes() {
+        for way in [Way::Interrupt, Way::Terminate, Way::RosnodeKill] {
+            let name = case.binary;
+            let mut node = start(&ros, name, name, case.up, &case.params);
+            let took = end(&mut node, name, way);
+            let full = format!("/{name}");
+            let left = entries_of(&full);
+            assert!(
+                left.is_empty(),
+                "{name} after {way:?}: the master still lists {left:?}\n{}",
+                node.output()
+            );
+            let listed = cli_ok("rosnode", &["list"], T);
+            assert!(
+                !listed.lines().any(|l| l.trim() == full),
+                "{name} after {way:?}: rosnode list still shows it:\n{listed}"
+            );
+            assert!(
+                matches!(way, Way::RosnodeKill) || took <= EXIT_WITHIN,
+                "{name} took {took:?} to end after {way:?} (at most {EXIT_WITHIN:?})\n{}",
+                node.output()
+            );
+            figures.push(format!("{name} {way:?} {:.0} ms", took.as_secs_f64() * 1e3));
+        }
+    }
+    println!("time to exit after being told:\n  {}", figures.join("\n  "));
+}
+
+#[test]
+fn a_node_that_fails_at_start_up_unregisters_what_it_had_registered() {
+    let ros = ros();
+    // rosrust registers /rosout (and the parameter reads) before our code reads the
+    // parameters; a rate of -1 is then refused.
+    let mut node = ros
+        .node("state_manager")
+        .name("bad_rate")
+        .param("rate", -1)
+        .spawn();
+    let status = node.wait(T).expect("a node with a bad parameter exits");
+    assert!(!status.success(), "{}", node.output());
+    assert!(
+        node.output().contains("rate"),
+        "names the parameter:\n{}",
+        node.output()
+    );
+    let left = entries_of("/bad_rate");
+    assert!(left.is_empty(), "the master still lists {left:?}");
+}
+
+#[test]
+fn rosnode_rostopic_and_rosservice_read_our_nodes() {
+    let ros = ros();
+    let _sm = start(
+        &ros,
+        "state_manager",
+        "state_manager",
+        &["pub /system_state"],
+        &[],
+    );
+    let _signals = start(
+        &ros,
+        "mock_signals",
+        "mock_signals",
+        &["pub /estop", "srv /mock_signals/set_parameters"],
+        &[],
+    );
+    // rosnode info lists what the master knows, then asks the node's slave API for its
+    // connections (getBusInfo), which rosrust's slave server does not implement
+    // (docs/testing.md): the listing is complete, the connection part fails.
+    let info = cli("rosnode", &["info", "/state_manager"], T);
+    let (out, err) = (
+        String::from_utf8_lossy(&info.stdout),
+        String::from_utf8_lossy(&info.stderr),
+    );
+    assert!(
+        out.contains("/system_state") && out.contains("/estop"),
+        "{out}"
+    );
+    assert!(
+        err.contains("Method not implemented"),
+        "getBusInfo answered: {out}\n{err}"
+    );
+    let ping = cli_ok("rosnode", &["ping", "-c", "3", "/state_manager"], T);
+    assert!(ping.contains("xmlrpc reply"), "{ping}");
+    let topic = cli_ok("rostopic", &["info", "/system_state"], T);
+    assert!(
+        topic.contains("gem_state_msgs/SystemStateStamped") && topic.contains("/state_manager"),
+        "{topic}"
+    );
+    // rostopic hz and bw run until interrupted: four seconds of a 20 Hz heartbeat, then
+    // SIGINT from `timeout` (its exit status 124 is that, not a failure).
+    for (tool, expect) in [("hz", "average rate: "), ("bw", "average: ")] {
+        let out = cli(
+            "timeout",
+            &[
+                "-s",
+                "INT",
+                "4",
+                "rostopic",
+                tool,
+                "-w",
+                "20",
+                "/system_state",
+            ],
+            T,
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(expect), "rostopic {tool}:\n{text}");
+        if tool == "hz" {
+            // The state manager's heartbeat (`~rate`, 20 Hz).
+            let rate: f64 = text
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix(expect)?.trim().parse().ok())
+                .next_back()
+                .unwrap_or_default();
+            assert!(
+                (18.0..22.0).contains(&rate),
+                "rostopic hz: {rate} Hz\n{text}"
+            );
+        }
+    }
+    let kind = cli_ok("rosservice", &["type", "/mock_signals/set_parameters"], T);
+    assert_eq!(kind.trim(), "dynamic_reconfigure/Reconfigure");
+    let sinfo = cli_ok("rosservice", &["info", "/mock_signals/set_parameters"], T);
+    assert!(
+        sinfo.contains("Node: /mock_signals") && sinfo.contains("rosrpc://"),
+        "{sinfo}"
+    );
+    // roswtf: its one error and its warnings about our nodes all come from getBusInfo
+    // (it cannot see connections it is not told of); anything else is a finding.
+    let wtf = cli("roswtf", &[], Duration::from_secs(60));
+    let report = String::from_utf8_lossy(&wtf.stdout)
+        .replace("\x1b[31m", "")
+        .replace("\x1b[1m", "")
+        .replace("\x1b[0m", "");
+    let online = report
+        .split("Online checks summary")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no online checks:\n{report}"));
+    assert!(
+        online.contains("Node [/state_manager] would not return bus info"),
+        "{online}"
+    );
+    for line in online
+        .lines()
+        .filter(|l| l.starts_with("ERROR") || l.starts_with("WARNING"))
+    {
+        assert!(
+            line.contains("would not return bus info")
+                || line.contains("should be connected but aren't")
+                || line.contains("node subscriptions are unconnected"),
+            "roswtf found something else: {line}\n{online}"
+        );
+    }
+    // Every private parameter the state manager documents is readable with rosparam.
+    let params = cli_ok("rosparam", &["list", "/state_manager"], T);
+    assert!(params.lines().count() >= 1, "{params}");
+    for p in params.lines() {
+        let out = cli("rosparam", &["get", p.trim()], T);
+        assert!(out.status.success(), "rosparam get {p}: {out:?}");
+    }
+}
+
+/// rospy calls `service` of type `srv` 100 times on one persistent connection with
+/// `request` (Python), and prints `ok N`.
+fn persistent_calls(service: &str, module: &str, srv: &str, request: &str) -> String {
+    let script = format!(
+        "import rospy\nfrom {module}.srv import {srv}\n\
+         rospy.wait_for_service('{service}', 10)\n\
+         p = rospy.ServiceProxy('{service}', {srv}, persistent=True)\n\
+         n = 0\n\
+         for i in range(100):\n    p({request})\n    n += 1\n\
+         print('ok', n)\n"
+    );
+    cli_ok("/usr/bin/python3", &["-c", &script], T)
+}
+
+#[test]
+fn rospy_persistent_clients_call_every_service_of_ours_100_times() {
+    let ros = ros();
+    let _sim = start(
+        &ros,
+        "gem_sim",
+        "gem_sim",
+        &["srv /gazebo/get_model_state"],
+        &[],
+    );
+    let _signals = start(
+        &ros,
+        "mock_signals",
+        "mock_signals",
+        &["srv /mock_signals/set_parameters"],
+        &[],
+    );
+    let _planner = start(
+        &ros,
+        "task_planner",
+        "task_planner",
+        &["srv /cancel_tasks", "srv /serve_waypoints"],
+        &[],
+    );
+    for (service, module, srv, request) in [
+        (
+            "/gazebo/get_model_state",
+            "gazebo_msgs",
+            "GetModelState",
+            "'gem', ''",
+        ),
+        (
+            "/mock_signals/set_parameters",
+            "dynamic_reconfigure",
+            "Reconfigure",
+            "",
+        ),
+        ("/cancel_tasks", "std_srvs", "Empty", ""),
+        // A file that does not exist: refused (success false) 100 times, nothing started.
+        (
+            "/serve_waypoints",
+            "gem_controller_action",
+            "ServeWaypoints",
+            "'no_such_file.csv'",
+        ),
+    ] {
+        let out = persistent_calls(service, module, srv, request);
+        assert!(out.contains("ok 100"), "{service}: {out}");
+    }
+}
