@@ -9,9 +9,11 @@
 //!
 //! Every node of ours runs [`watch`]: once a [`PERIOD`] it asks the master for its own
 //! registration. It logs when the master becomes unreachable and when it is back, and
-//! when a master answers that does not know the node (a restarted one), it registers the
-//! node's publications (from rosrust's slave API, `getPublications`) and the services our
-//! layer serves ([`crate::protocols::service`]) again. Our direct subscriptions register
+//! when a master answers again or answers without knowing the node (a restarted one), it
+//! registers the node's publications (from rosrust's slave API, `getPublications`) and the
+//! services our layer serves ([`crate::protocols::service`]) that the master does not list.
+//! (Knowing the node is not enough: a restarted master may know it from a subscription's
+//! own registration and still lack its publications.) Our direct subscriptions register
 //! on their own, at each discovery round ([`crate::protocols::direct`]); parameters set by
 //! a launch file are not restored (the nodes read theirs at start-up).
 
@@ -99,31 +101,40 @@ pub fn watch() {
                         "the ROS master at {} is unreachable ({why}): established links go on; new links, service look-ups and parameters wait for it",
                         master_uri()
                     ),
-                    Some(Change::Back) => {
-                        tracing::info!("the ROS master at {} answers again", master_uri())
-                    }
-                    // A node on its way out is unknown because it withdrew itself.
-                    Some(Change::Replaced) => match crate::node::registering()
-                        .map(|_registering| register_again())
-                    {
-                        None => {}
-                        Some(Ok((topics, services))) => {
-                            last_error.clear();
-                            tracing::warn!(
-                                "a new ROS master at {} did not know this node: registered {topics} publication(s) and {services} service(s) again (subscriptions register on their own)",
+                    // Back, or a master that does not know the node: compare what the
+                    // node has with what the master lists. A restarted master can already
+                    // know the node from a subscription's own registration, so "it knows
+                    // the node" does not mean "it knows all of it".
+                    Some(change @ (Change::Back | Change::Replaced)) => {
+                        // A node on its way out is unknown because it withdrew itself.
+                        let Some(result) =
+                            crate::node::registering().map(|_registering| register_missing())
+                        else {
+                            continue;
+                        };
+                        match result {
+                            Ok((0, 0)) if change == Change::Back => tracing::info!(
+                                "the ROS master at {} answers again",
                                 master_uri()
-                            )
+                            ),
+                            Ok((topics, services)) => {
+                                last_error.clear();
+                                tracing::warn!(
+                                    "a new ROS master at {} did not list all of this node: registered {topics} publication(s) and {services} service(s) again (subscriptions register on their own)",
+                                    master_uri()
+                                )
+                            }
+                            Err(e) if e.to_string() != last_error => {
+                                last_error = e.to_string();
+                                tracing::error!(
+                                    "the ROS master at {} does not list all of this node, and registering again failed (trying again every {:?}): {e}",
+                                    master_uri(),
+                                    PERIOD
+                                )
+                            }
+                            Err(_) => {}
                         }
-                        Some(Err(e)) if e.to_string() != last_error => {
-                            last_error = e.to_string();
-                            tracing::error!(
-                                "a new ROS master at {} does not know this node, and registering again failed (trying again every {:?}): {e}",
-                                master_uri(),
-                                PERIOD
-                            )
-                        }
-                        Some(Err(_)) => {}
-                    },
+                    }
                     None => {}
                 }
                 std::thread::sleep(PERIOD);
@@ -154,10 +165,11 @@ fn master() -> Result<rosrust::api::Master, RosError> {
         .map_err(|e| RosError::new(format!("master: {e}")))
 }
 
-/// Registers this node's publications and our services with the master again; returns
-/// how many of each.
-fn register_again() -> Result<(usize, usize), RosError> {
+/// Registers this node's publications and our services that the master does not list
+/// again; returns how many of each.
+fn register_missing() -> Result<(usize, usize), RosError> {
     let master = master()?;
+    let listed = crate::node::registrations()?;
     let xml_rpc::Value::Array(publications) =
         crate::node::call_slave(&rosrust::uri(), "getPublications")?
     else {
@@ -167,6 +179,9 @@ fn register_again() -> Result<(usize, usize), RosError> {
     for p in publications {
         if let xml_rpc::Value::Array(pair) = p {
             if let [xml_rpc::Value::String(topic), xml_rpc::Value::String(kind)] = pair.as_slice() {
+                if listed.publications.contains(topic) {
+                    continue;
+                }
                 master
                     .register_publisher(topic, kind)
                     .map_err(|e| RosError::new(format!("registerPublisher {topic}: {e}")))?;
@@ -174,7 +189,7 @@ fn register_again() -> Result<(usize, usize), RosError> {
             }
         }
     }
-    let services = crate::protocols::service::register_all_again(&master)?;
+    let services = crate::protocols::service::register_missing(&master, &listed.services)?;
     Ok((topics, services))
 }
 

@@ -113,22 +113,27 @@ where
 /// Every service this process serves (dropped ones are pruned on the next registration).
 static SERVED: Mutex<Vec<std::sync::Weak<Served>>> = Mutex::new(Vec::new());
 
-/// Registers every live service of this process with `master` again (a restarted master,
-/// see [`crate::master`]); returns how many.
-pub(crate) fn register_all_again(master: &rosrust::api::Master) -> Result<usize, RosError> {
+/// Registers every live service of this process that `master` does not list (`listed`)
+/// again (a restarted master, see [`crate::master`]); returns how many.
+pub(crate) fn register_missing(
+    master: &rosrust::api::Master,
+    listed: &[String],
+) -> Result<usize, RosError> {
     let live: Vec<Arc<Served>> = {
         let mut served = SERVED.locked();
         served.retain(|s| s.strong_count() > 0);
         served.iter().filter_map(std::sync::Weak::upgrade).collect()
     };
+    let mut registered = 0;
     for s in &live {
-        if !s.stop.load(Ordering::SeqCst) {
+        if !s.stop.load(Ordering::SeqCst) && !listed.contains(&s.name) {
             master
                 .register_service(&s.name, &s.api)
                 .map_err(|e| RosError::new(format!("registerService {}: {e}", s.name)))?;
+            registered += 1;
         }
     }
-    Ok(live.len())
+    Ok(registered)
 }
 
 impl Service {
