@@ -170,6 +170,9 @@ fn every_node_ends_at_once_and_leaves_nothing_in_the_master_on_every_way_out() {
         for way in [Way::Interrupt, Way::Terminate, Way::RosnodeKill] {
             let name = case.binary;
             let mut node = start(&ros, name, name, case.up, &case.params);
+            if matches!(way, Way::Interrupt) {
+                check_documented_parameters(name);
+            }
             let took = end(&mut node, name, way);
             let full = format!("/{name}");
             let left = entries_of(&full);
@@ -192,6 +195,73 @@ fn every_node_ends_at_once_and_leaves_nothing_in_the_master_on_every_way_out() {
         }
     }
     println!("time to exit after being told:\n  {}", figures.join("\n  "));
+}
+
+/// The private parameters `binary`'s page under docs/nodes lists (`| `~name` | ...` rows).
+fn documented_parameters(binary: &str) -> Vec<String> {
+    let page = match binary {
+        "pure_pursuit" | "stanley" => "controller",
+        other => other,
+    };
+    let path = gem_e2e::repo_root().join(format!("docs/nodes/{page}.md"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    text.lines()
+        .filter_map(|l| l.strip_prefix("| `~")?.split('`').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `rosparam get /name` shows every parameter the node's page documents (the node writes
+/// the defaults of those nobody set).
+fn check_documented_parameters(name: &str) {
+    let documented = documented_parameters(name);
+    assert!(!documented.is_empty(), "no parameter table for {name}");
+    let out = cli_ok("rosparam", &["get", &format!("/{name}")], T);
+    let missing: Vec<&String> = documented
+        .iter()
+        .filter(|p| {
+            !out.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{p}:")))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rosparam get /{name} lacks {missing:?}:\n{out}"
+    );
+}
+
+#[test]
+fn rosnode_cleanup_purges_a_killed_node_and_keeps_the_live_ones() {
+    let ros = ros();
+    let _live = start(
+        &ros,
+        "state_manager",
+        "state_manager",
+        &["pub /system_state"],
+        &[],
+    );
+    let mut dead = start(
+        &ros,
+        "task_planner",
+        "task_planner",
+        &["srv /cancel_tasks"],
+        &[],
+    );
+    // SIGKILL: no chance to withdraw anything, as a crash.
+    dead.kill();
+    assert!(
+        !entries_of("/task_planner").is_empty(),
+        "a killed node stays listed until cleanup"
+    );
+    let out = cli("sh", &["-c", "echo y | rosnode cleanup"], T);
+    assert!(out.status.success(), "rosnode cleanup: {out:?}");
+    assert!(
+        entries_of("/task_planner").is_empty(),
+        "after cleanup: {:?}",
+        entries_of("/task_planner")
+    );
+    // Our live node answered cleanup's ping and keeps its registrations.
+    assert!(entries_of("/state_manager").contains(&"pub /system_state".to_string()));
 }
 
 #[test]
@@ -320,12 +390,17 @@ fn rosnode_rostopic_and_rosservice_read_our_nodes() {
             "roswtf found something else: {line}\n{online}"
         );
     }
-    // Every private parameter the state manager documents is readable with rosparam.
-    let params = cli_ok("rosparam", &["list", "/state_manager"], T);
-    assert!(params.lines().count() >= 1, "{params}");
-    for p in params.lines() {
-        let out = cli("rosparam", &["get", p.trim()], T);
-        assert!(out.status.success(), "rosparam get {p}: {out:?}");
+    // Every private parameter the state manager documents, one `rosparam get` each.
+    let documented = documented_parameters("state_manager");
+    let listed = cli_ok("rosparam", &["list", "/state_manager"], T);
+    for p in &documented {
+        let name = format!("/state_manager/{p}");
+        assert!(
+            listed.lines().any(|l| l.trim() == name),
+            "{name} not in:\n{listed}"
+        );
+        let out = cli("rosparam", &["get", &name], T);
+        assert!(out.status.success(), "rosparam get {name}: {out:?}");
     }
 }
 
@@ -346,12 +421,13 @@ fn persistent_calls(service: &str, module: &str, srv: &str, request: &str) -> St
 #[test]
 fn rospy_persistent_clients_call_every_service_of_ours_100_times() {
     let ros = ros();
+    // Owning /clock, gem_sim serves its dynamic_reconfigure service too.
     let _sim = start(
         &ros,
         "gem_sim",
         "gem_sim",
-        &["srv /gazebo/get_model_state"],
-        &[],
+        &["srv /gazebo/get_model_state", "srv /gem_sim/set_parameters"],
+        &[("publish_clock", "true".into())],
     );
     let _signals = start(
         &ros,
@@ -373,6 +449,18 @@ fn rospy_persistent_clients_call_every_service_of_ours_100_times() {
             "gazebo_msgs",
             "GetModelState",
             "'gem', ''",
+        ),
+        (
+            "/gazebo/set_model_state",
+            "gazebo_msgs",
+            "SetModelState",
+            "__import__('gazebo_msgs.msg', fromlist=['ModelState']).ModelState(model_name='gem')",
+        ),
+        (
+            "/gem_sim/set_parameters",
+            "dynamic_reconfigure",
+            "Reconfigure",
+            "",
         ),
         (
             "/mock_signals/set_parameters",

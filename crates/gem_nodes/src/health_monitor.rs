@@ -286,7 +286,7 @@ fn load_config() -> anyhow::Result<Vec<gem_core::health::TopicSpec>> {
 
 /// `health_monitor`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("health_monitor", run)
+    crate::run_node("health_monitor", &PARAMS, run)
 }
 
 fn run() -> anyhow::Result<()> {

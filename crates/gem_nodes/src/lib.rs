@@ -14,10 +14,18 @@ pub mod vehicle_params;
 #[cfg(test)]
 mod tests;
 
-/// A node binary's `main`: start-up (waiting for the master), `run`, its error logged to
+/// A node binary's `main`: start-up (waiting for the master), the defaults of its
+/// parameter table `params` written where `rosparam` reads them, `run`, its error logged to
 /// `/rosout`, shutdown. `run` returns when the node is asked to stop.
-pub fn run_node(name: &str, run: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
+pub fn run_node(
+    name: &str,
+    params: &[gem_ros::params::ParamSpec],
+    run: impl FnOnce() -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     gem_ros::node::start(name);
+    if let Err(e) = gem_ros::params::store_defaults(params) {
+        tracing::warn!("{e}");
+    }
     let result = run();
     if let Err(e) = &result {
         tracing::error!("{e:#}");

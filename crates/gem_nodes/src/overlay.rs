@@ -131,7 +131,7 @@ fn overlay(text: String, error: bool) -> OverlayText {
 
 /// `status_overlay`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("status_overlay", run)
+    crate::run_node("status_overlay", &PARAMS, run)
 }
 
 fn run() -> anyhow::Result<()> {

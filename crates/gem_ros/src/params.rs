@@ -259,6 +259,40 @@ impl ParamSpec {
     }
 }
 
+/// Writes the default of each parameter of `params` that is not set, in the node's private
+/// namespace, and returns how many it wrote. A node reads an unset parameter as its
+/// default; written down, every parameter the node runs with is there for `rosparam get`
+/// and `rosparam list`, as the docs list them. A parameter that is set is left as it is,
+/// valid or not (reading it reports what is wrong with it). Call after `rosrust::init`.
+pub fn store_defaults(params: &[ParamSpec]) -> Result<usize, ParamError> {
+    if !rosrust::is_initialized() || EVERY_DEFAULT.get() {
+        return Ok(0);
+    }
+    let mut written = 0;
+    for p in params {
+        let not_stored = |reason: String| ParamError::NotStored {
+            name: p.name,
+            reason,
+        };
+        let param = rosrust::param(&format!("~{}", p.name))
+            .ok_or_else(|| not_stored("the name does not resolve".into()))?;
+        if param.exists().map_err(|e| not_stored(e.to_string()))? {
+            continue;
+        }
+        let value = match p.default {
+            Default::Float(v) => Value::Double(v),
+            Default::Int(v) => Value::Int(v as i32),
+            Default::Bool(v) => Value::Bool(v),
+            Default::Str(v) => Value::String(v.to_owned()),
+        };
+        param
+            .set_raw(value)
+            .map_err(|e| not_stored(e.to_string()))?;
+        written += 1;
+    }
+    Ok(written)
+}
+
 thread_local! {
     static EVERY_DEFAULT: Cell<bool> = const { Cell::new(false) };
 }

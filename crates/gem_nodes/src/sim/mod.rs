@@ -72,7 +72,7 @@ impl World {
 
 /// `gem_sim`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("gem_sim", run)
+    crate::run_node("gem_sim", &params::PARAMS, run)
 }
 
 fn run() -> anyhow::Result<()> {

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 /// `state_manager`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("state_manager", run)
+    crate::run_node("state_manager", &params::PARAMS, run)
 }
 
 fn run() -> anyhow::Result<()> {
