@@ -81,6 +81,13 @@ impl Drop for DemoScript {
 }
 
 /// One busy-looping process per CPU, for as long as it lives.
+///
+/// Each runs in a session of its own, as another program on the computer would. Linux
+/// shares the CPUs between sessions (autogroups) before it shares them between processes,
+/// and roslaunch starts every node in a session of its own; a load started in this test's
+/// session would share its part with `gemctl demo` and the `dynparam` processes it runs,
+/// starving the test's own driver far more than the suite under test (dynparam then took
+/// so long that the lap ended before its last fault steps).
 struct CpuLoad(Vec<Child>);
 
 impl CpuLoad {
@@ -91,17 +98,19 @@ impl CpuLoad {
                 .map(|_| {
                     let mut cmd = Command::new("sh");
                     cmd.args(["-c", "while :; do :; done"]);
-                    // SAFETY: prctl is async-signal-safe. The load ends with this test
-                    // process, even when it is killed and no Drop runs.
+                    // SAFETY: prctl and setsid are async-signal-safe. The load ends with
+                    // this test process, even when it is killed and no Drop runs.
                     unsafe {
                         cmd.pre_exec(|| {
-                            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
+                                || libc::setsid() < 0
+                            {
                                 return Err(std::io::Error::last_os_error());
                             }
                             Ok(())
                         });
                     }
-                    gem_ros::launch::spawn_group(&mut cmd).expect("start a load process")
+                    cmd.spawn().expect("start a load process")
                 })
                 .collect(),
         )
