@@ -212,12 +212,19 @@ fn replaying_a_failure_scenario_into_the_state_manager_is_deterministic() {
             .param("publish_processed", true)
             .param("state_timeout_ms", 1000)
             .spawn();
-        let out = gemctl(&[
-            "replay",
-            bag.to_str().unwrap(),
-            "--consumer",
-            &format!("{ns}/state_manager"),
-        ]);
+        let consumer = format!("{ns}/state_manager");
+        let replay = ["replay", bag.to_str().unwrap(), "--consumer", &consumer];
+        let out = std::panic::catch_unwind(|| gemctl(&replay)).unwrap_or_else(|e| {
+            let why = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            panic!(
+                "run {run}: {why}\nthe state manager's log:\n{}",
+                node.output()
+            )
+        });
         assert!(
             !out.contains("timed out"),
             "run {run}: {out}\n{}",

@@ -92,13 +92,44 @@ pub fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> 
     call_slave(&uri, method).map_err(|e| fail(e.0))
 }
 
+/// How long a call to another node's slave API may take. The XML-RPC client has no
+/// timeouts of its own, and a peer that accepted the connection but never answers (one
+/// starved or stopped in a debugger) would hold the caller forever.
+pub const SLAVE_CALL_WITHIN: Duration = Duration::from_secs(5);
+
+/// Calls `method` with `params` at `uri` (an XML-RPC server: a node's slave API) and
+/// returns its answer, or an error after [`SLAVE_CALL_WITHIN`]. The call runs on a thread
+/// of its own; one that never returns is left behind, blocked on its socket, and costs a
+/// thread, not the caller.
+pub fn xmlrpc_call(
+    uri: &str,
+    method: &str,
+    params: Vec<xml_rpc::Value>,
+) -> Result<Vec<xml_rpc::Value>, RosError> {
+    let url = xml_rpc::Url::parse(uri).map_err(|e| RosError(format!("{uri}: {e}")))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let method_owned = method.to_owned();
+    std::thread::Builder::new()
+        .name("xmlrpc".into())
+        .spawn(move || {
+            let answer = xml_rpc::call_value(&url, method_owned, params)
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|fault| format!("{fault:?}")));
+            let _ = tx.send(answer);
+        })
+        .map_err(|e| RosError(format!("{method} at {uri}: cannot start a thread: {e}")))?;
+    match rx.recv_timeout(SLAVE_CALL_WITHIN) {
+        Ok(answer) => answer.map_err(|e| RosError(format!("{method} at {uri}: {e}"))),
+        Err(_) => Err(RosError(format!(
+            "{method} at {uri}: no answer within {SLAVE_CALL_WITHIN:?}"
+        ))),
+    }
+}
+
 /// Calls `method` (no arguments beyond the caller id) on the slave API at `uri` and
 /// returns the value of a successful answer (`[1, message, value]`).
 pub fn call_slave(uri: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
-    let url = xml_rpc::Url::parse(uri).map_err(|e| RosError(format!("{uri}: {e}")))?;
-    let answer = xml_rpc::call_value(&url, method, vec![xml_rpc::Value::String(rosrust::name())])
-        .map_err(|e| RosError(format!("{uri}: {e}")))?
-        .map_err(|e| RosError(format!("{uri}: {e:?}")))?;
+    let answer = xmlrpc_call(uri, method, vec![xml_rpc::Value::String(rosrust::name())])?;
     // The three-element answer arrives as one array parameter.
     let answer = match <[xml_rpc::Value; 1]>::try_from(answer) {
         Ok([xml_rpc::Value::Array(a)]) => a,
@@ -305,6 +336,12 @@ pub fn registrations() -> Result<Registrations, RosError> {
 fn unregister_all() -> Result<usize, RosError> {
     let master = crate::protocols::direct::master()?;
     let mine = registrations()?;
+    // Services are withdrawn by name and URI, and the master gives the URI of whichever
+    // node holds the name now: when another node has taken this node's name (the master
+    // lists it at another slave URI), only the services this process serves are its own.
+    let named_here = master
+        .lookup_node(&rosrust::name())
+        .is_ok_and(|uri| uri == rosrust::uri());
     fn fail(what: &str, name: &str, e: impl std::fmt::Display) -> RosError {
         RosError(format!("{what} {name}: {e}"))
     }
@@ -323,6 +360,9 @@ fn unregister_all() -> Result<usize, RosError> {
         let api = master
             .lookup_service(service)
             .map_err(|e| fail("lookupService", service, e))?;
+        if !named_here && !crate::protocols::service::serves(&api) {
+            continue;
+        }
         master
             .unregister_service(service, &api)
             .map_err(|e| fail("unregisterService", service, e))?;

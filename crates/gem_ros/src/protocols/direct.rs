@@ -286,10 +286,10 @@ fn connect(
     uri: &str,
 ) -> Result<(TcpStream, TcpStream, HashMap<String, String>), String> {
     use xml_rpc::Value;
-    let url = xml_rpc::Url::parse(uri).map_err(|e| format!("{uri}: {e}"))?;
     let protocols = Value::Array(vec![Value::Array(vec![Value::String("TCPROS".into())])]);
-    let answer = xml_rpc::call_value(
-        &url,
+    // Bounded: a publisher that never answers is tried again later, not waited for.
+    let answer = crate::node::xmlrpc_call(
+        uri,
         "requestTopic",
         vec![
             Value::String(rosrust::name()),
@@ -297,8 +297,7 @@ fn connect(
             protocols,
         ],
     )
-    .map_err(|e| format!("requestTopic: {e}"))?
-    .map_err(|e| format!("requestTopic: {e:?}"))?;
+    .map_err(|e| e.to_string())?;
     let answer = match <[Value; 1]>::try_from(answer) {
         Ok([Value::Array(a)]) => a,
         Ok([other]) => vec![other],
@@ -314,11 +313,17 @@ fn connect(
         other => return Err(format!("requestTopic refused: {other:?}")),
     };
     let port = u16::try_from(port).map_err(|_| format!("requestTopic: port {port}"))?;
+    let within = crate::node::SLAVE_CALL_WITHIN;
+    let address = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+        .map_err(|e| format!("{host}:{port}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{host}:{port}: no address"))?;
     let mut stream =
-        TcpStream::connect((host.as_str(), port)).map_err(|e| format!("{host}:{port}: {e}"))?;
+        TcpStream::connect_timeout(&address, within).map_err(|e| format!("{host}:{port}: {e}"))?;
     stream
         .set_nodelay(true)
-        .and_then(|()| stream.set_read_timeout(Some(Duration::from_secs(5))))
+        .and_then(|()| stream.set_read_timeout(Some(within)))
+        .and_then(|()| stream.set_write_timeout(Some(within)))
         .map_err(|e| e.to_string())?;
     let request = encode_header(&[
         ("callerid", &rosrust::name()),
@@ -345,7 +350,10 @@ fn connect(
             answer["md5sum"], inner.md5sum
         ));
     }
-    stream.set_read_timeout(None).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(None)
+        .and_then(|()| stream.set_write_timeout(None))
+        .map_err(|e| e.to_string())?;
     timestamp_arrivals(&stream)?;
     crate::net::probe_peer(&stream, LINK_PROBE, LINK_PROBES).map_err(|e| e.to_string())?;
     let handle = stream.try_clone().map_err(|e| e.to_string())?;

@@ -113,6 +113,15 @@ where
 /// Every service this process serves (dropped ones are pruned on the next registration).
 static SERVED: Mutex<Vec<std::sync::Weak<Served>>> = Mutex::new(Vec::new());
 
+/// Whether a service of this process answers at `api` (a `rosrpc://` URI).
+pub(crate) fn serves(api: &str) -> bool {
+    SERVED
+        .locked()
+        .iter()
+        .filter_map(std::sync::Weak::upgrade)
+        .any(|s| s.api == api)
+}
+
 /// Registers every live service of this process that `master` does not list (`listed`)
 /// again (a restarted master, see [`crate::master`]); returns how many.
 pub(crate) fn register_missing(
