@@ -13,8 +13,10 @@
 //! publisher checks our type and MD5 and may refuse), then read length-prefixed messages.
 //! New publishers are found by registering again (the master's `publisherUpdate` callbacks
 //! go to rosrust's slave, which is not ours to extend): every [`DISCOVERY_FAST`] while no
-//! publisher is linked, every [`DISCOVERY_SLOW`] after, to spare the master. A publisher
-//! that failed is tried again after [`RETRY_AFTER`]. Names resolve as rosrust resolves
+//! publisher is linked, every [`DISCOVERY_SLOW`] after, to spare the master. Each step of
+//! linking (`requestTopic`, the TCP connect, the header exchange) gives up after
+//! [`crate::node::SLAVE_CALL_WITHIN`], so a publisher that accepts and never answers cannot
+//! hold a discovery round; a publisher that failed is tried again after [`RETRY_AFTER`]. Names resolve as rosrust resolves
 //! them (namespace, `~private`, `from:=to` remappings on the command line).
 //!
 //! A link that ends (the publisher closed it, or its computer went out of reach) is made
