@@ -5,9 +5,9 @@
 //! rospy consumers never see ROS time 0 in their first callback (20 runs).
 
 use gem_core::state_manager::Input;
-use gem_e2e::bags::{finish, gemctl, record_published, scratch_dir as dir, start_recording};
-use gem_e2e::{cli_background, cli_ok, ros, wait_for_subscriber, Collector, NodeProc};
-use gem_msgs::gem_state_msgs::SystemStateStamped;
+use gem_e2e::bags::{gemctl, record_published, scratch_dir as dir, start_recording};
+use gem_e2e::{cli_background, cli_ok, ros, wait_for_subscriber, wait_until, Collector, NodeProc};
+use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus, TemperatureStamped};
 use gem_msgs::std_msgs::Header;
 use std::time::Duration;
 
@@ -180,7 +180,11 @@ fn replaying_a_failure_scenario_into_the_state_manager_is_deterministic() {
         .collect();
     let topics: Vec<&str> = inputs.iter().map(String::as_str).collect();
     {
-        let recorder = start_recording(&bag, None, Some("4"), &topics);
+        // Recorded until the scenario has played out, not for a fixed time: on a busy
+        // computer the tools' start-up can eat any fixed window.
+        let recorder = start_recording(&bag, None, None, &topics);
+        let topic_of = |i: Input| format!("{ns}/{}", i.topic());
+        let planner_status = Collector::<TaskPlannerStatus>::new(&topic_of(Input::PlannerStatus));
         let planner = cli_background(
             "rostopic",
             &[
@@ -188,20 +192,42 @@ fn replaying_a_failure_scenario_into_the_state_manager_is_deterministic() {
                 "-s",
                 "-r",
                 "20",
-                &inputs[5],
+                &topic_of(Input::PlannerStatus),
                 "gem_state_msgs/TaskPlannerStatus",
                 "{header: {stamp: now}, status: 2}",
             ],
         );
+        assert!(
+            planner_status.wait_for(T, |_| true).is_some(),
+            "rostopic pub did not publish {}",
+            topic_of(Input::PlannerStatus)
+        );
+        let temperature = Collector::<TemperatureStamped>::new(&topic_of(Input::Temperature));
         let signals = r
             .node("mock_signals")
             .arg(&format!("__ns:={ns}"))
             .param("scenario", scenario.display())
             .spawn();
-        finish(recorder);
+        // The last step (30 °C after 70 °C), then half a second more of every input.
+        let played_out = || {
+            let t: Vec<f32> = temperature.all().iter().map(|m| m.temperature).collect();
+            let hot = t.iter().position(|&c| c > 60.0);
+            let cooled = hot.and_then(|h| t[h..].iter().position(|&c| c < 40.0).map(|c| h + c));
+            cooled.is_some_and(|c| t.len() >= c + 10)
+        };
+        assert!(
+            wait_until(T, played_out),
+            "the scenario did not play out: {:?}",
+            temperature.all()
+        );
+        let mut recorder = recorder;
+        let status = recorder.signal(libc::SIGINT, T);
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "rosbag record did not end on SIGINT: {status:?}"
+        );
         drop((planner, signals));
     }
-
     r.set_sim_time(true);
     let mut sequences = Vec::new();
     for run in 0..5 {
