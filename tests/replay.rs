@@ -40,10 +40,19 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
     let d = dir("slow");
     let bag = d.join("data.bag");
     let topic = "/rp1/data";
-    record_published(&bag, topic, 1000, "200", "std_msgs/Float64", "data: 1.5");
+    // 2 s at 200 Hz: far more than the consumer's 50 ms per message and queue of 10 take.
+    const MESSAGES: u32 = 400;
+    record_published(
+        &bag,
+        topic,
+        MESSAGES as usize,
+        "200",
+        "std_msgs/Float64",
+        "data: 1.5",
+    );
     let ready = Collector::<Header>::new("/replay/ready");
 
-    // Debian's rosbag play at the recorded rate (5 s): the consumer cannot keep up.
+    // Debian's rosbag play at the recorded rate: the consumer cannot keep up.
     let consumer = slow_consumer("/rp1");
     assert!(
         gem_e2e::wait_until(T, || ready
@@ -77,7 +86,10 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
         consumer.output()
     );
     let with_play = handled(&ready, "/rp1/slow_consumer") - 1;
-    assert!(with_play < 1000, "rosbag play delivered all {with_play}");
+    assert!(
+        with_play < MESSAGES,
+        "rosbag play delivered all {with_play}"
+    );
     drop(consumer);
 
     // gemctl replay in lockstep: every message, each after the previous was handled.
@@ -91,12 +103,14 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
         "--no-clock",
     ]);
     assert!(
-        out.contains("/rp1/slow_consumer: handled 1000 of 1000"),
+        out.contains(&format!(
+            "/rp1/slow_consumer: handled {MESSAGES} of {MESSAGES}"
+        )),
         "{out}\n{}",
         consumer.output()
     );
-    assert_eq!(handled(&ready, "/rp1/slow_consumer"), 1000);
-    eprintln!("rosbag play: {with_play} of 1000; gemctl replay: 1000 of 1000");
+    assert_eq!(handled(&ready, "/rp1/slow_consumer"), MESSAGES);
+    eprintln!("rosbag play: {with_play} of {MESSAGES}; gemctl replay: {MESSAGES} of {MESSAGES}");
 }
 
 /// The replayer holds `/clock` at the bag's first instant until every sim-time consumer
