@@ -91,6 +91,17 @@ fn entries_of(node: &str) -> Vec<String> {
 }
 
 /// Starts `binary` as `/name` and waits until the master lists every entry in `up`.
+/// A state manager under its own name, publishing `/system_state`.
+fn state_manager(ros: &RosGuard) -> NodeProc {
+    start(
+        ros,
+        "state_manager",
+        "state_manager",
+        &["pub /system_state"],
+        &[],
+    )
+}
+
 fn start(
     ros: &RosGuard,
     binary: &str,
@@ -233,13 +244,7 @@ fn check_documented_parameters(name: &str) {
 #[test]
 fn rosnode_cleanup_purges_a_killed_node_and_keeps_the_live_ones() {
     let ros = ros();
-    let _live = start(
-        &ros,
-        "state_manager",
-        "state_manager",
-        &["pub /system_state"],
-        &[],
-    );
+    let _live = state_manager(&ros);
     let mut dead = start(
         &ros,
         "task_planner",
@@ -288,13 +293,7 @@ fn a_node_that_fails_at_start_up_unregisters_what_it_had_registered() {
 #[test]
 fn rosnode_rostopic_and_rosservice_read_our_nodes() {
     let ros = ros();
-    let _sm = start(
-        &ros,
-        "state_manager",
-        "state_manager",
-        &["pub /system_state"],
-        &[],
-    );
+    let _sm = state_manager(&ros);
     let _signals = start(
         &ros,
         "mock_signals",

@@ -18,6 +18,7 @@
 //! a launch file are not restored (the nodes read theirs at start-up).
 
 use crate::node::{master_uri, RosError};
+use crate::protocols::direct::master;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
@@ -158,11 +159,6 @@ fn look() -> Seen {
         Ok(uri) if uri == rosrust::uri() => Seen::Registered,
         Ok(_) | Err(_) => Seen::Unknown,
     }
-}
-
-fn master() -> Result<rosrust::api::Master, RosError> {
-    rosrust::api::Master::new(&master_uri(), &rosrust::name(), &rosrust::uri())
-        .map_err(|e| RosError::new(format!("master: {e}")))
 }
 
 /// Registers this node's publications and our services that the master does not list

@@ -98,7 +98,7 @@ pub fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> 
 pub const SLAVE_CALL_WITHIN: Duration = Duration::from_secs(5);
 
 /// Calls `method` with `params` at `uri` (an XML-RPC server: a node's slave API) and
-/// returns its answer, or an error after [`SLAVE_CALL_WITHIN`]. The call runs on a thread
+/// returns its answer (the elements of ROS's `[code, message, value]`), or an error after [`SLAVE_CALL_WITHIN`]. The call runs on a thread
 /// of its own; one that never returns is left behind, blocked on its socket, and costs a
 /// thread, not the caller.
 pub fn xmlrpc_call(
@@ -118,24 +118,26 @@ pub fn xmlrpc_call(
             let _ = tx.send(answer);
         })
         .map_err(|e| RosError(format!("{method} at {uri}: cannot start a thread: {e}")))?;
-    match rx.recv_timeout(SLAVE_CALL_WITHIN) {
-        Ok(answer) => answer.map_err(|e| RosError(format!("{method} at {uri}: {e}"))),
-        Err(_) => Err(RosError(format!(
-            "{method} at {uri}: no answer within {SLAVE_CALL_WITHIN:?}"
-        ))),
-    }
+    let answer = match rx.recv_timeout(SLAVE_CALL_WITHIN) {
+        Ok(answer) => answer.map_err(|e| RosError(format!("{method} at {uri}: {e}")))?,
+        Err(_) => {
+            return Err(RosError(format!(
+                "{method} at {uri}: no answer within {SLAVE_CALL_WITHIN:?}"
+            )))
+        }
+    };
+    // ROS answers `[code, message, value]`, which arrives as one array parameter.
+    Ok(match <[xml_rpc::Value; 1]>::try_from(answer) {
+        Ok([xml_rpc::Value::Array(a)]) => a,
+        Ok([other]) => vec![other],
+        Err(a) => a,
+    })
 }
 
 /// Calls `method` (no arguments beyond the caller id) on the slave API at `uri` and
 /// returns the value of a successful answer (`[1, message, value]`).
 pub fn call_slave(uri: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
     let answer = xmlrpc_call(uri, method, vec![xml_rpc::Value::String(rosrust::name())])?;
-    // The three-element answer arrives as one array parameter.
-    let answer = match <[xml_rpc::Value; 1]>::try_from(answer) {
-        Ok([xml_rpc::Value::Array(a)]) => a,
-        Ok([other]) => vec![other],
-        Err(a) => a,
-    };
     match <[xml_rpc::Value; 3]>::try_from(answer) {
         Ok([xml_rpc::Value::Int(1), _, value]) => Ok(value),
         other => Err(RosError(format!("{method}: unexpected answer {other:?}"))),

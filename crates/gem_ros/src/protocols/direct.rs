@@ -300,11 +300,6 @@ fn connect(
         ],
     )
     .map_err(|e| e.to_string())?;
-    let answer = match <[Value; 1]>::try_from(answer) {
-        Ok([Value::Array(a)]) => a,
-        Ok([other]) => vec![other],
-        Err(a) => a,
-    };
     let (host, port) = match answer.as_slice() {
         [Value::Int(1), _, Value::Array(p)] => match p.as_slice() {
             [Value::String(proto), Value::String(host), Value::Int(port)] if proto == "TCPROS" => {
