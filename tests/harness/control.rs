@@ -81,7 +81,8 @@ impl Stack {
             ActionClient::<NavigateWaypoints>::new(&self.topic("navigate_waypoints")).unwrap();
         assert!(
             client.wait_for_server(T),
-            "no action server\n{}",
+            "no action server: {}\n{}",
+            client.missing_links(),
             self.output()
         );
         client

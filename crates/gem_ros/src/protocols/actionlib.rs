@@ -755,13 +755,38 @@ impl<A: Action> ActionClient<A> {
 
     /// True when a server is connected (see [`ActionClient::wait_for_server`]).
     pub fn is_server_connected(&self) -> bool {
-        let Some(server) = self.shared.server.locked().clone() else {
-            return false;
-        };
-        self.goals.publisher.subscriber_count() > 0
-            && self.cancel_pub.subscriber_count() > 0
-            && self.shared.feedback_links.locked().contains(&server)
-            && self.shared.result_links.locked().contains(&server)
+        self.missing_links().is_empty()
+    }
+
+    /// What [`ActionClient::is_server_connected`] is still waiting for, in words (for a
+    /// test's or a log's failure message); empty when connected.
+    pub fn missing_links(&self) -> String {
+        let server = self.shared.server.locked().clone();
+        let mut missing = Vec::new();
+        if self.goals.publisher.subscriber_count() == 0 {
+            missing.push("nobody subscribes to our goal topic".to_owned());
+        }
+        if self.cancel_pub.subscriber_count() == 0 {
+            missing.push("nobody subscribes to our cancel topic".to_owned());
+        }
+        match &server {
+            None => missing.push("no status heard".to_owned()),
+            Some(server) => {
+                for (what, links) in [
+                    ("feedback", &self.shared.feedback_links),
+                    ("result", &self.shared.result_links),
+                ] {
+                    let linked = links.locked();
+                    if !linked.contains(server) {
+                        missing.push(format!(
+                            "{server} (status heard) is not linked to our {what} \
+                             subscription (linked: {linked:?})"
+                        ));
+                    }
+                }
+            }
+        }
+        missing.join("; ")
     }
 
     /// Sends a goal; returns its id.
