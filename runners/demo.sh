@@ -10,9 +10,21 @@
 # sets the output directory, GEM_DEMO_SPEEDUP the simulation's speed-up (default 5),
 # GEM_DEMO_TIMEOUT_S the suite's timeouts (input staleness, system_state and pose in ROS
 # time, and the clock stall in wall time; default 3 s), GEM_DEMO_TRACK the waypoint file in launch/waypoints (default gem_track.csv).
+# --rviz opens RViz with launch/rviz/gem.rviz beside it (needs a display; without one, run
+# the demo under `xvfb-run -a -s "-screen 0 1400x900x24"` with LIBGL_ALWAYS_SOFTWARE=1).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+rviz=false
+demo_args=()
+for a in "$@"; do
+  if [ "$a" = --rviz ]; then rviz=true; else demo_args+=("$a"); fi
+done
+if [ "$rviz" = true ] && [ -z "${DISPLAY:-}" ]; then
+  echo "[demo] --rviz needs a display (DISPLAY is not set); without one:" >&2
+  echo "[demo]   LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s '-screen 0 1400x900x24' runners/demo.sh --rviz" >&2
+  exit 2
+fi
 bash runners/setup.sh
 # shellcheck source=runners/env.sh
 source runners/env.sh
@@ -60,9 +72,9 @@ track="${GEM_DEMO_TRACK:-gem_track.csv}"
 timeout_s="${GEM_DEMO_TIMEOUT_S:-3}"
 setsid roslaunch -p "$port" gem_bringup integration_run.launch "speedup:=${GEM_DEMO_SPEEDUP:-5}" \
   "waypoints:=$track" "state_timeout_ms:=$((timeout_s * 1000))" "system_state_timeout_s:=$timeout_s" \
-  "pose_timeout_s:=$timeout_s" "clock_stall_s:=$timeout_s" >"$log" 2>&1 &
+  "pose_timeout_s:=$timeout_s" "clock_stall_s:=$timeout_s" "rviz:=$rviz" >"$log" 2>&1 &
 launch_pid=$!
-if ! gemctl demo --track "launch/waypoints/$track" --out "$out" "$@"; then
+if ! gemctl demo --track "launch/waypoints/$track" --out "$out" ${demo_args[@]+"${demo_args[@]}"}; then
   echo "[demo] FAILED (the reason is on the gemctl line above); the nodes' output is in $log" >&2
   if grep -E "process has died|\[ERROR\]|panicked" "$log" >/dev/null 2>&1; then
     echo "[demo] from that log:" >&2

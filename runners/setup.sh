@@ -21,6 +21,10 @@ DEBIAN_ROS_PACKAGES=(
   libdiagnostic-msgs-dev libros-rosgraph-msgs-dev libsensor-msgs-dev
   libvisualization-msgs-dev libstd-srvs-dev libdynamic-reconfigure-config-init-mutex-dev
   libdiagnostic-aggregator-tools libdiagnostic-aggregator-dev shellcheck python3-venv
+  ros-tf2-msgs libtf2-msgs-dev python3-tf2-msgs
+  # Stock RViz in a real window without a display (tests/rviz.rs, demo.sh --rviz under
+  # xvfb-run): RViz, an X server, Mesa's software OpenGL, ImageMagick for screenshots.
+  rviz xvfb xauth libgl1-mesa-dri imagemagick
 )
 
 install_ros() {

@@ -63,6 +63,7 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
     );
 
     rviz_config_names_live_topics_of_the_right_type(T);
+    tf_is_the_gazebo_tree_and_carries_the_pose(&poses);
     // The supervisor sees the suite's inputs and state alive and within their rules.
     let diag = Collector::<DiagnosticArray>::new("/diagnostics");
     for topic in ["/battery_level", "/system_state", "/task_planner_status"] {
@@ -135,42 +136,88 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
     assert!((x() - 80.0).abs() < 1.0, "stopped at x = {}", x());
 }
 
-/// Every topic `launch/rviz/gem.rviz` displays is published by the running suite with the
-/// type its RViz display expects (so the layout does not silently show nothing).
+/// `gem_sim`'s TF: the description's fixed joints latched on `/tf_static`, and on `/tf`
+/// `world` → `base_footprint` with the very pose `gazebo/model_states` reports.
+fn tf_is_the_gazebo_tree_and_carries_the_pose(poses: &Collector<ModelStates>) {
+    use gem_core::vehicle::frames::{BASE_FOOTPRINT, FIXED_JOINTS, WORLD};
+    use gem_msgs::tf2_msgs::TFMessage;
+    let fixed = Collector::<TFMessage>::new("/tf_static");
+    let joints = fixed
+        .wait_for(T, |m| m.transforms.len() == FIXED_JOINTS.len())
+        .expect("the fixed joints on /tf_static (latched)");
+    for (t, j) in joints.transforms.iter().zip(FIXED_JOINTS) {
+        let v = &t.transform.translation;
+        assert_eq!(
+            (t.header.frame_id.as_str(), t.child_frame_id.as_str()),
+            (j.parent, j.child)
+        );
+        assert_eq!([v.x, v.y, v.z], j.xyz);
+        assert_eq!(t.transform.rotation.w, 1.0);
+    }
+    let tf = Collector::<TFMessage>::new("/tf");
+    let same_pose = |m: &TFMessage| {
+        let t = &m.transforms[0];
+        let v = &t.transform.translation;
+        t.header.frame_id == WORLD
+            && t.child_frame_id == BASE_FOOTPRINT
+            && poses.all().iter().rev().take(200).any(|p| {
+                p.pose.first().is_some_and(|p| {
+                    (p.position.x, p.position.y, &p.orientation)
+                        == (v.x, v.y, &t.transform.rotation)
+                })
+            })
+    };
+    assert!(
+        wait_until(T, || tf.all().iter().rev().take(20).any(same_pose)),
+        "no world -> base_footprint on /tf with a pose of gazebo/model_states"
+    );
+}
+
+/// Every topic the RViz layouts display (`launch/rviz/gem.rviz`, stock displays only, and
+/// `gem_jsk.rviz`) is published by the running suite with the type its RViz display
+/// expects (so a layout does not silently show nothing).
 fn rviz_config_names_live_topics_of_the_right_type(timeout: Duration) {
-    let file = gem_e2e::repo_root().join("launch/rviz/gem.rviz");
-    let config: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    let displays = config["Visualization Manager"]["Displays"]
-        .as_sequence()
-        .expect("a display list");
-    let mut checked = 0;
-    for d in displays {
-        let class = d["Class"].as_str().unwrap_or_default();
-        let topic = d["Topic"].as_str().or(d["Marker Topic"].as_str());
-        let Some(topic) = topic else { continue };
-        let expected = match class {
-            "rviz/Path" => "nav_msgs/Path",
-            "rviz/Marker" => "visualization_msgs/Marker",
-            "rviz/Odometry" => "nav_msgs/Odometry",
-            "jsk_rviz_plugin/OverlayText" => "jsk_rviz_plugins/OverlayText",
-            other => panic!(
-                "{}: no expected type for display class {other}",
+    for (layout, displays_with_a_topic) in [("gem.rviz", 3), ("gem_jsk.rviz", 4)] {
+        let file = gem_e2e::repo_root().join("launch/rviz").join(layout);
+        let config: serde_yaml::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let displays = config["Visualization Manager"]["Displays"]
+            .as_sequence()
+            .expect("a display list");
+        let mut checked = 0;
+        for d in displays {
+            let class = d["Class"].as_str().unwrap_or_default();
+            let topic = d["Topic"].as_str().or(d["Marker Topic"].as_str());
+            let Some(topic) = topic else { continue };
+            let expected = match class {
+                "rviz/Path" => "nav_msgs/Path",
+                "rviz/Marker" => "visualization_msgs/Marker",
+                "rviz/MarkerArray" => "visualization_msgs/MarkerArray",
+                "rviz/Odometry" => "nav_msgs/Odometry",
+                "jsk_rviz_plugin/OverlayText" => "jsk_rviz_plugins/OverlayText",
+                other => panic!(
+                    "{}: no expected type for display class {other}",
+                    file.display()
+                ),
+            };
+            let found = wait_until(timeout, || {
+                rosrust::topics()
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|t| t.name == topic && t.datatype == expected)
+            });
+            assert!(
+                found,
+                "{topic} ({expected}) of {} is not published",
                 file.display()
-            ),
-        };
-        let found = wait_until(timeout, || {
-            rosrust::topics()
-                .unwrap_or_default()
-                .iter()
-                .any(|t| t.name == topic && t.datatype == expected)
-        });
-        assert!(
-            found,
-            "{topic} ({expected}) of {} is not published",
+            );
+            checked += 1;
+        }
+        assert_eq!(
+            checked,
+            displays_with_a_topic,
+            "displays with a topic in {}",
             file.display()
         );
-        checked += 1;
     }
-    assert_eq!(checked, 4, "displays with a topic in {}", file.display());
 }

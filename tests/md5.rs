@@ -88,6 +88,11 @@ const TABLE: &[(&str, &str)] = &[
         "jsk_rviz_plugins/OverlayText",
         "7efc1ed34881f913afcee6ba02aa1242",
     ),
+    ("tf2_msgs/TFMessage", "94810edda583a504dfda3829e70d7eec"),
+    (
+        "visualization_msgs/MarkerArray",
+        "d155b9ce5188fbaf89745847fd5882d7",
+    ),
 ];
 
 fn rust_md5(ty: &str) -> String {
@@ -126,6 +131,8 @@ fn rust_md5(ty: &str) -> String {
         "gazebo_msgs/ModelState" => gazebo_msgs::ModelState::md5sum(),
         "gazebo_msgs/ModelStates" => gazebo_msgs::ModelStates::md5sum(),
         "jsk_rviz_plugins/OverlayText" => jsk_rviz_plugins::OverlayText::md5sum(),
+        "tf2_msgs/TFMessage" => tf2_msgs::TFMessage::md5sum(),
+        "visualization_msgs/MarkerArray" => visualization_msgs::MarkerArray::md5sum(),
         other => panic!("no Rust type mapped for {other}"),
     }
 }

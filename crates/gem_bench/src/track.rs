@@ -347,6 +347,7 @@ pub fn plot(sc: &Scenario, r: &RunResult, dir: &std::path::Path) -> anyhow::Resu
         driven: &driven,
         cross_track: &r.cte,
         marks: &[],
+        speed: None,
     };
     gem_cli::plot::write_svg(&file, &figure)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;

@@ -112,6 +112,8 @@ struct Seen {
     state: Vec<(Instant, (u8, u8))>,
     /// (speed, acceleration limit) of each speed command.
     cmds: Vec<(Instant, (f32, f32))>,
+    /// (sim time, commanded speed) of each command, for the speed profile.
+    cmd_speeds: Vec<(f64, f64)>,
     /// (1 pressed / 0 released, header stamp in s).
     estop: Vec<Sample>,
     /// (fraction, header stamp in s).
@@ -155,7 +157,9 @@ fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
             |n, m: msg::TaskPlannerStatus, _| n.planner = m.status,
         )?,
         watch(s, "/gem/ackermann_cmd", |n, m: AckermannDrive, at| {
-            n.cmds.push((at, (m.speed, m.acceleration)))
+            n.cmds.push((at, (m.speed, m.acceleration)));
+            let sim = n.sim_now;
+            n.cmd_speeds.push((sim, m.speed.into()));
         })?,
         watch(
             s,
@@ -661,8 +665,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     demo.say(&format!(
         "lap finished: success {success}, status {status} {text}"
     ));
-    let poses = seen.locked().poses.clone();
-    let report = Report::new(&waypoints, &poses, &faults, lap_sim, lap_wall)?;
+    let (poses, cmd_speeds) = {
+        let s = seen.locked();
+        (s.poses.clone(), s.cmd_speeds.clone())
+    };
+    let report = Report::new(&waypoints, &poses, &cmd_speeds, &faults, lap_sim, lap_wall)?;
     report.write(&args.out, &args.track)?;
     println!("{}", report.summary);
     ensure!(success, "the lap did not succeed (status {status}: {text})");
@@ -675,12 +682,25 @@ struct Report {
     driven: Vec<(f64, f64)>,
     cross_track: Vec<(f64, f64)>,
     marks: Vec<(String, (f64, f64))>,
+    /// (distance, speed) commanded and driven; (fault, distance from, distance to) stops.
+    commanded: Vec<(f64, f64)>,
+    actual: Vec<(f64, f64)>,
+    stops: Vec<(String, f64, f64)>,
+}
+
+/// The distance driven at sim time `t`, from the poses' sim times and distances.
+fn distance_at(poses: &[(f64, f64, f64, f64)], cross_track: &[(f64, f64)], t: f64) -> f64 {
+    let i = poses
+        .partition_point(|p| p.0 < t)
+        .min(poses.len().saturating_sub(1));
+    cross_track.get(i).map_or(0.0, |c| c.0)
 }
 
 impl Report {
     fn new(
         waypoints: &[gem_core::geometry::Pose],
         poses: &[(f64, f64, f64, f64)],
+        cmd_speeds: &[(f64, f64)],
         faults: &[FaultRun],
         lap_sim: f64,
         lap_wall: Duration,
@@ -744,11 +764,31 @@ impl Report {
             summary,
             path: waypoints.iter().map(|w| (w.x, w.y)).collect(),
             driven: poses.iter().map(|p| (p.1, p.2)).collect(),
-            cross_track,
             marks: faults
                 .iter()
                 .map(|f| (f.name.to_string(), f.position))
                 .collect(),
+            commanded: cmd_speeds
+                .iter()
+                .map(|&(t, v)| (distance_at(poses, &cross_track, t), v))
+                .collect(),
+            actual: poses
+                .iter()
+                .zip(&cross_track)
+                .map(|(p, c)| (c.0, p.3))
+                .collect(),
+            stops: faults
+                .iter()
+                .map(|f| {
+                    let (from, to) = f.stop_sim;
+                    (
+                        f.name.to_string(),
+                        distance_at(poses, &cross_track, from),
+                        distance_at(poses, &cross_track, to),
+                    )
+                })
+                .collect(),
+            cross_track,
         })
     }
 
@@ -764,6 +804,11 @@ impl Report {
             driven: &self.driven,
             cross_track: &self.cross_track,
             marks: &self.marks,
+            speed: Some(plot::SpeedProfile {
+                commanded: &self.commanded,
+                actual: &self.actual,
+                stops: &self.stops,
+            }),
         };
         plot::write_svg(&svg, &figure).map_err(|e| anyhow!("{}: {e}", svg.display()))?;
         println!("[demo] wrote {} and {}", md.display(), svg.display());

@@ -1,6 +1,7 @@
 //! One SVG figure of a tracking run: the path and the driven trajectory on a map (with
-//! labelled marks, e.g. where faults were injected), and the cross-track error over the
-//! distance driven. Used by `gemctl demo` and by `gem_bench track`.
+//! labelled marks, e.g. where faults were injected), the cross-track error over the
+//! distance driven and, when given, the commanded and actual speed over the same distance
+//! with the stops shaded. Used by `gemctl demo` and by `gem_bench track`.
 
 use plotters::prelude::*;
 use std::path::Path;
@@ -17,13 +18,37 @@ pub struct TrackPlot<'a> {
     pub cross_track: &'a [(f64, f64)],
     /// Labelled points on the map.
     pub marks: &'a [(String, (f64, f64))],
+    /// The speed panel, if any.
+    pub speed: Option<SpeedProfile<'a>>,
 }
 
-/// Writes `p` to `file` (SVG, 1200×520).
-pub fn write_svg(file: &Path, p: &TrackPlot) -> Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::new(file, (1200, 520)).into_drawing_area();
+/// Speeds along the distance driven, m and m/s.
+pub struct SpeedProfile<'a> {
+    /// (distance driven, commanded speed).
+    pub commanded: &'a [(f64, f64)],
+    /// (distance driven, the car's speed).
+    pub actual: &'a [(f64, f64)],
+    /// Stops, shaded: (label, distance where the stop began, distance at rest).
+    pub stops: &'a [(String, f64, f64)],
+}
+
+type PlotResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Writes `p` to `file` (SVG, 1200×520; 1200×800 with the speed panel, which goes below
+/// the cross-track error).
+pub fn write_svg(file: &Path, p: &TrackPlot) -> PlotResult {
+    let height = if p.speed.is_some() { 800 } else { 520 };
+    let root = SVGBackend::new(file, (1200, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let (left, right) = root.split_horizontally(560);
+    let right = match &p.speed {
+        Some(speed) => {
+            let (error, below) = right.split_vertically(height / 2);
+            speed_panel(&below, speed, distance_span(p))?;
+            error
+        }
+        None => right,
+    };
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for &(x, y) in p.path.iter().chain(p.driven) {
         (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
@@ -62,7 +87,7 @@ pub fn write_svg(file: &Path, p: &TrackPlot) -> Result<(), Box<dyn std::error::E
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()?;
-    let dmax = p.cross_track.last().map_or(1.0, |c| c.0).max(1.0);
+    let dmax = distance_span(p);
     let emax = p
         .cross_track
         .iter()
@@ -83,5 +108,63 @@ pub fn write_svg(file: &Path, p: &TrackPlot) -> Result<(), Box<dyn std::error::E
         RED,
     ))?;
     root.present()?;
+    Ok(())
+}
+
+/// The distance axis's end, m.
+fn distance_span(p: &TrackPlot) -> f64 {
+    p.cross_track.last().map_or(1.0, |c| c.0).max(1.0)
+}
+
+fn speed_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    s: &SpeedProfile,
+    dmax: f64,
+) -> PlotResult
+where
+    DB::ErrorType: 'static,
+{
+    let vmax = s
+        .commanded
+        .iter()
+        .chain(s.actual)
+        .fold(1.0f64, |m, c| m.max(c.1))
+        * 1.15;
+    let mut chart = ChartBuilder::on(area)
+        .caption("speed", ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..dmax, 0.0..vmax)?;
+    chart
+        .configure_mesh()
+        .x_desc("distance driven (m)")
+        .y_desc("speed (m/s)")
+        .draw()?;
+    chart.draw_series(s.stops.iter().map(|(_, from, to)| {
+        let to = to.max(from + dmax * 0.002);
+        Rectangle::new([(*from, 0.0), (to, vmax)], RED.mix(0.15).filled())
+    }))?;
+    chart.draw_series(s.stops.iter().map(|(label, from, _)| {
+        EmptyElement::at((*from, vmax))
+            + Text::new(label.clone(), (3, 3), ("sans-serif", 12).into_font())
+    }))?;
+    chart
+        .draw_series(LineSeries::new(s.commanded.iter().copied(), BLACK.mix(0.6)))?
+        .label("commanded")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLACK.mix(0.6)));
+    chart
+        .draw_series(LineSeries::new(
+            s.actual.iter().copied(),
+            BLUE.stroke_width(2),
+        ))?
+        .label("actual (rear axle)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLUE));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
     Ok(())
 }

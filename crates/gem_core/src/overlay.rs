@@ -1,6 +1,7 @@
 //! The status overlay's text (docs/spec.md §6): everything an operator needs at a glance, as the
 //! lines an RViz overlay or a terminal shows. Unknown values print as `—`, never as a
-//! stale number.
+//! stale number. The same facts, shorter, for a text marker beside the car
+//! ([`headline`]), and the colour every status display gives the state ([`state_colour`]).
 
 use crate::state_manager::{ErrorBits, SystemState};
 
@@ -53,15 +54,8 @@ fn or_dash<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
 
 /// The overlay text, one item per line.
 pub fn render(s: &Snapshot) -> String {
-    let state = or_dash(s.system, |(st, e)| {
-        if e.is_empty() {
-            st.to_string()
-        } else {
-            format!("{st} [{e}]")
-        }
-    });
     let rows = [
-        ("state", state),
+        ("state", state_text(s)),
         ("planner", or_dash(s.planner, str::to_string)),
         (
             "progress",
@@ -93,9 +87,94 @@ pub fn render(s: &Snapshot) -> String {
     lines.join("\n")
 }
 
+/// A display colour: red, green, blue, alpha, each 0..1.
+pub type Rgba = [f32; 4];
+
+/// The state's colour before any `/system_state` is heard.
+pub const UNKNOWN_COLOUR: Rgba = [0.7, 0.7, 0.7, 1.0];
+/// IDLE: amber.
+pub const IDLE_COLOUR: Rgba = [1.0, 0.75, 0.1, 1.0];
+/// RUNNING: green.
+pub const RUNNING_COLOUR: Rgba = [0.2, 1.0, 0.3, 1.0];
+/// ERROR: red.
+pub const ERROR_COLOUR: Rgba = [1.0, 0.2, 0.2, 1.0];
+/// The car body in a 3-D view (the GEM e2 is white).
+pub const BODY_COLOUR: Rgba = [0.95, 0.95, 0.95, 1.0];
+
+/// The arrow on the car body that shows its heading.
+pub const HEADING_COLOUR: Rgba = [0.3, 0.3, 0.35, 1.0];
+/// The controller's lookahead target (magenta).
+pub const TARGET_COLOUR: Rgba = [1.0, 0.2, 1.0, 1.0];
+
+/// The colour of the state in `s`.
+pub fn state_colour(s: &Snapshot) -> Rgba {
+    match s.system {
+        None => UNKNOWN_COLOUR,
+        Some((SystemState::Idle, _)) => IDLE_COLOUR,
+        Some((SystemState::Running, _)) => RUNNING_COLOUR,
+        Some((SystemState::Error, _)) => ERROR_COLOUR,
+    }
+}
+
+fn state_text(s: &Snapshot) -> String {
+    or_dash(s.system, |(st, e)| {
+        if e.is_empty() {
+            st.to_string()
+        } else {
+            format!("{st} [{e}]")
+        }
+    })
+}
+
+/// Two lines for a text beside the car: the state with its error names, then the planner
+/// status and the goal's progress.
+pub fn headline(s: &Snapshot) -> String {
+    format!(
+        "{}\nplanner {} · {}",
+        state_text(s),
+        or_dash(s.planner, str::to_string),
+        or_dash(s.progress, |p| format!("{:.1} %", 100.0 * p)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_state_has_its_own_colour_distinct_from_the_body() {
+        let with = |st| Snapshot {
+            system: Some((st, ErrorBits::NONE)),
+            ..Snapshot::default()
+        };
+        let colours = [
+            state_colour(&Snapshot::default()),
+            state_colour(&with(SystemState::Idle)),
+            state_colour(&with(SystemState::Running)),
+            state_colour(&with(SystemState::Error)),
+            BODY_COLOUR,
+            TARGET_COLOUR,
+            HEADING_COLOUR,
+        ];
+        for (i, a) in colours.iter().enumerate() {
+            for b in &colours[i + 1..] {
+                let d: f32 = a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum();
+                assert!(d > 0.3, "{a:?} and {b:?} are too close to tell apart");
+            }
+        }
+    }
+
+    #[test]
+    fn headline_names_state_errors_planner_and_progress() {
+        let s = Snapshot {
+            system: Some((SystemState::Error, ErrorBits::ESTOP)),
+            planner: Some(planner_name(1)),
+            progress: Some(0.25),
+            ..Snapshot::default()
+        };
+        assert_eq!(headline(&s), "ERROR [ESTOP]\nplanner PAUSED · 25.0 %");
+        assert_eq!(headline(&Snapshot::default()), "—\nplanner — · —");
+    }
 
     #[test]
     fn empty_snapshot_shows_dashes_not_numbers() {

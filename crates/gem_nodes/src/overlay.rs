@@ -1,18 +1,28 @@
 //! `status_overlay` (docs/spec.md §6): state, error names, planner status, goal progress, speed and
-//! every input signal as a `jsk_rviz_plugins/OverlayText` at `~rate`, for RViz.
+//! every input signal as a `jsk_rviz_plugins/OverlayText` at `~rate`, for RViz with the jsk
+//! plugins; and for stock RViz, markers: the car body (a box around the GEM e2, an arrow on
+//! its roof along its heading) and a
+//! `TEXT_VIEW_FACING` headline beside it (state and errors, planner status, progress), both
+//! coloured by state and locked to the car's frame (`~marker_frame`, `base_footprint`).
 //!
 //! | direction | topic (relative, remappable) | type |
 //! |---|---|---|
 //! | in | `system_state`, `task_planner_status`, `navigate_waypoints/feedback`, `gem/ackermann_cmd`, the five inputs | as published by the suite |
 //! | out | `gem/status_overlay` | `jsk_rviz_plugins/OverlayText` |
+//! | out | `gem/status_markers` | `visualization_msgs/MarkerArray` (namespaces `gem_body`, `gem_status`) |
 
-use gem_core::overlay::{planner_name, render, signal_name, Snapshot};
+use gem_core::overlay::{
+    headline, planner_name, render, signal_name, state_colour, Rgba, Snapshot, BODY_COLOUR,
+    HEADING_COLOUR,
+};
 use gem_core::state_manager::{ErrorBits, Input, SystemState};
+use gem_core::vehicle::frames::{self, Outline};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gem_controller_action::NavigateWaypointsActionFeedback;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::jsk_rviz_plugins::OverlayText;
-use gem_msgs::std_msgs::ColorRGBA;
+use gem_msgs::std_msgs::{ColorRGBA, Header};
+use gem_msgs::visualization_msgs::{Marker, MarkerArray};
 use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
 use gem_ros::protocols::direct::DirectSubscriber;
@@ -20,10 +30,15 @@ use gem_ros::time::{self, Ticker};
 use gem_ros::Lock;
 use std::sync::{Arc, Mutex};
 
-const RATE: ParamSpec = ParamSpec::float("rate", 10.0, "Hz", "overlay publication rate");
+const RATE: ParamSpec = ParamSpec::float("rate", 10.0, "Hz", "overlay and marker publication rate");
+const MARKER_FRAME: ParamSpec = ParamSpec::str(
+    "marker_frame",
+    frames::BASE_FOOTPRINT,
+    "the car's TF frame (rear axle on the ground) that the body and status markers follow",
+);
 
 /// The node's parameters.
-pub const PARAMS: [ParamSpec; 1] = [RATE];
+pub const PARAMS: [ParamSpec; 2] = [RATE, MARKER_FRAME];
 
 /// The snapshot the subscriptions of [`subscribe`] keep up to date.
 pub type Shared = Arc<Mutex<Snapshot>>;
@@ -93,39 +108,84 @@ pub fn subscribe(s: &Shared) -> Result<Vec<DirectSubscriber>, RosError> {
     ])
 }
 
-fn overlay(text: String, error: bool) -> OverlayText {
-    let fg = if error {
-        ColorRGBA {
-            r: 1.0,
-            g: 0.3,
-            b: 0.3,
-            a: 1.0,
-        }
-    } else {
-        ColorRGBA {
-            r: 0.1,
-            g: 1.0,
-            b: 0.9,
-            a: 1.0,
-        }
-    };
+fn colour([r, g, b, a]: Rgba) -> ColorRGBA {
+    ColorRGBA { r, g, b, a }
+}
+
+fn overlay(s: &Snapshot) -> OverlayText {
     OverlayText {
         action: OverlayText::ADD,
         width: 320,
         height: 200,
         left: 10,
         top: 10,
-        bg_color: ColorRGBA {
-            r: 0.0,
-            g: 0.0,
-            b: 0.0,
-            a: 0.5,
-        },
+        bg_color: colour([0.0, 0.0, 0.0, 0.5]),
         line_width: 2,
         text_size: 12.0,
         font: "DejaVu Sans Mono".into(),
-        fg_color: fg,
-        text,
+        fg_color: colour(state_colour(s)),
+        text: render(s),
+    }
+}
+
+/// Text height of the headline, m.
+const HEADLINE_HEIGHT_M: f64 = 0.9;
+
+/// The body box and the headline beside it, in `frame`, following it (`frame_locked`,
+/// stamp zero: the latest transform).
+fn markers(s: &Snapshot, frame: &str) -> MarkerArray {
+    let o = Outline::GEM_E2;
+    let [cx, _, cz] = o.centre();
+    let marker = |ns: &str, type_: u8, xyz: [f64; 3], scale: [f64; 3], rgba: Rgba| {
+        let mut m = Marker {
+            header: Header {
+                frame_id: frame.into(),
+                ..Default::default()
+            },
+            ns: ns.into(),
+            type_: type_.into(),
+            action: Marker::ADD as i32,
+            frame_locked: true,
+            color: colour(rgba),
+            ..Default::default()
+        };
+        let p = &mut m.pose.position;
+        (p.x, p.y, p.z) = (xyz[0], xyz[1], xyz[2]);
+        m.pose.orientation.w = 1.0;
+        (m.scale.x, m.scale.y, m.scale.z) = (scale[0], scale[1], scale[2]);
+        m
+    };
+    let body = marker(
+        "gem_body",
+        Marker::CUBE,
+        [cx, 0.0, cz],
+        [o.length_m(), 2.0 * o.half_width_m, o.height_m],
+        BODY_COLOUR,
+    );
+    // From the rear axle to the front of the body, on the roof: which way the car faces.
+    let mut heading = marker(
+        "gem_body",
+        Marker::ARROW,
+        [0.0, 0.0, o.height_m + 0.05],
+        [o.front_m, 0.3, 0.3],
+        HEADING_COLOUR,
+    );
+    heading.id = 1;
+    let mut text = marker(
+        "gem_status",
+        Marker::TEXT_VIEW_FACING,
+        // To the car's left, above the roof: readable beside the body from above.
+        [
+            cx,
+            o.half_width_m + 2.0 * HEADLINE_HEIGHT_M,
+            o.height_m + 0.5,
+        ],
+        [0.0, 0.0, HEADLINE_HEIGHT_M],
+        state_colour(s),
+    );
+    text.text = headline(s);
+    MarkerArray {
+        markers: vec![body, heading, text],
     }
 }
 
@@ -136,6 +196,7 @@ pub fn main() -> anyhow::Result<()> {
 
 fn run() -> anyhow::Result<()> {
     let rate = RATE.positive_f64()?;
+    let frame = MARKER_FRAME.string()?;
     if !time::wait_for_valid_time() {
         return Ok(());
     }
@@ -143,11 +204,14 @@ fn run() -> anyhow::Result<()> {
     let snapshot: Shared = Arc::default();
     let _subs = subscribe(&snapshot)?;
     let out = rosrust::publish::<OverlayText>("gem/status_overlay", 5).map_err(RosError::from)?;
+    let marks = rosrust::publish::<MarkerArray>("gem/status_markers", 5).map_err(RosError::from)?;
     while ticker.wait().is_some() {
         let s = snapshot.locked().clone();
-        let error = matches!(s.system, Some((SystemState::Error, _)));
-        if let Err(e) = out.send(overlay(render(&s), error)) {
+        if let Err(e) = out.send(overlay(&s)) {
             tracing::error!("cannot publish gem/status_overlay: {e}");
+        }
+        if let Err(e) = marks.send(markers(&s, &frame)) {
+            tracing::error!("cannot publish gem/status_markers: {e}");
         }
     }
     Ok(())

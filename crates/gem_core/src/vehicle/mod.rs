@@ -3,6 +3,7 @@
 //! simulator stepping them.
 
 pub mod dynamic;
+pub mod frames;
 pub mod kinematic;
 pub mod localization;
 pub mod model;

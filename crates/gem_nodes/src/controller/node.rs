@@ -528,7 +528,7 @@ impl Controller {
         let header = Header {
             seq: 0,
             stamp: to_ros(now),
-            frame_id: "world".into(),
+            frame_id: gem_core::vehicle::frames::WORLD.into(),
         };
         let poses = goal
             .waypoints
@@ -553,7 +553,7 @@ impl Controller {
             header: Header {
                 seq: 0,
                 stamp: to_ros(now),
-                frame_id: "world".into(),
+                frame_id: gem_core::vehicle::frames::WORLD.into(),
             },
             ns: "target".into(),
             type_: Marker::SPHERE as i32,
@@ -564,7 +564,8 @@ impl Controller {
         m.pose.position.y = cmd.target_point.y;
         m.pose.orientation.w = 1.0;
         (m.scale.x, m.scale.y, m.scale.z) = (0.4, 0.4, 0.4);
-        (m.color.r, m.color.g, m.color.a) = (1.0, 0.3, 1.0);
+        let [r, g, b, a] = gem_core::overlay::TARGET_COLOUR;
+        m.color = gem_msgs::std_msgs::ColorRGBA { r, g, b, a };
         let _ = self.debug.target.send(m);
         let _ = self.debug.cross_track.send(Float64 {
             data: cmd.cross_track_m,

@@ -10,6 +10,8 @@
 //! | out | `gazebo/model_states` | `gazebo_msgs/ModelStates` |
 //! | out | `gem/base_footprint/odom` | `nav_msgs/Odometry` (frame `world`, child `base_footprint`) |
 //! | out | `/clock` (with `~publish_clock`) | `rosgraph_msgs/Clock` |
+//! | out | `/tf` (with `~publish_tf`) | `tf2_msgs/TFMessage`: `world` → `base_footprint`, at the state rate |
+//! | out | `/tf_static` (with `~publish_tf`, latched) | `tf2_msgs/TFMessage`: `base_footprint` → `base_link` → `center_link` |
 //!
 //! With `~publish_clock` the simulator owns time: it steps the model at `~rate`, publishes
 //! `/clock` after each step, and paces itself at `~speedup` × real time, so a 300 s lap
@@ -17,11 +19,17 @@
 //! (`dynparam set /gem_sim speedup 1`), like Gazebo's real-time factor: the pace changes
 //! from the next step, sim time stays continuous. Without `~publish_clock` it steps on ROS
 //! time like any node.
+//!
+//! The frames are the Gazebo GEM e2's ([`gem_core::vehicle::frames`]): its odometry's
+//! `world` and `base_footprint` (the rear axle), and the fixed joints of its description, so
+//! RViz and tf tools find the tree a Gazebo user has. Odometry, `model_states` and TF carry
+//! the true state; only `get_model_state` goes through the localization model.
 
 pub mod params;
 
 use gem_core::geometry::Pose;
 use gem_core::time::Time;
+use gem_core::vehicle::frames::{self, FIXED_JOINTS};
 use gem_core::vehicle::localization::Localizer;
 use gem_core::vehicle::pacing::{Pace, Pacer};
 use gem_core::vehicle::{DriveCommand, VehicleModel, VehicleState};
@@ -29,10 +37,11 @@ use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::{
     GetModelState, GetModelStateRes, ModelStates, SetModelState, SetModelStateRes,
 };
-use gem_msgs::geometry_msgs::{Pose as PoseMsg, Twist};
+use gem_msgs::geometry_msgs::{Pose as PoseMsg, TransformStamped, Twist};
 use gem_msgs::nav_msgs::Odometry;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
+use gem_msgs::tf2_msgs::TFMessage;
 use gem_ros::node::RosError;
 use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::protocols::dynamic_reconfigure::{DynParam, Kind, Server};
@@ -91,7 +100,7 @@ fn run() -> anyhow::Result<()> {
         name: p.model_name.clone(),
     });
     let _io = advertise(&world)?;
-    let states = StatePublishers::new()?;
+    let states = StatePublishers::new(p.publish_tf, start)?;
     tracing::info!(
         "gem_sim up: {} model, spawn {:?}, {} Hz, localization {}, clock {}",
         p.vehicle.chassis.name(),
@@ -317,13 +326,34 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
 struct StatePublishers {
     model_states: rosrust::Publisher<ModelStates>,
     odom: rosrust::Publisher<Odometry>,
+    /// `/tf`, and the latched `/tf_static` publisher kept alive, with `~publish_tf`.
+    tf: Option<(rosrust::Publisher<TFMessage>, rosrust::Publisher<TFMessage>)>,
 }
 
 impl StatePublishers {
-    fn new() -> Result<Self, RosError> {
+    fn new(publish_tf: bool, start: Time) -> Result<Self, RosError> {
+        let tf = if publish_tf {
+            let tf = rosrust::publish("/tf", 100)?;
+            let mut fixed = rosrust::publish("/tf_static", 1)?;
+            fixed.set_latching(true);
+            let joints = FIXED_JOINTS
+                .iter()
+                .map(|j| {
+                    let mut t = transform(start, j.parent, j.child);
+                    let v = &mut t.transform.translation;
+                    (v.x, v.y, v.z) = (j.xyz[0], j.xyz[1], j.xyz[2]);
+                    t
+                })
+                .collect();
+            fixed.send(TFMessage { transforms: joints })?;
+            Some((tf, fixed))
+        } else {
+            None
+        };
         Ok(StatePublishers {
             model_states: rosrust::publish("gazebo/model_states", 10)?,
             odom: rosrust::publish("gem/base_footprint/odom", 10)?,
+            tf,
         })
     }
 
@@ -334,13 +364,22 @@ impl StatePublishers {
             pose: vec![pose.clone()],
             twist: vec![twist.clone()],
         });
+        if let Some((tf, _)) = &self.tf {
+            let mut t = transform(now, frames::WORLD, frames::BASE_FOOTPRINT);
+            let (p, v) = (&pose.position, &mut t.transform.translation);
+            (v.x, v.y, v.z) = (p.x, p.y, p.z);
+            t.transform.rotation = pose.orientation.clone();
+            let _ = tf.send(TFMessage {
+                transforms: vec![t],
+            });
+        }
         let mut odom = Odometry {
             header: Header {
                 seq: 0,
                 stamp: to_ros(now),
-                frame_id: "world".into(),
+                frame_id: frames::WORLD.into(),
             },
-            child_frame_id: "base_footprint".into(),
+            child_frame_id: frames::BASE_FOOTPRINT.into(),
             ..Default::default()
         };
         odom.pose.pose = pose;
@@ -350,6 +389,21 @@ impl StatePublishers {
         odom.twist.twist.angular.z = s.yaw_rate_rad_s;
         let _ = self.odom.send(odom);
     }
+}
+
+/// An identity transform from `parent` to `child` at `at`.
+fn transform(at: Time, parent: &str, child: &str) -> TransformStamped {
+    let mut t = TransformStamped {
+        header: Header {
+            seq: 0,
+            stamp: to_ros(at),
+            frame_id: parent.into(),
+        },
+        child_frame_id: child.into(),
+        ..Default::default()
+    };
+    t.transform.rotation.w = 1.0;
+    t
 }
 
 fn pose_msg(p: Pose) -> PoseMsg {

@@ -30,6 +30,11 @@ const SPEEDUP: ParamSpec = ParamSpec::float(
     "×",
     "with `~publish_clock`: simulated seconds per wall second",
 );
+const PUBLISH_TF: ParamSpec = ParamSpec::bool(
+    "publish_tf",
+    true,
+    "publish the car's pose as TF `world` → `base_footprint` (and the description's fixed joints on `/tf_static`); false where something else owns those frames",
+);
 const MODEL_NAME: ParamSpec = ParamSpec::str(
     "model_name",
     "gem",
@@ -150,11 +155,12 @@ const TIMEOUT: ParamSpec = ParamSpec::float(
 );
 
 /// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 29] = [
+pub const PARAMS: [ParamSpec; 30] = [
     RATE,
     STATE_RATE,
     PUBLISH_CLOCK,
     SPEEDUP,
+    PUBLISH_TF,
     MODEL_NAME,
     X,
     Y,
@@ -193,6 +199,8 @@ pub struct Params {
     pub publish_clock: bool,
     /// Sim seconds per wall second.
     pub speedup: f64,
+    /// Publish TF.
+    pub publish_tf: bool,
     /// Model name.
     pub model_name: String,
     /// Spawn pose.
@@ -245,6 +253,7 @@ impl Params {
             state_rate_hz: positive(&STATE_RATE)?,
             publish_clock: PUBLISH_CLOCK.bool_value()?,
             speedup: positive(&SPEEDUP)?,
+            publish_tf: PUBLISH_TF.bool_value()?,
             model_name: MODEL_NAME.string()?,
             spawn: Pose::new(finite(&X)?, finite(&Y)?, finite(&YAW)?),
             vehicle: VehicleParams {
