@@ -136,11 +136,11 @@ impl Shot {
     /// and the car cover little of it).
     fn render_area(&self, background: [u8; 3]) -> Option<(usize, usize, usize, usize)> {
         let (mut cols, mut rows) = (vec![0usize; self.width], vec![0usize; self.height]);
-        for y in 0..self.height {
-            for x in 0..self.width {
+        for (y, row) in rows.iter_mut().enumerate() {
+            for (x, col) in cols.iter_mut().enumerate() {
                 if self.pixel(x, y) == background {
-                    cols[x] += 1;
-                    rows[y] += 1;
+                    *col += 1;
+                    *row += 1;
                 }
             }
         }
