@@ -4,8 +4,8 @@
 //! screen (ImageMagick's `import`) are read pixel by pixel inside RViz's render area (the
 //! region of its background colour): the car body's colour at the centre (the view follows
 //! `base_footprint`), the served path's colour and the state's colour beside the car; after
-//! an e-stop pressed with `dynparam`, the state's colour turns to ERROR's. RViz's output must
-//! hold no ERROR. The screenshots are kept in `build/rviz/`.
+//! an e-stop pressed with `dynparam`, the state's colour turns to ERROR's. The Displays
+//! panel shows no Warn or Error status colour, and RViz's output holds no ERROR. The screenshots are kept in `build/rviz/`.
 //!
 //! Needs Debian's `rviz`, `xvfb` and `imagemagick` (`runners/setup.sh` installs them).
 
@@ -23,6 +23,13 @@ const SCREEN: (usize, usize) = (1400, 900);
 const DRAWN_WITHIN: Duration = Duration::from_secs(90);
 /// "Beside the car": within this many pixels of the body's centre (20 px per metre).
 const NEAR_PX: f64 = 200.0;
+/// The text colours of RViz's Warn and Error statuses in its Displays panel (a display
+/// with a problem, and "Global Status", turn to them).
+const STATUS_WARN: Rgba = [192.0 / 255.0, 128.0 / 255.0, 0.0, 1.0];
+const STATUS_ERROR: Rgba = [192.0 / 255.0, 32.0 / 255.0, 32.0 / 255.0, 1.0];
+/// Status-coloured pixels in the panel that mean a flagged display: one word in a status
+/// colour ("Global Status: Warn") has over 40; the anti-aliased edges of other text a few.
+const FLAGGED: usize = 20;
 
 /// An X server of the test's own, killed when dropped.
 struct Xvfb {
@@ -189,6 +196,9 @@ struct View {
     path_near: usize,
     running_near: usize,
     error_near: usize,
+    /// Pixels of RViz's Warn and Error status colours in the Displays panel (left of the
+    /// render area).
+    panel_flagged: usize,
 }
 
 /// A display's `r; g; b` colour setting.
@@ -255,7 +265,11 @@ fn look(shot: &Shot, layout: &Layout) -> Result<View, String> {
         (area.0 + area.2) as f64 / 2.0,
         (area.1 + area.3) as f64 / 2.0,
     );
+    let panel = (0, area.1, area.0.saturating_sub(1), area.3);
+    let panel_flagged =
+        shot.matching(panel, STATUS_WARN, 12).len() + shot.matching(panel, STATUS_ERROR, 12).len();
     Ok(View {
+        panel_flagged,
         body: body.len(),
         off_centre_px: (at.0 - centre.0).hypot(at.1 - centre.1),
         path_near: near(layout.path),
@@ -333,7 +347,7 @@ fn rviz_shows_the_car_on_its_path_and_the_state_colour_follows_an_estop() {
         fail("the lap did not start".into(), &launch);
     }
     let running = shoot_until(&x, &layout, &out.join("running.png"), |v| {
-        v.path_near >= 20 && v.running_near >= 20 && v.error_near == 0
+        v.path_near >= 20 && v.running_near >= 20 && v.error_near == 0 && v.panel_flagged < FLAGGED
     })
     .unwrap_or_else(|e| {
         fail(
@@ -383,6 +397,10 @@ fn rviz_shows_the_car_on_its_path_and_the_state_colour_follows_an_estop() {
     assert!(
         stopped.body > 0 && stopped.off_centre_px < 60.0,
         "{stopped:?}"
+    );
+    assert!(
+        stopped.panel_flagged < FLAGGED,
+        "a display of the layout shows a warning or an error: {stopped:?}"
     );
 
     let errors = error_lines(&launch);
