@@ -34,21 +34,18 @@ pub struct SpeedProfile<'a> {
 
 type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
-/// Writes `p` to `file` (SVG, 1200×520; 1200×800 with the speed panel, which goes below
-/// the cross-track error).
+/// Writes `p` to `file` (SVG, 1200×520; 1200×820 with the speed panel, which spans the
+/// width below the map and the cross-track error).
 pub fn write_svg(file: &Path, p: &TrackPlot) -> PlotResult {
-    let height = if p.speed.is_some() { 800 } else { 520 };
+    const TOP: u32 = 520;
+    let height = if p.speed.is_some() { TOP + 300 } else { TOP };
     let root = SVGBackend::new(file, (1200, height)).into_drawing_area();
     root.fill(&WHITE)?;
-    let (left, right) = root.split_horizontally(560);
-    let right = match &p.speed {
-        Some(speed) => {
-            let (error, below) = right.split_vertically(height / 2);
-            speed_panel(&below, speed, distance_span(p))?;
-            error
-        }
-        None => right,
-    };
+    let (top, bottom) = root.split_vertically(TOP);
+    if let Some(speed) = &p.speed {
+        speed_panel(&bottom, speed, distance_span(p))?;
+    }
+    let (left, right) = top.split_horizontally(560);
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for &(x, y) in p.path.iter().chain(p.driven) {
         (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
@@ -150,16 +147,16 @@ where
             + Text::new(label.clone(), (3, 3), ("sans-serif", 12).into_font())
     }))?;
     chart
-        .draw_series(LineSeries::new(s.commanded.iter().copied(), BLACK.mix(0.6)))?
-        .label("commanded")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLACK.mix(0.6)));
-    chart
         .draw_series(LineSeries::new(
             s.actual.iter().copied(),
-            BLUE.stroke_width(2),
+            BLUE.mix(0.6).stroke_width(3),
         ))?
         .label("actual (rear axle)")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLUE));
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLUE.stroke_width(3)));
+    chart
+        .draw_series(LineSeries::new(s.commanded.iter().copied(), BLACK))?
+        .label("commanded")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLACK));
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::LowerRight)
@@ -167,4 +164,42 @@ where
         .border_style(BLACK)
         .draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_speed_panel_is_drawn_below_when_given() {
+        let line: Vec<(f64, f64)> = (0..50).map(|i| (f64::from(i), 0.0)).collect();
+        let speeds: Vec<(f64, f64)> = (0..50).map(|i| (f64::from(i), 2.8)).collect();
+        let stops = [("e-stop".to_string(), 20.0, 21.0)];
+        let dir = std::env::temp_dir().join(format!("gem_plot_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (speed, height, panels) in [(false, "520", 2), (true, "820", 3)] {
+            let file = dir.join(format!("speed_{speed}.svg"));
+            let p = TrackPlot {
+                caption: "test".into(),
+                path: &line,
+                driven: &line,
+                cross_track: &line,
+                marks: &[],
+                speed: speed.then_some(SpeedProfile {
+                    commanded: &speeds,
+                    actual: &speeds,
+                    stops: &stops,
+                }),
+            };
+            write_svg(&file, &p).unwrap();
+            let svg = std::fs::read_to_string(&file).unwrap();
+            assert!(svg.contains(&format!("height=\"{height}\"")), "{height}");
+            let captions = ["test", "cross-track error", "speed"]
+                .iter()
+                .filter(|c| svg.contains(&format!("\n{c}\n</text>")))
+                .count();
+            assert_eq!(captions, panels);
+            assert_eq!(svg.contains("\ne-stop\n</text>"), speed);
+        }
+    }
 }
