@@ -3,7 +3,7 @@
 //! a `sensor_msgs/JointState` from `rostopic pub` exported with renamer rules.
 
 use gem_e2e::bags::{finish, gemctl, scratch_dir as dir, start_recording};
-use gem_e2e::{cli, cli_background, cli_ok, ros};
+use gem_e2e::{cli, cli_background, ros};
 use std::path::Path;
 use std::time::Duration;
 
@@ -34,18 +34,7 @@ fn exported_csv_holds_the_published_values() {
     let d = dir("signals");
     let bag = d.join("signals.bag");
     let signals = r.node("mock_signals").arg("__ns:=/bag1").spawn();
-    cli_ok(
-        "rosrun",
-        &[
-            "dynamic_reconfigure",
-            "dynparam",
-            "set",
-            "/bag1/mock_signals",
-            "battery_level",
-            "42",
-        ],
-        T,
-    );
+    gem_e2e::dynparam_set("/bag1/mock_signals", "battery_level", "42", T);
     finish(start_recording(
         &bag,
         Some(20),

@@ -4,7 +4,7 @@
 //! task"). Run at 2× with 3 s (ROS time) staleness, state and pose timeouts: at 5× on a
 //! loaded 2-core machine a 0.6 s scheduling stall already looks like a dead input.
 
-use gem_e2e::{cli_background, cli_ok, ros, wait_until, Collector};
+use gem_e2e::{cli_background, ros, wait_until, Collector};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::diagnostic_msgs::DiagnosticArray;
 use gem_msgs::gazebo_msgs::ModelStates;
@@ -86,20 +86,7 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
         "no lost_messages count for /system_state: {state_diag:?}"
     );
 
-    let dynparam = |v: &str| {
-        cli_ok(
-            "rosrun",
-            &[
-                "dynamic_reconfigure",
-                "dynparam",
-                "set",
-                "/mock_signals",
-                "estop_enabled",
-                v,
-            ],
-            T,
-        )
-    };
+    let dynparam = |v: &str| gem_e2e::dynparam_set("/mock_signals", "estop_enabled", v, T);
     dynparam("true");
     let error = state
         .wait_latest(T, |m| m.state == SystemStateStamped::STATE_ERROR)

@@ -363,16 +363,10 @@ fn rviz_shows_the_car_on_its_path_and_the_state_colour_follows_an_estop() {
 
     // An e-stop, as an operator presses it.
     let started = Instant::now();
-    gem_e2e::cli_ok(
-        "rosrun",
-        &[
-            "dynamic_reconfigure",
-            "dynparam",
-            "set",
-            "/mock_signals",
-            "estop_enabled",
-            "true",
-        ],
+    gem_e2e::dynparam_set(
+        "/mock_signals",
+        "estop_enabled",
+        "true",
         Duration::from_secs(30),
     );
     if state

@@ -500,6 +500,16 @@ pub fn cli_ok(program: &str, args: &[&str], timeout: Duration) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `rosrun dynamic_reconfigure dynparam set <node> <param> <value>`, as an operator types
+/// it; asserts success and returns its stdout.
+pub fn dynparam_set(node: &str, param: &str, value: &str, timeout: Duration) -> String {
+    cli_ok(
+        "rosrun",
+        &["dynamic_reconfigure", "dynparam", "set", node, param, value],
+        timeout,
+    )
+}
+
 /// Starts a long-running CLI tool (e.g. `rostopic pub -r 10 ...`) as a managed process.
 pub fn cli_background(program: &str, args: &[&str]) -> NodeProc {
     let mut b = NodeBuilder::new(if program.contains('/') {
