@@ -14,8 +14,10 @@ source runners/env.sh
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
-step "cargo clippy --all-targets -D warnings"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+# In the release profile: the build scripts and proc-macros of the set-up's release build
+# serve again (about a minute less than a debug-profile check from scratch).
+step "cargo clippy --release --all-targets -D warnings"
+cargo clippy --release --workspace --all-targets --quiet -- -D warnings
 step "shellcheck"
 shellcheck runners/*.sh docker/*.sh .ci/run
 step "hadolint docker/Dockerfile"
