@@ -110,10 +110,8 @@ struct Seen {
     progress: f64,
     planner: u8,
     state: Vec<(Instant, (u8, u8))>,
-    /// (speed, acceleration limit) of each speed command.
-    cmds: Vec<(Instant, (f32, f32))>,
-    /// (sim time, commanded speed) of each command, for the speed profile.
-    cmd_speeds: Vec<(f64, f64)>,
+    /// (speed, acceleration limit, sim time) of each speed command.
+    cmds: Vec<(Instant, (f32, f32, f64))>,
     /// (1 pressed / 0 released, header stamp in s).
     estop: Vec<Sample>,
     /// (fraction, header stamp in s).
@@ -157,9 +155,8 @@ fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
             |n, m: msg::TaskPlannerStatus, _| n.planner = m.status,
         )?,
         watch(s, "/gem/ackermann_cmd", |n, m: AckermannDrive, at| {
-            n.cmds.push((at, (m.speed, m.acceleration)));
             let sim = n.sim_now;
-            n.cmd_speeds.push((sim, m.speed.into()));
+            n.cmds.push((at, (m.speed, m.acceleration, sim)));
         })?,
         watch(
             s,
@@ -667,7 +664,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     ));
     let (poses, cmd_speeds) = {
         let s = seen.locked();
-        (s.poses.clone(), s.cmd_speeds.clone())
+        let speeds = s.cmds.iter().map(|c| (c.1 .2, f64::from(c.1 .0)));
+        (s.poses.clone(), speeds.collect::<Vec<_>>())
     };
     let report = Report::new(&waypoints, &poses, &cmd_speeds, &faults, lap_sim, lap_wall)?;
     report.write(&args.out, &args.track)?;
