@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release -p gem_bench -- state-manager [--updates N] [--samples N]
 //! cargo run --release -p gem_bench -- track [--out DIR] [--dynamic-only]
+//! cargo run --release -p gem_bench -- crosscheck [--track FILE]
 //! cargo run --release -p gem_bench -- stop
 //! cargo run --release -p gem_bench -- waypoints [--rows N]
 //! cargo run --release -p gem_bench -- health [--messages N] [--seconds S]
@@ -13,6 +14,7 @@
 //! ```
 
 mod baseline;
+mod crosscheck;
 mod health;
 mod introspect;
 mod replay;
@@ -49,11 +51,17 @@ enum Bench {
         #[arg(long, default_value = "target/bench/track")]
         out: std::path::PathBuf,
         /// The GEM track waypoint file.
-        #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../launch/waypoints/gem_track.csv"))]
+        #[arg(long, default_value = track::TRACK_FILE)]
         track: std::path::PathBuf,
         /// Only the single-track (tyre slip) table.
         #[arg(long)]
         dynamic_only: bool,
+    },
+    /// The tracking controllers on an independent single-track model (cross-check of `track`).
+    Crosscheck {
+        /// The GEM track waypoint file.
+        #[arg(long, default_value = track::TRACK_FILE)]
+        track: std::path::PathBuf,
     },
     /// health_monitor: in-process throughput on Odometry with 3 rules, node CPU at 1 kHz.
     Health {
@@ -118,6 +126,7 @@ fn main() -> anyhow::Result<()> {
             track,
             dynamic_only,
         } => track::run_all(&track, &out, dynamic_only).map(|_| ()),
+        Bench::Crosscheck { track } => crosscheck::run_all(&track).map(|_| ()),
         Bench::Waypoints { rows } => waypoints::run(rows),
         Bench::Stop => stop::run_all(),
         Bench::Health { messages, seconds } => health::run(messages, seconds),

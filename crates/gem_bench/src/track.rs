@@ -29,8 +29,14 @@ use std::time::Duration;
 const PHYSICS_DT: Duration = Duration::from_millis(5);
 /// Controller period (20 Hz, as the nodes).
 const CONTROL_EVERY: usize = 10;
-/// Cross-track error below which a run counts as converged, m.
-const CONVERGED_M: f64 = 0.1;
+/// Cross-track error below which a run counts as converged, m. Below the smallest "max"
+/// target, so a car that approaches the path smoothly is not charged its own threshold.
+pub const CONVERGED_M: f64 = 0.05;
+/// Where the GEM track file lives in the repository (the `--track` default).
+pub const TRACK_FILE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../launch/waypoints/gem_track.csv"
+);
 /// Distance driven after which a run from 2 m off has long joined the path, m.
 pub const STEADY_FROM_M: f64 = 40.0;
 
@@ -89,7 +95,8 @@ impl Controller {
         Controller::Original(Baseline::OriginalStanley),
     ];
 
-    fn label(self) -> &'static str {
+    /// The name in the tables.
+    pub fn label(self) -> &'static str {
         match self {
             Controller::PurePursuit => "pure_pursuit",
             Controller::Stanley => "stanley",
@@ -228,11 +235,7 @@ pub fn run(sc: &Scenario, case: &Case) -> RunResult {
         model: case.model_label(),
         noise: case.noise_label(),
         jitter_rad: trace.steering_jitter(stats.converge_m.unwrap_or(f64::INFINITY)),
-        max_steady_m: cte
-            .iter()
-            .filter(|(d, _)| *d >= STEADY_FROM_M)
-            .map(|(_, e)| e.abs())
-            .fold(f64::NAN, f64::max),
+        max_steady_m: max_abs_from(&cte, STEADY_FROM_M),
         stats,
         time_s: trace.time_s,
         done_index: trace.done_index,
@@ -241,6 +244,127 @@ pub fn run(sc: &Scenario, case: &Case) -> RunResult {
         max_steer: trace.max_steer_rad,
         trajectory: trace.samples.iter().map(|s| s.position).collect(),
         cte,
+    }
+}
+
+/// Largest |error| of the `(driven, error)` samples from `from_m` driven on (NaN if none).
+pub fn max_abs_from(cte: &[(f64, f64)], from_m: f64) -> f64 {
+    cte.iter()
+        .filter(|(d, _)| *d >= from_m)
+        .map(|(_, e)| e.abs())
+        .fold(f64::NAN, f64::max)
+}
+
+/// What a dynamic-model row must achieve after convergence, with the nodes' gains.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Target {
+    /// Largest RMS cross-track error, m.
+    pub rms_m: f64,
+    /// Largest |cross-track error|, m, if bounded.
+    pub max_m: Option<f64>,
+    /// Longest lap, s, if bounded.
+    pub lap_s: Option<f64>,
+}
+
+impl Target {
+    /// The figures of a run that miss the target, in words (empty: met).
+    pub fn misses(&self, stats: &TrackingStats, lap_s: f64) -> Vec<String> {
+        let mut out = Vec::new();
+        // A figure meets its bound only if it is a number within it: NaN (never
+        // converged) misses.
+        let within = |v: f64, bound: f64| v <= bound;
+        if !within(stats.rms_after_m, self.rms_m) {
+            out.push(format!("rms {:.3} > {}", stats.rms_after_m, self.rms_m));
+        }
+        if let Some(max) = self.max_m.filter(|m| !within(stats.max_after_m, *m)) {
+            out.push(format!("max {:.3} > {max}", stats.max_after_m));
+        }
+        if let Some(lap) = self.lap_s.filter(|l| !within(lap_s, *l)) {
+            out.push(format!("lap {lap_s:.1} s > {lap} s"));
+        }
+        out
+    }
+}
+
+/// The targets on the tyre-slip model: (speed, stiffness, pose noise, target). Rows of
+/// [`DYNAMIC_MATRIX`] not listed have none.
+pub const TARGETS: [(f64, f64, bool, Target); 6] = [
+    (
+        2.8,
+        12.0,
+        false,
+        Target {
+            rms_m: 0.008,
+            max_m: Some(0.06),
+            lap_s: None,
+        },
+    ),
+    (
+        5.5,
+        12.0,
+        false,
+        Target {
+            rms_m: 0.015,
+            max_m: Some(0.08),
+            lap_s: None,
+        },
+    ),
+    (
+        5.5,
+        12.0,
+        true,
+        Target {
+            rms_m: 0.02,
+            max_m: None,
+            lap_s: None,
+        },
+    ),
+    (
+        5.5,
+        7.0,
+        false,
+        Target {
+            rms_m: 0.025,
+            max_m: None,
+            lap_s: None,
+        },
+    ),
+    (
+        5.5,
+        17.0,
+        false,
+        Target {
+            rms_m: 0.025,
+            max_m: None,
+            lap_s: None,
+        },
+    ),
+    (
+        8.0,
+        12.0,
+        false,
+        Target {
+            rms_m: 0.035,
+            max_m: Some(0.15),
+            lap_s: Some(120.0),
+        },
+    ),
+];
+
+/// The target of a dynamic-model row, if it has one.
+pub fn target(speed_mps: f64, stiffness: f64, noise: bool) -> Option<Target> {
+    TARGETS
+        .iter()
+        .find(|(v, c, n, _)| *v == speed_mps && *c == stiffness && *n == noise)
+        .map(|(.., t)| *t)
+}
+
+/// "met", "-" (no target) or the misses, for a table's last column.
+pub fn target_column(target: Option<Target>, stats: &TrackingStats, lap_s: f64) -> String {
+    match target.map(|t| t.misses(stats, lap_s)) {
+        None => "-".into(),
+        Some(m) if m.is_empty() => "met".into(),
+        Some(m) => format!("MISSED {}", m.join(", ")),
     }
 }
 
@@ -284,7 +408,9 @@ fn read_track(file: &std::path::Path) -> anyhow::Result<Vec<Pose>> {
 /// The five path scenarios every controller runs.
 pub fn scenarios(track_file: &std::path::Path) -> anyhow::Result<Vec<Scenario>> {
     let track = read_track(track_file)?;
-    let first = track[0];
+    let Some(&first) = track.first() else {
+        anyhow::bail!("{}: no waypoints", track_file.display());
+    };
     let sine: Vec<Point> = (0..=225)
         .map(|i| i as f64 * 0.2)
         .map(|x| Point::new(x, 2.0 * (TAU * x / 30.0).sin()))
@@ -404,7 +530,7 @@ pub fn run_all(
                         chassis: ChassisModel::Kinematic,
                         localization: LocalizationParams::OFF,
                     };
-                    results.push(run_and_plot(sc, &case, out_dir)?);
+                    results.push(run_and_plot(sc, &case, None, out_dir)?);
                 }
             }
         }
@@ -412,6 +538,16 @@ pub fn run_all(
     println!();
     println!("single-track model with tyre slip, 0.1 s delay + 0.2 s steering lag, GEM track from the spawn pose:");
     print_header();
+    for (case, target) in dynamic_cases() {
+        results.push(run_and_plot(&scenarios[0], &case, target, out_dir)?);
+    }
+    println!("plots: {}", out_dir.display());
+    Ok(results)
+}
+
+/// Every row of [`DYNAMIC_MATRIX`] for both controllers, with its target.
+pub fn dynamic_cases() -> Vec<(Case, Option<Target>)> {
+    let mut out = Vec::new();
     for (speed, lateral, stiffness, noise) in DYNAMIC_MATRIX {
         for controller in [Controller::PurePursuit, Controller::Stanley] {
             let case = Case {
@@ -426,27 +562,27 @@ pub fn run_all(
                     LocalizationParams::OFF
                 },
             };
-            results.push(run_and_plot(&scenarios[0], &case, out_dir)?);
+            out.push((case, target(speed, stiffness, noise)));
         }
     }
-    println!("plots: {}", out_dir.display());
-    Ok(results)
+    out
 }
 
 fn run_and_plot(
     sc: &Scenario,
     case: &Case,
+    target: Option<Target>,
     out_dir: &std::path::Path,
 ) -> anyhow::Result<RunResult> {
     let r = run(sc, case);
-    print_row(&r);
+    print_row(&r, &target_column(target, &r.stats, r.time_s));
     plot(sc, &r, out_dir)?;
     Ok(r)
 }
 
 fn print_header() {
     println!(
-        "{:<20} {:<13} {:>4} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6} {:>16} {:>6} {:>6}",
+        "{:<20} {:<13} {:>4} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6} {:>16} {:>6} {:>6} | target",
         "scenario",
         "controller",
         "v",
@@ -467,7 +603,7 @@ fn print_header() {
     );
 }
 
-fn print_row(r: &RunResult) {
+fn print_row(r: &RunResult, target: &str) {
     let f = |v: f64| {
         if v.is_nan() {
             "-".to_string()
@@ -488,7 +624,7 @@ fn print_row(r: &RunResult) {
         "inf/NaN".into()
     };
     println!(
-        "{:<20} {:<13} {:>4.1} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6.1} {:>16} {:>6} {:>6}",
+        "{:<20} {:<13} {:>4.1} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6.1} {:>16} {:>6} {:>6} | {target}",
         r.scenario,
         r.controller,
         r.speed_mps,
@@ -513,4 +649,67 @@ fn print_row(r: &RunResult) {
             format!("{:.4}", r.jitter_rad)
         }
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The targets hold on the simulator's tyre-slip model with the nodes' gains (a
+    /// deterministic simulation: the same figures on every machine).
+    #[test]
+    fn every_dynamic_target_is_met() {
+        let scenarios = scenarios(std::path::Path::new(TRACK_FILE)).unwrap();
+        let mut missed = Vec::new();
+        for (case, target) in dynamic_cases() {
+            let r = run(&scenarios[0], &case);
+            assert_eq!(
+                r.done_index,
+                Some(r.last_index),
+                "{} completes",
+                case.controller.label()
+            );
+            let Some(t) = target else { continue };
+            let m = t.misses(&r.stats, r.time_s);
+            if !m.is_empty() {
+                missed.push(format!(
+                    "{} {} m/s {} {}: {}",
+                    r.controller,
+                    r.speed_mps,
+                    r.model,
+                    r.noise,
+                    m.join(", ")
+                ));
+            }
+        }
+        assert!(missed.is_empty(), "{missed:#?}");
+    }
+
+    #[test]
+    fn a_target_names_what_it_misses() {
+        let t = target(8.0, 12.0, false).unwrap();
+        let stats = TrackingStats {
+            converge_m: Some(10.0),
+            rms_after_m: 0.04,
+            p95_after_m: 0.05,
+            max_after_m: 0.1,
+            rms_all_m: 0.2,
+            max_all_m: 2.0,
+        };
+        assert_eq!(
+            t.misses(&stats, 121.0),
+            ["rms 0.040 > 0.035", "lap 121.0 s > 120 s"]
+        );
+        let never = TrackingStats {
+            rms_after_m: f64::NAN,
+            max_after_m: f64::NAN,
+            ..stats
+        };
+        assert_eq!(
+            t.misses(&never, 100.0).len(),
+            2,
+            "never converged misses rms and max"
+        );
+        assert_eq!(target(2.8, 12.0, true), None);
+    }
 }

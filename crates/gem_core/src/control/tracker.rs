@@ -18,9 +18,12 @@
 //!   kinematic model, and no steady offset is left in a bend. A car that under- or
 //!   oversteers needs `K·a_y` more steering (`K`: `understeer_gradient`), added as
 //!   feed-forward from the path curvature ahead.
-//! - **Delay.** The pose is predicted (bicycle arc, last steering command) over the
-//!   pose's age plus `latency_s`, compensating localization latency, actuator delay and
-//!   steering lag.
+//! - **Delay.** The pose is predicted over the pose's age plus `latency_s`, compensating
+//!   localization latency, actuator delay and steering lag: on the arc of the measured yaw
+//!   rate (what the car is doing, slip and lagging wheels included), or of the last steering
+//!   command on the kinematic bicycle when no yaw rate is measured. Predicting with the
+//!   command assumes the wheels are already where they were told to be; at speed, with
+//!   0.3 s of delay and lag, that over-anticipates and the loop oscillates.
 //!
 //! Safety: bad goals (empty, non-finite, degenerate, `start_index` ≥ N) are rejected when the
 //! tracker is built; a non-finite pose or speed is an error the caller turns into a zero
@@ -216,6 +219,12 @@ impl TrackerConfig {
                     (0.0..=2.0).contains(&pp.yaw_rate_gain_s),
                     "must be within 0..2",
                 ),
+                (
+                    "pure_pursuit_joining_heading_gain",
+                    pp.joining_heading_gain,
+                    (0.0..=3.0).contains(&pp.joining_heading_gain),
+                    "must be within 0..3",
+                ),
             ]),
             Law::Stanley(st) => checks.extend([
                 (
@@ -312,6 +321,8 @@ pub struct Tracker {
     s: f64,
     last_update: Option<Time>,
     last_steering: f64,
+    /// The yaw rate of the last observation (NaN: not measured), rad/s.
+    last_yaw_rate: f64,
     /// The filtered pose and the measurement time it belongs to.
     filtered: Option<(Time, Pose)>,
     done: bool,
@@ -338,6 +349,7 @@ impl Tracker {
             s,
             last_update: None,
             last_steering: 0.0,
+            last_yaw_rate: f64::NAN,
             filtered: None,
             done: false,
         })
@@ -394,6 +406,7 @@ impl Tracker {
             .last_update
             .map_or(f64::INFINITY, |t| now.saturating_since(t).as_secs_f64());
         self.last_update = Some(now);
+        self.last_yaw_rate = yaw_rate_rad_s;
         let pose = self.filter(obs);
         let course = Pose::new(
             pose.x,
@@ -409,7 +422,7 @@ impl Tracker {
         if self.done {
             return Ok(self.stopped(rear.cross_track_m));
         }
-        let (steering_rad, target_point) = self.steer(pose, speed_mps);
+        let (steering_rad, target_point) = self.steer(pose, speed_mps, &rear);
         let yaw = self.yaw_rate_term(steering_rad, speed_mps, yaw_rate_rad_s, rear.cross_track_m);
         let steering_rad = (steering_rad + yaw + self.understeer(speed_mps))
             .clamp(-self.cfg.max_steer_rad, self.cfg.max_steer_rad);
@@ -459,14 +472,24 @@ impl Tracker {
         near || to_end < -1.0
     }
 
-    fn steer(&self, pose: Pose, speed_mps: f64) -> (f64, Point) {
+    /// The law's steering for the (predicted, slip-corrected) `pose` whose projection on
+    /// the path is `rear`.
+    fn steer(&self, pose: Pose, speed_mps: f64, rear: &super::path::Projection) -> (f64, Point) {
         let (l, max) = (self.cfg.wheelbase_m, self.cfg.max_steer_rad);
         match &self.cfg.law {
             Law::PurePursuit(pp) => {
-                let target = self
-                    .path
-                    .point_at(self.s + pure_pursuit::lookahead_distance(speed_mps, pp));
-                (pure_pursuit::steering(pose, target, l, max), target)
+                let lookahead = pure_pursuit::lookahead_distance(speed_mps, pp);
+                let target = self.path.point_at(self.s + lookahead);
+                let joining = pure_pursuit::joining_curvature(
+                    wrap_angle(rear.heading - pose.yaw),
+                    1.0 - near_path(rear.cross_track_m),
+                    lookahead,
+                    pp,
+                );
+                (
+                    pure_pursuit::steering_joining(pose, target, joining, l, max),
+                    target,
+                )
             }
             Law::Stanley(st) => {
                 let front = pose.ahead(l);
@@ -562,14 +585,19 @@ impl Tracker {
         k * speed_mps * speed_mps * self.path.curvature_at(self.s + self.cfg.wheelbase_m)
     }
 
-    /// Where the rear axle will be after `t` seconds, driving at `speed_mps` with the last
-    /// steering command (exact arc of the kinematic bicycle).
+    /// Where the rear axle will be after `t` seconds at `speed_mps`, on the arc of the
+    /// measured yaw rate, or without one of the last steering command on the kinematic
+    /// bicycle.
     fn predict(&self, pose: Pose, speed_mps: f64, t: f64) -> Pose {
         if t <= 0.0 {
             return pose;
         }
         let dist = speed_mps * t;
-        let dyaw = dist * self.last_steering.tan() / self.cfg.wheelbase_m;
+        let dyaw = if self.last_yaw_rate.is_finite() {
+            self.last_yaw_rate * t
+        } else {
+            dist * self.last_steering.tan() / self.cfg.wheelbase_m
+        };
         let mid = pose.yaw + 0.5 * dyaw;
         Pose::new(
             pose.x + dist * mid.cos(),

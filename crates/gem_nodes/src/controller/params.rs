@@ -129,6 +129,12 @@ const PP_YAW_RATE: ParamSpec = ParamSpec::float(
     "s",
     "pure pursuit: lead on a yaw rate lagging the commanded arc (0: none)",
 );
+const PP_JOINING: ParamSpec = ParamSpec::float(
+    "pure_pursuit_joining_heading_gain",
+    PurePursuitConfig::DEFAULT.joining_heading_gain,
+    "",
+    "pure pursuit: heading term while joining the path (full from 0.5 m off, none within 0.1 m; 0: never)",
+);
 const STANLEY_GAIN: ParamSpec = ParamSpec::float(
     "stanley_gain_per_s",
     StanleyConfig::DEFAULT.gain_per_s,
@@ -179,7 +185,7 @@ const MIN_SPACING: ParamSpec = ParamSpec::float(
 );
 
 /// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 31] = [
+pub const PARAMS: [ParamSpec; 32] = [
     ALGORITHM,
     RATE,
     MODEL_NAME,
@@ -201,6 +207,7 @@ pub const PARAMS: [ParamSpec; 31] = [
     LOOKAHEAD_MIN,
     LOOKAHEAD_MAX,
     PP_YAW_RATE,
+    PP_JOINING,
     STANLEY_GAIN,
     STANLEY_SOFTENING,
     STANLEY_YAW_RATE,
@@ -253,6 +260,7 @@ impl Params {
                 lookahead_min_m: LOOKAHEAD_MIN.f64()?,
                 lookahead_max_m: LOOKAHEAD_MAX.f64()?,
                 yaw_rate_gain_s: PP_YAW_RATE.f64()?,
+                joining_heading_gain: PP_JOINING.f64()?,
             }),
             "stanley" => Law::Stanley(StanleyConfig {
                 gain_per_s: STANLEY_GAIN.f64()?,
