@@ -291,7 +291,6 @@ fn rust_client_drives_a_python_simple_action_server() {
     assert!(sent.elapsed() >= RESULT_GRACE, "ended before the grace");
 }
 
-/// The GEM track's waypoints (x, y) from the project's copy.
 /// The core closed loop with the nodes' defaults on gem_sim's default vehicle: the
 /// figure the ROS lap is compared with.
 fn core_reference(law: Law, points: &[Point]) -> f64 {
@@ -315,7 +314,7 @@ fn core_reference(law: Law, points: &[Point]) -> f64 {
         &settings,
     );
     let cte = trace.cross_track();
-    closed_loop::stats(&cte, 0.1).rms_after_m
+    closed_loop::stats(&cte, closed_loop::CONVERGED_M).rms_after_m
 }
 
 fn full_lap(controller: &str, law: Law) {
@@ -364,7 +363,7 @@ fn full_lap(controller: &str, law: Law) {
         last = Some(here);
         cte.push((driven, meter.measure(here)));
     }
-    let ros_rms = closed_loop::stats(&cte, 0.1).rms_after_m;
+    let ros_rms = closed_loop::stats(&cte, closed_loop::CONVERGED_M).rms_after_m;
     let core_rms = core_reference(law, &points);
     eprintln!("{controller}: full GEM lap through ROS in {wall_s:.1} s wall (10× sim), {driven:.0} m, RMS {ros_rms:.4} m vs core {core_rms:.4} m");
     // At 10x a loaded 2-core machine delays some control ticks in sim time: allow 20 %

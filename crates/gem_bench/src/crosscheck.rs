@@ -46,8 +46,8 @@
 //! geometry of the two front wheels, drag, roll; nor the simulator's command timeout (the
 //! controller here commands every 50 ms) or localization noise.
 
-use crate::track::{self, Actuators, Controller, CONVERGED_M, STEADY_FROM_M};
-use gem_core::control::closed_loop::{self, CrossTrackMeter, Steerer, TrackingStats};
+use crate::track::{self, Actuators, Controller, STEADY_FROM_M};
+use gem_core::control::closed_loop::{self, CrossTrackMeter, Steerer, TrackingStats, CONVERGED_M};
 use gem_core::control::path::Path;
 use gem_core::control::tracker::Tracker;
 use gem_core::geometry::{wrap_angle, Point, Pose};

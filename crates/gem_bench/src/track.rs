@@ -11,7 +11,7 @@
 //! One SVG per run.
 
 use crate::baseline::{Baseline, BaselineController};
-use gem_core::control::closed_loop::{self, LoopSettings, Steerer, TrackingStats};
+use gem_core::control::closed_loop::{self, LoopSettings, Steerer, TrackingStats, CONVERGED_M};
 use gem_core::control::path::Path;
 use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
@@ -29,9 +29,6 @@ use std::time::Duration;
 const PHYSICS_DT: Duration = Duration::from_millis(5);
 /// Controller period (20 Hz, as the nodes).
 const CONTROL_EVERY: usize = 10;
-/// Cross-track error below which a run counts as converged, m. Below the smallest "max"
-/// target, so a car that approaches the path smoothly is not charged its own threshold.
-pub const CONVERGED_M: f64 = 0.05;
 /// Where the GEM track file lives in the repository (the `--track` default).
 pub const TRACK_FILE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -24,7 +24,7 @@
 
 use crate::plot;
 use anyhow::{anyhow, bail, ensure, Context};
-use gem_core::control::closed_loop::{stats, CrossTrackMeter};
+use gem_core::control::closed_loop::{stats, CrossTrackMeter, CONVERGED_M};
 use gem_core::control::path::Path as TrackPath;
 use gem_core::control::stop::{StopFigures, StopSample};
 use gem_core::faults::{FaultKind, ParamValue};
@@ -715,7 +715,7 @@ impl Report {
             }
             cross_track.push((driven_m, meter.measure(Point::new(p.1, p.2))));
         }
-        let st = stats(&cross_track, 0.1);
+        let st = stats(&cross_track, CONVERGED_M);
         let mut summary = format!(
             "## GEM e2 demo lap\n\n\
              | lap time (sim) | lap time (wall) | distance | converged after | RMS cross-track after convergence | max after | RMS whole lap |\n\

@@ -201,6 +201,12 @@ pub fn run(
     trace
 }
 
+/// Cross-track error from which a run counts as converged, m: the first sample within it
+/// starts the "after convergence" figures. Below the smallest largest-error target (0.06 m
+/// at 2.8 m/s), so a car that approaches the path smoothly is not charged the threshold
+/// itself.
+pub const CONVERGED_M: f64 = 0.05;
+
 /// Tracking figures of a run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TrackingStats {

@@ -64,6 +64,8 @@ pub struct Path {
     s: Vec<f64>,
     /// Signed curvature at each vertex (1/m, positive turning left).
     curvature: Vec<f64>,
+    /// |dκ/ds| from each vertex to the vertex ~[`CURVATURE_BASE_M`] ahead (1/m²).
+    curvature_rate: Vec<f64>,
     /// Number of waypoints in the goal.
     original_len: usize,
 }
@@ -125,10 +127,14 @@ impl Path {
             original,
             s,
             curvature: Vec::new(),
+            curvature_rate: Vec::new(),
             original_len: waypoints.len(),
         };
         path.curvature = (0..path.points.len())
             .map(|i| path.vertex_curvature(i))
+            .collect();
+        path.curvature_rate = (0..path.points.len())
+            .map(|i| path.vertex_curvature_rate(i))
             .collect();
         Ok(path)
     }
@@ -233,11 +239,37 @@ impl Path {
 
     /// Largest |curvature| (1/m) of the vertices within `[from, to]` of arc length.
     pub fn max_abs_curvature(&self, from: f64, to: f64) -> f64 {
-        let first = self.s.partition_point(|&si| si < from);
-        let last = self.s.partition_point(|&si| si <= to);
-        self.curvature[first.min(last)..last]
+        let (first, last) = self.vertices_within(from, to);
+        self.curvature[first..last]
             .iter()
             .fold(0.0, |m, k| m.max(k.abs()))
+    }
+
+    /// Largest |dκ/ds| (1/m²) of the vertices within `[from, to]` of arc length: how fast
+    /// the steering must move per metre driven there (× wheelbase, at most).
+    pub fn max_abs_curvature_rate(&self, from: f64, to: f64) -> f64 {
+        let (first, last) = self.vertices_within(from, to);
+        self.curvature_rate[first..last]
+            .iter()
+            .fold(0.0, |m, &r| m.max(r))
+    }
+
+    /// The range of vertex indices with arc length in `[from, to]`.
+    fn vertices_within(&self, from: f64, to: f64) -> (usize, usize) {
+        let first = self.s.partition_point(|&si| si < from);
+        let last = self.s.partition_point(|&si| si <= to);
+        (first.min(last), last)
+    }
+
+    /// |dκ/ds| from vertex `i` to the first vertex at least [`CURVATURE_BASE_M`] ahead
+    /// (the base the curvature itself is averaged over, so logging jitter does not turn
+    /// into steep curvature changes); zero at the end.
+    fn vertex_curvature_rate(&self, i: usize) -> f64 {
+        (i + 1..self.points.len())
+            .find(|&k| self.s[k] - self.s[i] >= CURVATURE_BASE_M)
+            .map_or(0.0, |k| {
+                (self.curvature[k] - self.curvature[i]).abs() / (self.s[k] - self.s[i])
+            })
     }
 
     /// Signed curvature at vertex `i` from the points ~[`CURVATURE_BASE_M`] behind and
@@ -440,6 +472,33 @@ mod tests {
         let k = p.max_abs_curvature(10.0, 20.0);
         assert!((k - 1.0 / 27.0).abs() < 1e-3, "{k}");
         assert!(p.curvature[100] > 0.0, "left turn is positive");
+    }
+
+    /// A clothoid from straight: curvature `rate·s`, 0.2 m spacing.
+    fn clothoid(rate: f64, length: f64) -> Vec<Point> {
+        let (mut x, mut y, mut yaw) = (0.0, 0.0, 0.0);
+        let ds = 0.01;
+        let mut w = vec![Point::new(0.0, 0.0)];
+        for i in 1..=(length / ds) as usize {
+            yaw += rate * i as f64 * ds * ds;
+            x += ds * yaw.cos();
+            y += ds * yaw.sin();
+            if i % 20 == 0 {
+                w.push(Point::new(x, y));
+            }
+        }
+        w
+    }
+
+    #[test]
+    fn curvature_rate_of_a_clothoid_circle_and_line() {
+        let p = Path::new(&clothoid(0.004, 40.0), 0.05).unwrap();
+        let r = p.max_abs_curvature_rate(5.0, 30.0);
+        assert!((r - 0.004).abs() < 2e-4, "{r}");
+        let c = Path::new(&circle(27.0, 800), 0.05).unwrap();
+        assert!(c.max_abs_curvature_rate(10.0, 20.0) < 1e-4);
+        let l = Path::new(&line(30, 1.0), 0.05).unwrap();
+        assert_eq!(l.max_abs_curvature_rate(0.0, 30.0), 0.0);
     }
 
     #[test]

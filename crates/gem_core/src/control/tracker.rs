@@ -187,6 +187,12 @@ impl TrackerConfig {
                 "must be > 0",
             ),
             (
+                "profile_steering_rate_rad_s",
+                self.speed.steering_rate_rad_s,
+                self.speed.steering_rate_rad_s > 0.0,
+                "must be > 0",
+            ),
+            (
                 "creep_speed_mps",
                 self.speed.creep_mps,
                 self.speed.creep_mps > 0.0,
@@ -429,7 +435,7 @@ impl Tracker {
         self.last_steering = steering_rad;
         Ok(Command {
             steering_rad,
-            speed_mps: target_speed(&self.path, self.s, &self.cfg.speed)
+            speed_mps: target_speed(&self.path, self.s, &self.cfg.speed, self.cfg.wheelbase_m)
                 .min(approach_speed(rear.cross_track_m, &self.cfg.speed)),
             target_index: self.path.target_index(self.s),
             progress: self.path.passed_count(self.s) as f64 / self.path.original_len() as f64,

@@ -81,6 +81,12 @@ const LATERAL_ACCEL: ParamSpec = ParamSpec::float(
     "m/s²",
     "bends are taken at most this lateral acceleration",
 );
+const PROFILE_STEERING_RATE: ParamSpec = ParamSpec::float(
+    "profile_steering_rate_rad_s",
+    SPEED.steering_rate_rad_s,
+    "rad/s",
+    "the speed ahead of a bend's entry or exit is at most what turns the wheels this fast to follow the change of curvature (the rest of the actuator's rate is the feedback's)",
+);
 const BRAKE: ParamSpec = ParamSpec::float(
     "brake_decel_mps2",
     SPEED.brake_decel_mps2,
@@ -185,7 +191,7 @@ const MIN_SPACING: ParamSpec = ParamSpec::float(
 );
 
 /// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 32] = [
+pub const PARAMS: [ParamSpec; 33] = [
     ALGORITHM,
     RATE,
     MODEL_NAME,
@@ -199,6 +205,7 @@ pub const PARAMS: [ParamSpec; 32] = [
     COMFORT_JERK,
     NOMINAL_SPEED,
     LATERAL_ACCEL,
+    PROFILE_STEERING_RATE,
     BRAKE,
     CREEP,
     APPROACH,
@@ -278,6 +285,7 @@ impl Params {
             speed: SpeedConfig {
                 nominal_mps: NOMINAL_SPEED.f64()?,
                 max_lateral_accel_mps2: LATERAL_ACCEL.f64()?,
+                steering_rate_rad_s: PROFILE_STEERING_RATE.f64()?,
                 brake_decel_mps2: BRAKE.f64()?,
                 creep_mps: CREEP.f64()?,
                 approach_mps: APPROACH.f64()?,

@@ -25,18 +25,30 @@ fn t(s: f64) -> Time {
 /// Drives `tracker` on the ideal model from `start` for at most `seconds`; returns the
 /// final state, the last command and the largest |cross-track| after `settle_m` driven.
 fn drive(tracker: &mut Tracker, start: Pose, seconds: f64, settle_m: f64) -> (Pose, Command, f64) {
+    let (pose, cmd, trace) = drive_trace(tracker, start, seconds);
+    let worst = trace
+        .iter()
+        .filter(|(d, _)| *d > settle_m)
+        .fold(0.0, |w: f64, (_, e)| w.max(e.abs()));
+    (pose, cmd, worst)
+}
+
+/// [`drive`], with every command's (distance driven, cross-track error).
+fn drive_trace(
+    tracker: &mut Tracker,
+    start: Pose,
+    seconds: f64,
+) -> (Pose, Command, Vec<(f64, f64)>) {
     let mut model = VehicleModel::new(VehicleParams::default(), start, t(0.0));
     let mut driven = 0.0;
-    let mut worst: f64 = 0.0;
+    let mut trace = Vec::new();
     let mut cmd = None;
     for i in 0..(seconds * 20.0) as usize {
         let s = model.state();
         let c = tracker
             .update(s.pose, s.speed_mps, t(i as f64 * 0.05))
             .unwrap();
-        if driven > settle_m {
-            worst = worst.max(c.cross_track_m.abs());
-        }
+        trace.push((driven, c.cross_track_m));
         model.command(DriveCommand {
             steering_rad: c.steering_rad,
             speed_mps: c.speed_mps,
@@ -51,7 +63,7 @@ fn drive(tracker: &mut Tracker, start: Pose, seconds: f64, settle_m: f64) -> (Po
             break;
         }
     }
-    (model.state().pose, cmd.unwrap(), worst)
+    (model.state().pose, cmd.unwrap(), trace)
 }
 
 #[test]
@@ -189,6 +201,35 @@ fn straight_line_from_2m_off_converges_and_stops_at_the_goal() {
 }
 
 #[test]
+fn pure_pursuit_joins_from_2m_off_without_swinging_across() {
+    // The plain law swings ~4 % of the offset across the path on an ideal car, more with
+    // the prediction and the approach speed's ramp; the joining heading term turns the car
+    // parallel before it arrives.
+    let swing = |joining_heading_gain: f64| {
+        let cfg = TrackerConfig {
+            law: Law::PurePursuit(PurePursuitConfig {
+                joining_heading_gain,
+                ..PurePursuitConfig::DEFAULT
+            }),
+            ..Default::default()
+        };
+        let mut tr = Tracker::new(&line(61, 1.0), 0, cfg).unwrap();
+        let (_, _, trace) = drive_trace(&mut tr, Pose::new(0.0, 2.0, 0.0), 30.0);
+        // Left of the path at the start: the swing is the error right of it.
+        trace.iter().fold(0.0, |w: f64, (_, e)| w.max(-e))
+    };
+    let (plain, joining) = (
+        swing(0.0),
+        swing(PurePursuitConfig::DEFAULT.joining_heading_gain),
+    );
+    assert!(plain > 0.08, "plain pure pursuit swings across: {plain}");
+    assert!(
+        joining < 0.5 * plain && joining < 0.06,
+        "{joining} m across the path (plain: {plain})"
+    );
+}
+
+#[test]
 fn done_stays_done() {
     let mut tr = Tracker::new(&line(5, 1.0), 0, TrackerConfig::default()).unwrap();
     let c = tr.update(Pose::new(4.0, 0.0, 0.0), 0.5, t(0.0)).unwrap();
@@ -308,6 +349,47 @@ fn observed_lateral_speed_turns_the_course() {
     let straight = a.observe(obs(0.0), t(0.0)).unwrap().steering_rad;
     let sliding = b.observe(obs(-0.3), t(0.0)).unwrap().steering_rad;
     assert!(sliding > straight + 0.05, "{sliding} vs {straight}");
+}
+
+#[test]
+fn the_pose_is_predicted_on_the_measured_yaw_rate() {
+    // On a straight path, heading along it, wheels last commanded straight: a car measured
+    // turning left is predicted to be heading left of the path 0.15 s on, and steered back
+    // right; without a measured yaw rate the prediction follows the (straight) command.
+    // Pure pursuit without its yaw-rate lead, so only the prediction differs.
+    let cfg = TrackerConfig {
+        law: Law::PurePursuit(PurePursuitConfig {
+            yaw_rate_gain_s: 0.0,
+            ..PurePursuitConfig::DEFAULT
+        }),
+        ..Default::default()
+    };
+    let steer = |yaw_rate_rad_s: f64, latency_s: f64| {
+        let cfg = TrackerConfig {
+            latency_s,
+            ..cfg.clone()
+        };
+        let mut tracker = Tracker::new(&line(50, 1.0), 0, cfg).unwrap();
+        let obs = Observation {
+            pose: Pose::new(5.0, 0.0, 0.0),
+            speed_mps: 5.0,
+            lateral_speed_mps: 0.0,
+            yaw_rate_rad_s,
+            measured_at: t(0.0),
+        };
+        tracker.observe(obs, t(0.0)).unwrap().steering_rad
+    };
+    assert_eq!(
+        steer(f64::NAN, 0.15),
+        0.0,
+        "no yaw rate: the straight command's arc"
+    );
+    assert_eq!(steer(0.4, 0.0), 0.0, "no horizon: nothing to predict");
+    let turning = steer(0.4, 0.15);
+    assert!(
+        turning < -0.01,
+        "steers right against the predicted turn: {turning}"
+    );
 }
 
 #[test]
