@@ -441,17 +441,23 @@ fn pose_noise_neither_aborts_nor_chatters() {
     let track = gem_track();
     // The first half of the GEM track: straights and bends.
     let part: Vec<Pose2D> = track[..track.len() / 2].to_vec();
-    for controller in ["pure_pursuit", "stanley"] {
+    // Each binary with its own law, and the LQR through `~algorithm`.
+    for (binary, algorithm) in [
+        ("pure_pursuit", "pure_pursuit"),
+        ("stanley", "stanley"),
+        ("pure_pursuit", "lqr"),
+    ] {
+        let controller = algorithm;
         let stack = Stack::start_with_sim(
             &ros,
-            controller,
+            binary,
             Some(10.0),
             &[
                 ("localization_position_sigma_m", "0.03"),
                 ("localization_yaw_sigma_rad", "0.005"),
                 ("localization_rate_hz", "20"),
             ],
-            &[],
+            &[("algorithm", algorithm)],
         );
         let cmds = Collector::<AckermannDrive>::new(&stack.topic("gem/ackermann_cmd"));
         let client = stack.client();

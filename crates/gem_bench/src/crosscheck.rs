@@ -679,7 +679,7 @@ pub fn run_all(track_file: &std::path::Path) -> anyhow::Result<Vec<CrossCheckRun
     );
     let mut out = Vec::new();
     for (speed, lateral, stiffness) in MATRIX {
-        for controller in [Controller::PurePursuit, Controller::Stanley] {
+        for controller in Controller::OURS {
             let r = run_case(sc, controller, speed, lateral, stiffness)?;
             print_row(&r);
             out.push(r);
@@ -924,7 +924,7 @@ mod tests {
         let scenarios = track::scenarios(std::path::Path::new(track::TRACK_FILE)).unwrap();
         let mut missed = Vec::new();
         for (speed, lateral, stiffness) in MATRIX {
-            for controller in [Controller::PurePursuit, Controller::Stanley] {
+            for controller in Controller::OURS {
                 let r = run_case(&scenarios[0], controller, speed, lateral, stiffness).unwrap();
                 assert!(r.completion().starts_with("yes"), "{}", r.completion());
                 let Some(t) = track::target(speed, stiffness, false) else {

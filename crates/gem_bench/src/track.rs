@@ -12,6 +12,7 @@
 
 use crate::baseline::{Baseline, BaselineController};
 use gem_core::control::closed_loop::{self, LoopSettings, Steerer, TrackingStats, CONVERGED_M};
+use gem_core::control::lqr::LqrConfig;
 use gem_core::control::path::Path;
 use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
@@ -81,13 +82,22 @@ impl Actuators {
 pub enum Controller {
     PurePursuit,
     Stanley,
+    Lqr,
     Original(Baseline),
 }
 
 impl Controller {
-    pub const ALL: [Controller; 4] = [
+    /// The suite's own controllers.
+    pub const OURS: [Controller; 3] = [
         Controller::PurePursuit,
         Controller::Stanley,
+        Controller::Lqr,
+    ];
+
+    pub const ALL: [Controller; 5] = [
+        Controller::PurePursuit,
+        Controller::Stanley,
+        Controller::Lqr,
         Controller::Original(Baseline::HeadingPursuit),
         Controller::Original(Baseline::OriginalStanley),
     ];
@@ -97,6 +107,7 @@ impl Controller {
         match self {
             Controller::PurePursuit => "pure_pursuit",
             Controller::Stanley => "stanley",
+            Controller::Lqr => "lqr",
             Controller::Original(Baseline::HeadingPursuit) => "orig_pursuit",
             Controller::Original(Baseline::OriginalStanley) => "orig_stanley",
         }
@@ -113,6 +124,7 @@ pub fn tracker_config(
 ) -> TrackerConfig {
     let law = match controller {
         Controller::Stanley => Law::Stanley(StanleyConfig::default()),
+        Controller::Lqr => Law::Lqr(LqrConfig::default()),
         _ => Law::PurePursuit(PurePursuitConfig::default()),
     };
     let latency_s = match actuators {
@@ -546,7 +558,7 @@ pub fn run_all(
 pub fn dynamic_cases() -> Vec<(Case, Option<Target>)> {
     let mut out = Vec::new();
     for (speed, lateral, stiffness, noise) in DYNAMIC_MATRIX {
-        for controller in [Controller::PurePursuit, Controller::Stanley] {
+        for controller in Controller::OURS {
             let case = Case {
                 controller,
                 speed_mps: speed,

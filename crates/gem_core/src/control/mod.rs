@@ -1,7 +1,8 @@
-//! Path tracking: the path and progress along it, two control laws, the speed profile,
+//! Path tracking: the path and progress along it, three control laws, the speed profile,
 //! and the tracker that puts them together for a goal.
 
 pub mod closed_loop;
+pub mod lqr;
 pub mod path;
 pub mod pure_pursuit;
 pub mod speed;

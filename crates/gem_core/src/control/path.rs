@@ -130,8 +130,19 @@ impl Path {
             curvature_rate: Vec::new(),
             original_len: waypoints.len(),
         };
-        path.curvature = (0..path.points.len())
+        // Within a curvature base of either end the nearest estimate holds: a path that
+        // starts in a bend starts curved (zero on a path too short for any estimate).
+        let estimates: Vec<Option<f64>> = (0..path.points.len())
             .map(|i| path.vertex_curvature(i))
+            .collect();
+        let first = estimates.iter().flatten().next().copied().unwrap_or(0.0);
+        let mut held = first;
+        path.curvature = estimates
+            .iter()
+            .map(|e| {
+                held = e.unwrap_or(held);
+                held
+            })
             .collect();
         path.curvature_rate = (0..path.points.len())
             .map(|i| path.vertex_curvature_rate(i))
@@ -273,18 +284,16 @@ impl Path {
     }
 
     /// Signed curvature at vertex `i` from the points ~[`CURVATURE_BASE_M`] behind and
-    /// ahead (Menger curvature of the three points); zero at the ends.
-    fn vertex_curvature(&self, i: usize) -> f64 {
+    /// ahead (Menger curvature of the three points); `None` within that of either end.
+    fn vertex_curvature(&self, i: usize) -> Option<f64> {
         let behind = (0..i)
             .rev()
             .find(|&j| self.s[i] - self.s[j] >= CURVATURE_BASE_M);
         let ahead = (i + 1..self.points.len()).find(|&k| self.s[k] - self.s[i] >= CURVATURE_BASE_M);
-        let (Some(j), Some(k)) = (behind, ahead) else {
-            return 0.0;
-        };
+        let (j, k) = (behind?, ahead?);
         let (a, b, c) = (self.points[j], self.points[i], self.points[k]);
         let cross = (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
-        2.0 * cross / (a.distance(b) * b.distance(c) * a.distance(c))
+        Some(2.0 * cross / (a.distance(b) * b.distance(c) * a.distance(c)))
     }
 
     /// Closest point to `p` with arc length in `[from, to]` (the window may reach past
@@ -329,6 +338,20 @@ impl Path {
     /// Heading error of a vehicle heading `yaw` against the path at `s`, wrapped, rad.
     pub fn heading_error(&self, s: f64, yaw: f64) -> f64 {
         wrap_angle(self.heading_at(s) - yaw)
+    }
+
+    /// Heading of the chord from [`CURVATURE_BASE_M`] behind `s` to as far ahead of it,
+    /// minus `yaw`, wrapped, rad: the path's heading at `s` without the jitter of one
+    /// logged segment's direction (exact on a circle).
+    pub fn chord_heading_error(&self, s: f64, yaw: f64) -> f64 {
+        let (a, b) = (
+            self.point_at(s - CURVATURE_BASE_M),
+            self.point_at(s + CURVATURE_BASE_M),
+        );
+        if a.distance(b) < 1e-9 {
+            return self.heading_error(s, yaw);
+        }
+        wrap_angle((b.y - a.y).atan2(b.x - a.x) - yaw)
     }
 }
 
@@ -488,6 +511,19 @@ mod tests {
             }
         }
         w
+    }
+
+    #[test]
+    fn a_path_starting_in_a_bend_is_curved_from_its_first_vertex() {
+        let p = Path::new(&circle(3.0, 300), 0.05).unwrap();
+        for s in [0.0, 0.3, p.length() - 0.3, p.length()] {
+            let k = p.curvature_at(s);
+            assert!((k - 1.0 / 3.0).abs() < 0.01, "κ({s}) = {k}");
+        }
+        assert_eq!(
+            Path::new(&line(2, 0.5), 0.05).unwrap().curvature_at(0.2),
+            0.0
+        );
     }
 
     #[test]

@@ -29,6 +29,7 @@
 //! tracker is built; a non-finite pose or speed is an error the caller turns into a zero
 //! command and an aborted goal. Once done, every update returns a zero command.
 
+use super::lqr::{LqrConfig, LqrGains, LqrInput};
 use super::path::{Path, PathError};
 use super::pure_pursuit::{self, PurePursuitConfig};
 use super::speed::{target_speed, SpeedConfig};
@@ -47,6 +48,8 @@ pub enum Law {
     PurePursuit(PurePursuitConfig),
     /// Stanley on the front axle.
     Stanley(StanleyConfig),
+    /// LQR on the rear axle's path errors and yaw rate.
+    Lqr(LqrConfig),
 }
 
 /// Settings of a tracker. `Default`: pure pursuit, GEM e2 geometry, the specified speed.
@@ -252,6 +255,50 @@ impl TrackerConfig {
                     "must be within 0..2",
                 ),
             ]),
+            Law::Lqr(lqr) => checks.extend([
+                (
+                    "lqr_lateral_m",
+                    lqr.lateral_m,
+                    lqr.lateral_m > 0.0,
+                    "must be > 0",
+                ),
+                (
+                    "lqr_heading_rad",
+                    lqr.heading_rad,
+                    lqr.heading_rad > 0.0,
+                    "must be > 0",
+                ),
+                (
+                    "lqr_yaw_rate_rad_s",
+                    lqr.yaw_rate_rad_s,
+                    lqr.yaw_rate_rad_s > 0.0,
+                    "must be > 0",
+                ),
+                (
+                    "lqr_steering_rad",
+                    lqr.steering_rad,
+                    lqr.steering_rad > 0.0,
+                    "must be > 0",
+                ),
+                (
+                    "lqr_steering_lag_s",
+                    lqr.steering_lag_s,
+                    (0.01..=2.0).contains(&lqr.steering_lag_s),
+                    "must be within 0.01..2",
+                ),
+                (
+                    "lqr_preview_s",
+                    lqr.preview_s,
+                    (0.0..=2.0).contains(&lqr.preview_s),
+                    "must be within 0..2",
+                ),
+                (
+                    "rate",
+                    1.0 / lqr.period_s,
+                    (1.0..=1000.0).contains(&(1.0 / lqr.period_s)),
+                    "must be within 1..1000 Hz",
+                ),
+            ]),
         }
         crate::config::first_invalid(checks)
     }
@@ -331,6 +378,8 @@ pub struct Tracker {
     last_yaw_rate: f64,
     /// The filtered pose and the measurement time it belongs to.
     filtered: Option<(Time, Pose)>,
+    /// The LQR's gains, designed when the goal starts (LQR only).
+    lqr: Option<LqrGains>,
     done: bool,
 }
 
@@ -349,7 +398,12 @@ impl Tracker {
         }
         let path = Path::new(waypoints, cfg.min_spacing_m)?;
         let s = path.s_of_original(start_index).unwrap_or(0.0);
+        let lqr = match &cfg.law {
+            Law::Lqr(lqr) => Some(LqrGains::new(lqr, cfg.wheelbase_m)),
+            _ => None,
+        };
         Ok(Tracker {
+            lqr,
             path,
             cfg,
             s,
@@ -511,6 +565,24 @@ impl Tracker {
                 };
                 (stanley::steering(input, st, max), proj.point)
             }
+            Law::Lqr(lqr) => {
+                let gains = self.lqr.as_ref().expect("designed with the tracker");
+                let ahead = self.s + speed_mps.abs() * lqr.preview_s;
+                let path_rate = speed_mps * self.path.curvature_at(self.s);
+                let yaw_rate = if self.last_yaw_rate.is_finite() {
+                    self.last_yaw_rate
+                } else {
+                    speed_mps * self.last_steering.tan() / l
+                };
+                let input = LqrInput {
+                    cross_track_m: rear.cross_track_m,
+                    heading_error_rad: -self.path.chord_heading_error(self.s, pose.yaw),
+                    yaw_rate_error_rad_s: yaw_rate - path_rate,
+                    feed_forward_rad: (l * self.path.curvature_at(ahead)).atan(),
+                    speed_mps,
+                };
+                (gains.steering(input, max), self.path.point_at(ahead))
+            }
         }
     }
 
@@ -567,6 +639,8 @@ impl Tracker {
             return 0.0;
         }
         match &self.cfg.law {
+            // The yaw rate is one of the regulator's states.
+            Law::Lqr(_) => 0.0,
             Law::PurePursuit(pp) => {
                 pp.yaw_rate_gain_s * (speed_mps * steering.tan() / self.cfg.wheelbase_m - yaw_rate)
             }

@@ -1,6 +1,7 @@
 //! The controllers' private parameters: one table, read once at start-up.
 
 use crate::vehicle_params::{MAX_STEER, WHEELBASE};
+use gem_core::control::lqr::LqrConfig;
 use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
@@ -15,7 +16,7 @@ use std::time::Duration;
 const ALGORITHM: ParamSpec = ParamSpec::str(
     "algorithm",
     "",
-    "`pure_pursuit` or `stanley`; empty: the binary's own (`pure_pursuit` / `stanley`)",
+    "`pure_pursuit`, `stanley` or `lqr`; empty: the binary's own (`pure_pursuit` / `stanley`)",
 );
 const RATE: ParamSpec = ParamSpec::float("rate", 20.0, "Hz", "control loop rate, on ROS time");
 const MODEL_NAME: ParamSpec = ParamSpec::str(
@@ -159,6 +160,42 @@ const STANLEY_YAW_RATE: ParamSpec = ParamSpec::float(
     "s",
     "Stanley: damping of the yaw rate towards the path's (0: none)",
 );
+const LQR_LATERAL: ParamSpec = ParamSpec::float(
+    "lqr_lateral_m",
+    LqrConfig::DEFAULT.lateral_m,
+    "m",
+    "LQR: acceptable cross-track error (its weight is 1/value²)",
+);
+const LQR_HEADING: ParamSpec = ParamSpec::float(
+    "lqr_heading_rad",
+    LqrConfig::DEFAULT.heading_rad,
+    "rad",
+    "LQR: acceptable course error",
+);
+const LQR_YAW_RATE: ParamSpec = ParamSpec::float(
+    "lqr_yaw_rate_rad_s",
+    LqrConfig::DEFAULT.yaw_rate_rad_s,
+    "rad/s",
+    "LQR: acceptable yaw rate beyond the path's",
+);
+const LQR_STEERING: ParamSpec = ParamSpec::float(
+    "lqr_steering_rad",
+    LqrConfig::DEFAULT.steering_rad,
+    "rad",
+    "LQR: acceptable steering beyond the curvature feed-forward (larger: gentler)",
+);
+const LQR_LAG: ParamSpec = ParamSpec::float(
+    "lqr_steering_lag_s",
+    LqrConfig::DEFAULT.steering_lag_s,
+    "s",
+    "LQR: the steering actuator's time constant in its model",
+);
+const LQR_PREVIEW: ParamSpec = ParamSpec::float(
+    "lqr_preview_s",
+    LqrConfig::DEFAULT.preview_s,
+    "s",
+    "LQR: the curvature feed-forward reads the path this long ahead at the current speed",
+);
 const UNDERSTEER: ParamSpec = ParamSpec::float(
     "understeer_gradient",
     TRACKER.understeer_gradient,
@@ -191,7 +228,7 @@ const MIN_SPACING: ParamSpec = ParamSpec::float(
 );
 
 /// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 33] = [
+pub const PARAMS: [ParamSpec; 39] = [
     ALGORITHM,
     RATE,
     MODEL_NAME,
@@ -218,6 +255,12 @@ pub const PARAMS: [ParamSpec; 33] = [
     STANLEY_GAIN,
     STANLEY_SOFTENING,
     STANLEY_YAW_RATE,
+    LQR_LATERAL,
+    LQR_HEADING,
+    LQR_YAW_RATE,
+    LQR_STEERING,
+    LQR_LAG,
+    LQR_PREVIEW,
     LATENCY,
     UNDERSTEER,
     POSE_FILTER,
@@ -274,10 +317,19 @@ impl Params {
                 softening_mps: STANLEY_SOFTENING.f64()?,
                 yaw_rate_gain_s: STANLEY_YAW_RATE.f64()?,
             }),
+            "lqr" => Law::Lqr(LqrConfig {
+                lateral_m: LQR_LATERAL.f64()?,
+                heading_rad: LQR_HEADING.f64()?,
+                yaw_rate_rad_s: LQR_YAW_RATE.f64()?,
+                steering_rad: LQR_STEERING.f64()?,
+                steering_lag_s: LQR_LAG.f64()?,
+                preview_s: LQR_PREVIEW.f64()?,
+                period_s: 1.0 / rate_hz,
+            }),
             other => {
-                return Err(
-                    ALGORITHM.invalid(format!("\"{other}\" is neither pure_pursuit nor stanley"))
-                )
+                return Err(ALGORITHM.invalid(format!(
+                    "\"{other}\" is none of pure_pursuit, stanley and lqr"
+                )))
             }
         };
         let tracker = TrackerConfig {

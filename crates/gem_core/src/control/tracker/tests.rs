@@ -18,6 +18,18 @@ fn stanley() -> TrackerConfig {
     }
 }
 
+fn lqr() -> TrackerConfig {
+    TrackerConfig {
+        law: Law::Lqr(LqrConfig::default()),
+        ..Default::default()
+    }
+}
+
+/// Every law with the nodes' defaults.
+fn every_law() -> [TrackerConfig; 3] {
+    [TrackerConfig::default(), stanley(), lqr()]
+}
+
 fn t(s: f64) -> Time {
     Time::from_secs_f64(100.0 + s)
 }
@@ -116,8 +128,8 @@ fn nan_pose_is_an_error_not_a_command() {
 }
 
 #[test]
-fn zero_speed_gives_a_finite_command_for_both_laws() {
-    for cfg in [TrackerConfig::default(), stanley()] {
+fn zero_speed_gives_a_finite_command_for_every_law() {
+    for cfg in every_law() {
         let mut tr = Tracker::new(&line(10, 1.0), 0, cfg).unwrap();
         let c = tr.update(Pose::new(0.0, 1.0, 0.0), 0.0, t(0.0)).unwrap();
         assert!(c.steering_rad.is_finite() && c.steering_rad < 0.0, "{c:?}");
@@ -127,7 +139,7 @@ fn zero_speed_gives_a_finite_command_for_both_laws() {
 
 #[test]
 fn facing_backwards_saturates_steering_without_blowing_up() {
-    for cfg in [TrackerConfig::default(), stanley()] {
+    for cfg in every_law() {
         let mut tr = Tracker::new(&line(20, 1.0), 0, cfg).unwrap();
         let c = tr.update(Pose::new(2.0, 0.0, PI), 1.0, t(0.0)).unwrap();
         assert_eq!(c.steering_rad.abs(), 0.61, "{c:?}");
@@ -186,7 +198,7 @@ fn closed_loop_does_not_complete_at_its_start() {
 
 #[test]
 fn straight_line_from_2m_off_converges_and_stops_at_the_goal() {
-    for cfg in [TrackerConfig::default(), stanley()] {
+    for cfg in every_law() {
         let name = format!("{:?}", cfg.law);
         let mut tr = Tracker::new(&line(61, 1.0), 0, cfg).unwrap();
         let (pose, last, worst) = drive(&mut tr, Pose::new(0.0, 2.0, 0.0), 60.0, 25.0);
@@ -247,8 +259,21 @@ fn progress_is_a_fraction_of_waypoints_passed() {
 
 #[test]
 fn default_configs_are_valid() {
-    assert_eq!(TrackerConfig::default().validate(), Ok(()));
-    assert_eq!(stanley().validate(), Ok(()));
+    for cfg in every_law() {
+        assert_eq!(cfg.validate(), Ok(()), "{:?}", cfg.law);
+    }
+}
+
+#[test]
+fn an_lqr_without_steering_lag_is_rejected_by_name() {
+    let cfg = TrackerConfig {
+        law: Law::Lqr(LqrConfig {
+            steering_lag_s: 0.0,
+            ..LqrConfig::DEFAULT
+        }),
+        ..Default::default()
+    };
+    assert_eq!(cfg.validate().unwrap_err().field, "lqr_steering_lag_s");
 }
 
 #[test]
@@ -272,7 +297,7 @@ fn nan_speed_is_rejected_by_name() {
 }
 
 /// A constant bend at 8 m/s on the dynamic model with soft tyres: the rear axle drifts out
-/// of the bend, and the course (heading plus slip angle) keeps both laws on the path.
+/// of the bend, and the course (heading plus slip angle) keeps every law on the path.
 #[test]
 fn slip_compensation_removes_the_steady_offset_in_a_bend() {
     use crate::control::closed_loop::{self, LoopSettings};
@@ -294,6 +319,7 @@ fn slip_compensation_removes_the_steady_offset_in_a_bend() {
     for law in [
         Law::PurePursuit(PurePursuitConfig::DEFAULT),
         Law::Stanley(StanleyConfig::DEFAULT),
+        Law::Lqr(LqrConfig::DEFAULT),
     ] {
         let cfg = TrackerConfig {
             law: law.clone(),
