@@ -689,25 +689,12 @@ pub fn run_all(track_file: &std::path::Path) -> anyhow::Result<Vec<CrossCheckRun
 }
 
 fn print_row(r: &CrossCheckRun) {
-    let f = |v: f64| {
-        if v.is_nan() {
-            "-".to_string()
-        } else {
-            format!("{v:.3}")
-        }
-    };
     println!(
-        "{:<13} {:>4.1} {:>3} | {:>6} {:>7} {:>7} {:>7} {:>7} | {:>6.1} {:>14} | {}",
+        "{:<13} {:>4.1} {:>3} | {} | {:>6.1} {:>14} | {}",
         r.controller,
         r.speed_mps,
         r.stiffness,
-        r.stats
-            .converge_m
-            .map_or("never".into(), |d| format!("{d:.1}")),
-        f(r.stats.rms_after_m),
-        f(r.stats.p95_after_m),
-        f(r.stats.max_after_m),
-        f(r.max_steady_m),
+        track::convergence_columns(&r.stats, r.max_steady_m),
         r.time_s,
         r.completion(),
         track::target_column(

@@ -612,14 +612,30 @@ fn print_header() {
     );
 }
 
+/// A figure in metres to the millimetre, "-" where there is none (NaN).
+pub fn metres(v: f64) -> String {
+    if v.is_nan() {
+        "-".to_string()
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The columns "conv m", "rms ≥c", "p95 ≥c", "max ≥c" and "max≥40m" of a run.
+pub fn convergence_columns(stats: &TrackingStats, max_steady_m: f64) -> String {
+    format!(
+        "{:>6} {:>7} {:>7} {:>7} {:>7}",
+        stats
+            .converge_m
+            .map_or("never".into(), |d| format!("{d:.1}")),
+        metres(stats.rms_after_m),
+        metres(stats.p95_after_m),
+        metres(stats.max_after_m),
+        metres(max_steady_m),
+    )
+}
+
 fn print_row(r: &RunResult, target: &str) {
-    let f = |v: f64| {
-        if v.is_nan() {
-            "-".to_string()
-        } else {
-            format!("{v:.3}")
-        }
-    };
     let driven = r.cte.last().map_or(0.0, |c| c.0);
     let done = match r.done_index {
         Some(i) if driven < 0.9 * r.path_m => format!("FALSE@{i} {driven:.0}m"),
@@ -633,22 +649,16 @@ fn print_row(r: &RunResult, target: &str) {
         "inf/NaN".into()
     };
     println!(
-        "{:<20} {:<13} {:>4.1} {:<9} {:<8} {:<5}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>6.1} {:>16} {:>6} {:>6} | {target}",
+        "{:<20} {:<13} {:>4.1} {:<9} {:<8} {:<5}| {} | {:>7} {:>7} | {:>6.1} {:>16} {:>6} {:>6} | {target}",
         r.scenario,
         r.controller,
         r.speed_mps,
         r.actuators,
         r.model,
         r.noise,
-        r.stats
-            .converge_m
-            .map_or("never".into(), |d| format!("{d:.1}")),
-        f(r.stats.rms_after_m),
-        f(r.stats.p95_after_m),
-        f(r.stats.max_after_m),
-        f(r.max_steady_m),
-        f(r.stats.rms_all_m),
-        f(r.stats.max_all_m),
+        convergence_columns(&r.stats, r.max_steady_m),
+        metres(r.stats.rms_all_m),
+        metres(r.stats.max_all_m),
         r.time_s,
         done,
         steer,
