@@ -12,13 +12,14 @@
 
 use crate::baseline::{Baseline, BaselineController};
 use gem_core::control::closed_loop::{self, LoopSettings, Steerer, TrackingStats, CONVERGED_M};
-use gem_core::control::lqr::LqrConfig;
+use gem_core::control::lqr::{LqrConfig, LqrGains};
 use gem_core::control::path::Path;
 use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
+use gem_core::stats::Summary;
 use gem_core::vehicle::dynamic::DynamicParams;
 use gem_core::vehicle::localization::LocalizationParams;
 use gem_core::vehicle::{ChassisModel, VehicleParams};
@@ -520,6 +521,7 @@ pub fn run_all(
     dynamic_only: bool,
 ) -> anyhow::Result<Vec<RunResult>> {
     std::fs::create_dir_all(out_dir)?;
+    print_lqr_design_time();
     let scenarios = scenarios(track_file)?;
     let mut results = Vec::new();
     let kinematic: &[Scenario] = if dynamic_only { &[] } else { &scenarios };
@@ -552,6 +554,27 @@ pub fn run_all(
     }
     println!("plots: {}", out_dir.display());
     Ok(results)
+}
+
+/// How long the LQR's gain design takes when a goal arrives (every design speed), µs.
+fn print_lqr_design_time() {
+    let times: Vec<f64> = (0..51)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            std::hint::black_box(LqrGains::new(
+                std::hint::black_box(&LqrConfig::DEFAULT),
+                VehicleParams::DEFAULT.wheelbase_m,
+            ));
+            start.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let s = Summary::new(times);
+    println!(
+        "lqr gain design per goal: median {:.0} µs (p90 {:.0}, max {:.0}; 51 designs)",
+        s.percentile(50.0),
+        s.percentile(90.0),
+        s.percentile(100.0)
+    );
 }
 
 /// Every row of [`DYNAMIC_MATRIX`] for both controllers, with its target.
