@@ -21,8 +21,9 @@
 //! goal at speeds from [`MIN_DESIGN_SPEED`] to [`MAX_DESIGN_SPEED`] and interpolated;
 //! below the first, where steering stops moving the car sideways, the first is used.
 //!
-//! `δ = δ_ff − K·[e_y, e_ψ, e_r]`, clamped to ±δ_max (`e_ψ` wrapped to ±π, so a car facing
-//! the wrong way steers hard round instead of seeing a small `sin e_ψ`).
+//! `δ = δ_ff − cos²δ_ff · K·[e_y, e_ψ, e_r]`, clamped to ±δ_max: `cos²δ_ff` because around
+//! `δ_ff` the yaw rate answers `v/(L·cos²δ_ff)` per radian of steering, not `v/L`; `e_ψ`
+//! wrapped to ±π, so a car facing the wrong way steers hard round.
 //!
 //! Not handled here: projection onto the path, speed, the pose's prediction (the tracker).
 
