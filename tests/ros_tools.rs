@@ -3,7 +3,7 @@
 //! `rosnode kill`, a start-up error), `rosnode` and `rostopic` and `rosservice` read the
 //! nodes, and rospy's persistent service clients call each of our services 100 times.
 
-use gem_e2e::{cli, cli_ok, ros, wait_until, NodeProc, RosGuard};
+use gem_e2e::{cli, cli_ok, master_log, ros, wait_until, NodeProc, RosGuard};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(20);
@@ -191,6 +191,15 @@ fn every_node_ends_at_once_and_leaves_nothing_in_the_master_on_every_way_out() {
                 left.is_empty(),
                 "{name} after {way:?}: the master still lists {left:?}\n{}",
                 node.output()
+            );
+            // rosrust subscribes a node to the whole parameter tree; a node that ended
+            // and kept it would be sent every later parameter change.
+            let log = master_log();
+            let count = |what: &str| log.matches(&format!("{what} [/] by {full}\n")).count();
+            assert_eq!(
+                count("-CACHEDPARAM"),
+                count("+CACHEDPARAM"),
+                "{name} after {way:?}: its parameter subscription is still with the master"
             );
             let listed = cli_ok("rosnode", &["list"], T);
             assert!(

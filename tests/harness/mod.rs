@@ -115,6 +115,11 @@ pub fn ros() -> RosGuard {
     RosGuard { _lock: lock }
 }
 
+/// What this binary's master has logged so far (`$ROS_HOME/log/master.log`).
+pub fn master_log() -> String {
+    std::fs::read_to_string(master().home.join("log/master.log")).unwrap_or_default()
+}
+
 fn master() -> &'static Master {
     MASTER.get_or_init(start_master)
 }

@@ -337,6 +337,14 @@ pub fn registrations() -> Result<Registrations, RosError> {
 /// Withdraws every entry the master lists for this node; returns how many.
 fn unregister_all() -> Result<usize, RosError> {
     let master = crate::protocols::direct::master()?;
+    // rosrust subscribes every node to the whole parameter tree ("/") the first time it
+    // reads a parameter, and never withdraws it: the master would go on sending every
+    // later parameter change to this node's dead slave, one refused connection (and a
+    // logged traceback) each, on the same few threads that carry `publisherUpdate`. A
+    // suite restarting its nodes would slow every other node's linking more each time.
+    // (`getSystemState` does not list parameter subscriptions, so this one is named.)
+    // (Reported after the rest is withdrawn: one refusal must not keep the topics listed.)
+    let parameters = master.unsubscribe_param("/");
     let mine = registrations()?;
     // Services are withdrawn by name and URI, and the master gives the URI of whichever
     // node holds the name now: when another node has taken this node's name (the master
@@ -369,6 +377,7 @@ fn unregister_all() -> Result<usize, RosError> {
             .unregister_service(service, &api)
             .map_err(|e| fail("unregisterService", service, e))?;
     }
+    parameters.map_err(|e| RosError(format!("unsubscribeParam /: {e}")))?;
     Ok(mine.publications.len() + mine.subscriptions.len() + mine.services.len())
 }
 

@@ -631,7 +631,8 @@ pub struct ActionClient<A: Action> {
     cancel_pub: rosrust::Publisher<GoalID>,
     shared: Arc<ClientShared>,
     events: Mutex<mpsc::Receiver<ClientEvent<A>>>,
-    _subs: Vec<DirectSubscriber>,
+    /// Status, feedback and result, in that order.
+    subs: Vec<DirectSubscriber>,
     counter: AtomicU64,
 }
 
@@ -732,7 +733,7 @@ impl<A: Action> ActionClient<A> {
             cancel_pub,
             shared,
             events: Mutex::new(rx),
-            _subs: vec![status_sub, feedback_sub, result_sub],
+            subs: vec![status_sub, feedback_sub, result_sub],
             counter: AtomicU64::new(0),
         })
     }
@@ -770,17 +771,18 @@ impl<A: Action> ActionClient<A> {
             missing.push("nobody subscribes to our cancel topic".to_owned());
         }
         match &server {
-            None => missing.push("no status heard".to_owned()),
+            None => missing.push(format!("no status heard ({})", self.subs[0].link_report())),
             Some(server) => {
-                for (what, links) in [
-                    ("feedback", &self.shared.feedback_links),
-                    ("result", &self.shared.result_links),
+                for (what, links, sub) in [
+                    ("feedback", &self.shared.feedback_links, &self.subs[1]),
+                    ("result", &self.shared.result_links, &self.subs[2]),
                 ] {
                     let linked = links.locked();
                     if !linked.contains(server) {
                         missing.push(format!(
                             "{server} (status heard) is not linked to our {what} \
-                             subscription (linked: {linked:?})"
+                             subscription (linked: {linked:?}; {})",
+                            sub.link_report()
                         ));
                     }
                 }

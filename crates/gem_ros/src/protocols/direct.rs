@@ -82,8 +82,10 @@ struct Inner {
     stop_signal: (Mutex<()>, std::sync::Condvar),
     /// Publisher slave URI → a handle on its connected stream (to shut it down).
     links: Mutex<HashMap<String, TcpStream>>,
-    /// Publishers whose connection failed (reported once each), and when it was tried.
-    failed: Mutex<HashMap<String, Instant>>,
+    /// Publishers whose connection failed (reported once each), when it was tried and why.
+    failed: Mutex<HashMap<String, (Instant, String)>>,
+    /// The publishers the master listed last, and when; or why it could not be asked.
+    listed: Mutex<(Instant, Result<Vec<String>, String>)>,
 }
 
 /// When a message came in.
@@ -135,6 +137,7 @@ pub fn subscribe_linked<T: rosrust::Message>(
         stop_signal: (Mutex::default(), std::sync::Condvar::new()),
         links: Mutex::default(),
         failed: Mutex::default(),
+        listed: Mutex::new((Instant::now(), Ok(Vec::new()))),
     });
     let master = master()?;
     // The first registration is synchronous so that a master refusing it is an error.
@@ -144,6 +147,7 @@ pub fn subscribe_linked<T: rosrust::Message>(
     let callback: Arc<Callback<T>> = Arc::new(on_message);
     let on_link: Arc<OnLink> = Arc::new(on_link);
     let callbacks = (callback, on_link);
+    *inner.listed.locked() = (Instant::now(), Ok(first.clone()));
     connect_new(&inner, &first, &callbacks);
     let discovery = {
         let inner = inner.clone();
@@ -177,8 +181,14 @@ pub fn subscribe_linked<T: rosrust::Message>(
                         return;
                     };
                     match master.register_subscriber(&inner.topic, &inner.msg_type) {
-                        Ok(publishers) => connect_new(&inner, &publishers, &callbacks),
-                        Err(e) => tracing::debug!("registerSubscriber {}: {e}", inner.topic),
+                        Ok(publishers) => {
+                            *inner.listed.locked() = (Instant::now(), Ok(publishers.clone()));
+                            connect_new(&inner, &publishers, &callbacks);
+                        }
+                        Err(e) => {
+                            tracing::debug!("registerSubscriber {}: {e}", inner.topic);
+                            *inner.listed.locked() = (Instant::now(), Err(e.to_string()));
+                        }
                     }
                 }
                 // A subscription dropped while the node runs withdraws itself; one dropped
@@ -200,6 +210,31 @@ impl DirectSubscriber {
     /// Publishers with an established link (headers exchanged).
     pub fn publisher_count(&self) -> usize {
         self.inner.links.locked().len()
+    }
+
+    /// How linking stands, in words: the publishers the master listed last, those linked,
+    /// and the last failure of each that failed (for a failure message or a log).
+    pub fn link_report(&self) -> String {
+        let (at, listed) = self.inner.listed.locked().clone();
+        let listed = match listed {
+            Ok(uris) => format!("{uris:?}"),
+            Err(e) => format!("not asked ({e})"),
+        };
+        let linked: Vec<String> = self.inner.links.locked().keys().cloned().collect();
+        let failed: Vec<String> = self
+            .inner
+            .failed
+            .locked()
+            .iter()
+            .map(|(uri, (when, why))| {
+                format!("{uri} {:.1} s ago: {why}", when.elapsed().as_secs_f64())
+            })
+            .collect();
+        format!(
+            "{}: master listed {listed} {:.1} s ago; linked {linked:?}; failed {failed:?}",
+            self.inner.topic,
+            at.elapsed().as_secs_f64()
+        )
     }
 }
 
@@ -243,7 +278,7 @@ fn connect_new<T: rosrust::Message>(
             .failed
             .locked()
             .get(uri)
-            .is_some_and(|t| t.elapsed() < RETRY_AFTER);
+            .is_some_and(|(t, _)| t.elapsed() < RETRY_AFTER);
         if inner.stop.load(Ordering::SeqCst) || resting || inner.links.locked().contains_key(uri) {
             continue;
         }
@@ -268,7 +303,7 @@ fn connect_new<T: rosrust::Message>(
                 if inner
                     .failed
                     .locked()
-                    .insert(uri.clone(), Instant::now())
+                    .insert(uri.clone(), (Instant::now(), e.clone()))
                     .is_none()
                 {
                     tracing::warn!(
