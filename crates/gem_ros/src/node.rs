@@ -342,8 +342,8 @@ fn unregister_all() -> Result<usize, RosError> {
     // later parameter change to this node's dead slave, one refused connection (and a
     // logged traceback) each, on the same few threads that carry `publisherUpdate`. A
     // suite restarting its nodes would slow every other node's linking more each time.
-    // (`getSystemState` does not list parameter subscriptions, so this one is named.)
-    // (Reported after the rest is withdrawn: one refusal must not keep the topics listed.)
+    // `getSystemState` does not list parameter subscriptions, so this one is named; its
+    // failure is reported after the rest is withdrawn, which it must not hold up.
     let parameters = master.unsubscribe_param("/");
     let mine = registrations()?;
     // Services are withdrawn by name and URI, and the master gives the URI of whichever

@@ -569,15 +569,10 @@ impl Tracker {
                 let gains = self.lqr.as_ref().expect("designed with the tracker");
                 let ahead = self.s + speed_mps.abs() * lqr.preview_s;
                 let path_rate = speed_mps * self.path.curvature_at(self.s);
-                let yaw_rate = if self.last_yaw_rate.is_finite() {
-                    self.last_yaw_rate
-                } else {
-                    speed_mps * self.last_steering.tan() / l
-                };
                 let input = LqrInput {
                     cross_track_m: rear.cross_track_m,
                     heading_error_rad: -self.path.chord_heading_error(self.s, pose.yaw),
-                    yaw_rate_error_rad_s: yaw_rate - path_rate,
+                    yaw_rate_error_rad_s: self.yaw_rate(speed_mps) - path_rate,
                     feed_forward_rad: (l * self.path.curvature_at(ahead)).atan(),
                     speed_mps,
                 };
@@ -673,17 +668,23 @@ impl Tracker {
             return pose;
         }
         let dist = speed_mps * t;
-        let dyaw = if self.last_yaw_rate.is_finite() {
-            self.last_yaw_rate * t
-        } else {
-            dist * self.last_steering.tan() / self.cfg.wheelbase_m
-        };
+        let dyaw = self.yaw_rate(speed_mps) * t;
         let mid = pose.yaw + 0.5 * dyaw;
         Pose::new(
             pose.x + dist * mid.cos(),
             pose.y + dist * mid.sin(),
             pose.yaw + dyaw,
         )
+    }
+
+    /// The yaw rate measured last or, where none is, the one the last steering command
+    /// gives the kinematic bicycle at `speed_mps`, rad/s.
+    fn yaw_rate(&self, speed_mps: f64) -> f64 {
+        if self.last_yaw_rate.is_finite() {
+            self.last_yaw_rate
+        } else {
+            speed_mps * self.last_steering.tan() / self.cfg.wheelbase_m
+        }
     }
 
     fn stopped(&self, cross_track_m: f64) -> Command {

@@ -147,8 +147,7 @@ pub fn subscribe_linked<T: rosrust::Message>(
     let callback: Arc<Callback<T>> = Arc::new(on_message);
     let on_link: Arc<OnLink> = Arc::new(on_link);
     let callbacks = (callback, on_link);
-    *inner.listed.locked() = (Instant::now(), Ok(first.clone()));
-    connect_new(&inner, &first, &callbacks);
+    list_and_connect(&inner, Ok(first), &callbacks);
     let discovery = {
         let inner = inner.clone();
         std::thread::Builder::new()
@@ -180,16 +179,10 @@ pub fn subscribe_linked<T: rosrust::Message>(
                     let Some(_registering) = crate::node::registering() else {
                         return;
                     };
-                    match master.register_subscriber(&inner.topic, &inner.msg_type) {
-                        Ok(publishers) => {
-                            *inner.listed.locked() = (Instant::now(), Ok(publishers.clone()));
-                            connect_new(&inner, &publishers, &callbacks);
-                        }
-                        Err(e) => {
-                            tracing::debug!("registerSubscriber {}: {e}", inner.topic);
-                            *inner.listed.locked() = (Instant::now(), Err(e.to_string()));
-                        }
-                    }
+                    let publishers = master
+                        .register_subscriber(&inner.topic, &inner.msg_type)
+                        .map_err(|e| e.to_string());
+                    list_and_connect(&inner, publishers, &callbacks);
                 }
                 // A subscription dropped while the node runs withdraws itself; one dropped
                 // because the node ends is left to the node's own withdrawal, which does
@@ -265,6 +258,22 @@ pub(crate) fn master() -> Result<rosrust::api::Master, RosError> {
         &rosrust::uri(),
     )
     .map_err(|e| RosError::new(format!("master: {e}")))
+}
+
+/// Keeps what the master answered (for [`DirectSubscriber::link_report`]) and connects to
+/// the publishers it listed.
+fn list_and_connect<T: rosrust::Message>(
+    inner: &Arc<Inner>,
+    publishers: Result<Vec<String>, String>,
+    callbacks: &(Arc<Callback<T>>, Arc<OnLink>),
+) {
+    if let Err(e) = &publishers {
+        tracing::debug!("registerSubscriber {}: {e}", inner.topic);
+    }
+    *inner.listed.locked() = (Instant::now(), publishers.clone());
+    if let Ok(publishers) = publishers {
+        connect_new(inner, &publishers, callbacks);
+    }
 }
 
 /// Connects to every publisher in `publishers` not linked yet.
