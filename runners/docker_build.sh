@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds the gem-rs Docker images from docker/Dockerfile with the caller's uid/gid.
+# Builds the gem-rs Docker images with the caller's uid/gid: headless from
+# docker/Dockerfile on the registry-free base (runners/docker_base.sh) with the host's
+# build of our binaries; gazebo from docker/gazebo.Dockerfile.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=runners/docker_common.sh
@@ -9,22 +11,26 @@ usage() {
   cat <<USAGE
 Usage: runners/docker_build.sh [options]
 
-Builds gem-rs:<target>-<variant> from docker/Dockerfile.
+Builds gem-rs:<target>-<variant>.
 
 Options:
-  --target T          headless | gazebo | all (default: all)
+  --target T          headless | gazebo | all (default: headless)
   --variant V         prod (release build, no sudo) | dev (debug build, sudo) (default: prod)
   --gem-e2-commit C   commit of the GEM e2 simulator for the gazebo image (default: the
                       Dockerfile's pinned one)
   --no-cache          build without Docker's layer cache
   -h, --help          this text
 
-The image user 'gem' gets your uid/gid ($(id -u):$(id -g)) so files in bind mounts keep
-their owner. Needs Docker Engine (BuildKit).
+headless starts from $GEM_BASE_IMAGE (build it first: runners/docker_base.sh) and copies
+in the host's cargo build of the variant's profile (built here when out of date): the host
+and the image are both Debian 12, so the binaries load on the image's glibc. gazebo needs
+ros:noetic-ros-base-focal present locally and the internet.
+The image user 'gem' gets your uid/gid ($(gem_image_ids)) so files in bind mounts keep
+their owner (1000:1000 when you are root).
 USAGE
 }
 
-target=all
+target=headless
 variant=prod
 commit=""
 extra=()
@@ -35,7 +41,7 @@ while [ $# -gt 0 ]; do
     --gem-e2-commit) commit="${2:?--gem-e2-commit needs a value}"; shift 2 ;;
     --no-cache) extra+=(--no-cache); shift ;;
     -h | --help) usage; exit 0 ;;
-    *) echo "error: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    *) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 gem_check_variant "$variant"
@@ -44,14 +50,64 @@ case "$target" in
   all) targets=(headless gazebo) ;;
   *) echo "error: --target must be headless, gazebo or all, not '$target'" >&2; exit 2 ;;
 esac
-args=(--build-arg "VARIANT=$variant" --build-arg "USER_UID=$(id -u)" --build-arg "USER_GID=$(id -g)")
-if [ -n "$commit" ]; then
-  args+=(--build-arg "GEM_E2_COMMIT=$commit")
-fi
 gem_require_docker
+# Every target's base image is checked before anything is built: a missing one fails at
+# once, naming it.
+for t in "${targets[@]}"; do
+  case "$t" in
+    headless)
+      if ! docker image inspect "$GEM_BASE_IMAGE" >/dev/null 2>&1; then
+        echo "error: base image $GEM_BASE_IMAGE not found; build it with: bash runners/docker_base.sh" >&2
+        exit 3
+      fi ;;
+    gazebo)
+      if ! docker image inspect "$GEM_NOETIC_IMAGE" >/dev/null 2>&1; then
+        echo "error: the gazebo target needs $GEM_NOETIC_IMAGE, which is not present locally (docker load it; this machine has no registry to pull it from)" >&2
+        exit 3
+      fi ;;
+  esac
+done
+
+read -r uid gid < <(gem_image_ids)
+args=(--build-arg "VARIANT=$variant" --build-arg "USER_UID=$uid" --build-arg "USER_GID=$gid")
+[ -z "$commit" ] || args+=(--build-arg "GEM_E2_COMMIT=$commit")
+
+# Stages the host's binaries of the variant's profile as build/docker/bin/<profile>/: the
+# node binaries, gemctl and the rostest runners (what runners/setup.sh lays out).
+stage_binaries() {
+  local dir=release cargo_args=(--release) stage="$ROOT/build/docker/bin" src name
+  if [ "$variant" = dev ]; then dir=debug; cargo_args=(); fi
+  if ! command -v cargo >/dev/null; then
+    echo "error: cargo not found: the headless image copies the host's build (install a Rust toolchain)" >&2
+    exit 3
+  fi
+  echo "[docker_build] cargo build ${cargo_args[*]} --workspace --bins (the image's binaries)"
+  (cd "$ROOT" && cargo build "${cargo_args[@]}" --workspace --bins --quiet)
+  rm -rf "$stage"
+  mkdir -p "$stage/$dir"
+  for src in "$ROOT"/crates/gem_nodes/src/bin/*.rs "$ROOT"/crates/gem_cli/src/main.rs "$ROOT"/tests/rostest/*.rs; do
+    name=$(basename "$src" .rs)
+    [ "$name" = main ] && name=gemctl
+    cp "$ROOT/target/$dir/$name" "$stage/$dir/$name"
+  done
+}
+
 for t in "${targets[@]}"; do
   image=$(gem_image "$t" "$variant")
+  started=$(date +%s)
+  file="$ROOT/docker/Dockerfile"
+  if [ "$t" = headless ]; then
+    stage_binaries
+  else
+    file="$ROOT/docker/gazebo.Dockerfile"
+  fi
   echo "[docker_build] $image"
-  DOCKER_BUILDKIT=1 docker build --file "$ROOT/docker/Dockerfile" --target "$t" \
-    "${args[@]}" "${extra[@]}" --tag "$image" "$ROOT"
+  # The classic builder: it needs no front-end image (BuildKit's would be pulled), and it
+  # tags the image only when every step succeeded.
+  if ! DOCKER_BUILDKIT=0 docker build --file "$file" --target "$t" --label "$GEM_LABEL=image" \
+    "${args[@]}" "${extra[@]}" --tag "$image" "$ROOT"; then
+    echo "error: building $image failed (output above)" >&2
+    exit 1
+  fi
+  echo "[docker_build] $image built in $(( $(date +%s) - started )) s ($(docker image inspect --format '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}'))"
 done

@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
     --host-network) network=(--network host); shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; launch_args+=("$@"); break ;;
-    *) echo "error: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    *) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 gem_check_variant "$variant"

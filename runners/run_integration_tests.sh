@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the integration tests headless in the headless image: the suite's rostest files
-# (launch/test/suite_*.test), or with --all everything runners/test.sh runs.
+# Runs the suite's rostest files (launch/test/suite_*.test) in the headless image, as its
+# non-root user; rostest's JUnit XML and the logs come back to build/docker/rostest/.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=runners/docker_common.sh
@@ -8,31 +8,36 @@ source "$ROOT/runners/docker_common.sh"
 
 usage() {
   cat <<USAGE
-Usage: runners/run_integration_tests.sh [--variant prod|dev] [--all] [--test NAME]...
+Usage: runners/run_integration_tests.sh [--variant prod|dev] [--test NAME]... [--repeat N]
 
-In gem-rs:headless-<variant>:
+In gem-rs:headless-<variant> (runners/docker_build.sh builds it):
   default      rostest every launch/test/suite_*.test (e-stop before serving, every fault
                then completion, node deaths)
   --test NAME  only launch/test/<NAME>.test (repeatable), e.g. --test suite_simulator_death
-  --all        runners/test.sh: fmt, clippy, unit and all end-to-end tests (as CI)
+  --repeat N   run them N times (default 1)
+
+rostest's JUnit XML (test_results/) and the roslaunch logs (log/) are copied to
+build/docker/rostest/integration/ whatever the outcome. Exit status: non-zero when any
+test failed.
 
 Natively (no Docker): source runners/env.sh && rostest gem_bringup suite_estop_before_serving.test
 USAGE
 }
 
 variant=prod
-all=false
+repeat=1
 tests=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --variant) variant="${2:?--variant needs a value}"; shift 2 ;;
-    --all) all=true; shift ;;
     --test) tests+=("${2:?--test needs a value}"); shift 2 ;;
+    --repeat) repeat="${2:?--repeat needs a value}"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
-    *) echo "error: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    *) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 gem_check_variant "$variant"
+gem_check_repeat "$repeat"
 for t in "${tests[@]}"; do
   if [ ! -f "$ROOT/launch/test/$t.test" ]; then
     echo "error: no launch/test/$t.test" >&2
@@ -47,15 +52,4 @@ fi
 gem_require_docker
 image=$(gem_image headless "$variant")
 gem_require_image "$image" headless "$variant"
-name=$(gem_container_name integration-tests)
-trap 'gem_cleanup_container "$name"' EXIT
-if [ "$all" = true ]; then
-  docker run --rm --name "$name" "$image" bash runners/test.sh
-else
-  # shellcheck disable=SC2016 # expanded inside the container
-  docker run --rm --name "$name" "$image" bash -c '
-    for t in "$@"; do
-      echo "[rostest] $t"
-      rostest gem_bringup "$t.test" || exit 1
-    done' rostests "${tests[@]}"
-fi
+gem_run_rostests "$image" "$ROOT/build/docker/rostest/integration" "$repeat" "${tests[@]}"

@@ -10,21 +10,18 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 log() { printf '[setup] %s\n' "$*"; }
 
-DEBIAN_ROS_PACKAGES=(
-  ros-core python3-rostest python3-actionlib python3-dynamic-reconfigure python3-rosbag
-  python3-genpy python3-genmsg catkin rosbash rospack-tools
-  ros-std-msgs ros-geometry-msgs ros-nav-msgs ros-actionlib-msgs ros-diagnostic-msgs
-  ros-std-srvs ros-rosgraph-msgs ros-sensor-msgs ros-visualization-msgs
-  python3-nav-msgs python3-diagnostic-msgs python3-std-srvs python3-sensor-msgs
-  python3-visualization-msgs python3-rosgraph-msgs
-  libstd-msgs-dev libgeometry-msgs-dev libnav-msgs-dev libactionlib-msgs-dev
-  libdiagnostic-msgs-dev libros-rosgraph-msgs-dev libsensor-msgs-dev
-  libvisualization-msgs-dev libstd-srvs-dev libdynamic-reconfigure-config-init-mutex-dev
-  libdiagnostic-aggregator-tools libdiagnostic-aggregator-dev shellcheck python3-venv
-  ros-tf2-msgs libtf2-msgs-dev python3-tf2-msgs
-  # Stock RViz in a real window without a display (tests/rviz.rs, demo.sh --rviz under
-  # xvfb-run): RViz, an X server, Mesa's software OpenGL, ImageMagick for screenshots.
-  rviz xvfb xauth libgl1-mesa-dri imagemagick
+# The package lists (one home: runners/packages/). ros.txt is what the suite needs to run;
+# host.txt adds the development host's tools, skipped when GEM_SETUP_HOST_TOOLS=0 (the
+# Docker images, whose base image already holds ros.txt).
+packages() {
+  grep -hv '^[[:space:]]*\(#\|$\)' "$@"
+}
+mapfile -t DEBIAN_PACKAGES < <(
+  if [ "${GEM_SETUP_HOST_TOOLS:-1}" = 0 ]; then
+    packages runners/packages/ros.txt
+  else
+    packages runners/packages/ros.txt runners/packages/host.txt
+  fi
 )
 
 install_ros() {
@@ -34,11 +31,11 @@ install_ros() {
   fi
   local missing=()
   local p
-  for p in "${DEBIAN_ROS_PACKAGES[@]}"; do
+  for p in "${DEBIAN_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then
-    log "Debian ROS 1 packages already installed"
+    log "Debian packages already installed"
     return
   fi
   log "installing ${#missing[@]} Debian packages: ${missing[*]}"
