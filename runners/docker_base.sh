@@ -21,8 +21,8 @@ Usage: runners/docker_base.sh [--force] [--check]
 
 Builds $GEM_BASE_IMAGE from Debian $SUITE (minbase + runners/packages/ros.txt and
 image.txt) with debootstrap and docker import, when it is missing or its package lists
-changed. Needs root (or sudo), debootstrap, Docker, and the mirror $MIRROR
-(GEM_DEBIAN_MIRROR, GEM_DEBIAN_SECURITY_MIRROR to change).
+changed. Needs root (or sudo), debootstrap (GEM_DEBOOTSTRAP: its path), Docker, and the
+mirror $MIRROR (GEM_DEBIAN_MIRROR, GEM_DEBIAN_SECURITY_MIRROR to change).
 
   --force   rebuild even when the image is up to date
   --check   only say whether the image is up to date (exit 0) or not (exit 1)
@@ -68,13 +68,12 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 3
   fi
 fi
-DEBOOTSTRAP=$(command -v debootstrap || true)
-[ -n "$DEBOOTSTRAP" ] || [ ! -x /usr/sbin/debootstrap ] || DEBOOTSTRAP=/usr/sbin/debootstrap
-if [ -z "$DEBOOTSTRAP" ]; then
+DEBOOTSTRAP="${GEM_DEBOOTSTRAP:-$(command -v debootstrap || echo /usr/sbin/debootstrap)}"
+if [ ! -x "$DEBOOTSTRAP" ]; then
   echo "error: debootstrap not found: apt-get install debootstrap (runners/setup.sh installs it)" >&2
   exit 3
 fi
-if ! curl -fsS --max-time 20 -o /dev/null "$MIRROR/dists/$SUITE/Release"; then
+if ! curl -fs --max-time 20 -o /dev/null "$MIRROR/dists/$SUITE/Release"; then
   echo "error: the Debian mirror $MIRROR cannot be reached (no $MIRROR/dists/$SUITE/Release); set GEM_DEBIAN_MIRROR to one that can" >&2
   exit 3
 fi

@@ -104,7 +104,7 @@ for t in "${targets[@]}"; do
   echo "[docker_build] $image"
   # The classic builder: it needs no front-end image (BuildKit's would be pulled), and it
   # tags the image only when every step succeeded.
-  if ! DOCKER_BUILDKIT=0 docker build --file "$file" --target "$t" --label "$GEM_LABEL=image" \
+  if ! DOCKER_BUILDKIT=0 docker build --force-rm --file "$file" --target "$t" --label "$GEM_LABEL=image" \
     "${args[@]}" "${extra[@]}" --tag "$image" "$ROOT"; then
     echo "error: building $image failed (output above)" >&2
     exit 1

@@ -81,7 +81,7 @@ gem_container_name() {
 # The owner label of what this invocation creates: this machine and this process. A run
 # that ended without cleaning up leaves an owner whose process is gone.
 gem_owner() {
-  printf '%s:%s' "$(hostname)" "${1:-$$}"
+  printf '%s:%s' "$(hostname)" "$$"
 }
 
 # Removes what runs that ended without cleaning up left behind: containers, then networks
@@ -93,7 +93,7 @@ gem_remove_leftovers() {
     [ "$kind" != container ] || list=(docker ps --all --filter "label=$GEM_LABEL.owner" --format "{{.ID}} {{.Label \"$GEM_LABEL.owner\"}}")
     while read -r id owner; do
       pid=${owner##*:}
-      [ -n "$id" ] && [ "${owner%:*}" = "$(hostname)" ] || continue
+      if [ -z "$id" ] || [ "${owner%:*}" != "$(hostname)" ]; then continue; fi
       case "$pid" in '' | *[!0-9]*) continue ;; esac
       ! kill -0 "$pid" 2>/dev/null || continue
       if [ "$kind" = container ]; then
@@ -107,11 +107,11 @@ gem_remove_leftovers() {
   [ "$removed" -eq 0 ] || echo "[docker] removed $removed leftovers of earlier runs (label $GEM_LABEL.owner)" >&2
 }
 
-# Runs `rostest gem_bringup <file>.test` for each file given, `repeat` times, in the
+# Runs rostest on launch/test/<NAME>.test for each NAME given, `repeat` times, in the
 # headless image as its user, and copies rostest's JUnit XML and the roslaunch logs to
 # `results` on the host (owned by the caller: docker cp writes as the caller) before the
 # container goes, whatever the outcome. Returns rostest's failure if any.
-# Usage: gem_run_rostests IMAGE RESULTS REPEAT FILE...
+# Usage: gem_run_rostests IMAGE RESULTS REPEAT NAME...
 gem_run_rostests() {
   local image="$1" results="$2" repeat="$3" status=0
   shift 3

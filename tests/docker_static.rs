@@ -4,7 +4,7 @@
 //! in that stage, and the runners answer `--help`, refuse bad options, and fail clearly
 //! when Docker or X11 is missing. (shellcheck and hadolint run in runners/test.sh.)
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn root() -> PathBuf {
@@ -15,19 +15,23 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
-const RUNNERS: [&str; 5] = [
+const RUNNERS: [&str; 6] = [
     "runners/docker_build.sh",
+    "runners/docker_base.sh",
     "runners/launch_integration_run.sh",
     "runners/run_state_manager_rostests.sh",
     "runners/run_integration_tests.sh",
     "runners/docker_common.sh",
 ];
 
-/// Dockerfile lines with their continuation lines joined.
-fn dockerfile_instructions() -> Vec<String> {
+/// The Dockerfiles: the headless image's and the Gazebo image's.
+const DOCKERFILES: [&str; 2] = ["docker/Dockerfile", "docker/gazebo.Dockerfile"];
+
+/// A Dockerfile's lines with their continuation lines joined.
+fn dockerfile_instructions(file: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
-    for line in read("docker/Dockerfile").lines() {
+    for line in read(file).lines() {
         let t = line.trim();
         if t.starts_with('#') || (t.is_empty() && cur.is_empty()) {
             continue;
@@ -78,7 +82,7 @@ fn exists(rel: &str) -> bool {
 #[test]
 fn every_path_the_dockerfile_and_the_runners_name_exists() {
     let mut checked = 0;
-    for ins in dockerfile_instructions() {
+    for ins in DOCKERFILES.iter().flat_map(|f| dockerfile_instructions(f)) {
         if let Some(rest) = ins.strip_prefix("COPY ") {
             let words: Vec<&str> = rest.split_whitespace().collect();
             if words.iter().any(|w| w.starts_with("--from")) {
@@ -95,11 +99,15 @@ fn every_path_the_dockerfile_and_the_runners_name_exists() {
             }
         }
     }
-    let mut texts = vec![("docker/Dockerfile".to_string(), read("docker/Dockerfile"))];
-    for r in RUNNERS
+    let mut texts: Vec<(String, String)> = DOCKERFILES
         .iter()
-        .chain(&["docker/entrypoint.sh", "docker/add_user.sh"])
-    {
+        .map(|f| (f.to_string(), read(f)))
+        .collect();
+    for r in RUNNERS.iter().chain(&[
+        "docker/entrypoint.sh",
+        "docker/add_user.sh",
+        "docker/compose.yml",
+    ]) {
         texts.push((r.to_string(), read(r)));
     }
     for (file, text) in &texts {
@@ -189,7 +197,8 @@ fn every_launch_argument_passed_is_declared_and_every_test_file_exists() {
     let declared = launch_args();
     assert!(declared.contains(&"sim".to_string()), "{declared:?}");
     let mut texts: Vec<String> = RUNNERS.iter().map(|r| read(r)).collect();
-    texts.push(read("docker/Dockerfile"));
+    texts.extend(DOCKERFILES.iter().map(|f| read(f)));
+    texts.push(read("docker/compose.yml"));
     let mut passed = 0;
     for text in &texts {
         for word in text.split(|c: char| c.is_whitespace() || "\"'[],".contains(c)) {
@@ -227,10 +236,23 @@ fn every_launch_argument_passed_is_declared_and_every_test_file_exists() {
 
 #[test]
 fn every_build_argument_a_stage_uses_is_declared_in_it() {
+    for (file, global_arg) in DOCKERFILES.iter().zip(["BASE_IMAGE", "RUST_VERSION"]) {
+        let global = build_args_used_are_declared(file);
+        assert!(
+            global.contains(&global_arg.to_string()),
+            "{file}: {global:?}"
+        );
+    }
+}
+
+/// Checks that every `${NAME}` of a stage is declared in it; returns the global ARGs.
+fn build_args_used_are_declared(file: &str) -> Vec<String> {
     let mut declared: Vec<String> = Vec::new();
     let mut global: Vec<String> = Vec::new();
     let mut in_stage = false;
-    for ins in dockerfile_instructions() {
+    // Shell variables a RUN sets for itself.
+    const SHELL_VARS: [&str; 3] = ["PATH", "dir", "missing"];
+    for ins in dockerfile_instructions(file) {
         let (kw, rest) = ins.split_once(' ').unwrap_or((&ins, ""));
         match kw {
             "FROM" => {
@@ -253,14 +275,14 @@ fn every_build_argument_a_stage_uses_is_declared_in_it() {
             _ => {
                 for v in vars(rest) {
                     assert!(
-                        declared.contains(&v) || v == "PATH" || v == "dir",
-                        "{kw} uses {v}, not declared in its stage: {ins}"
+                        declared.contains(&v) || SHELL_VARS.contains(&v.as_str()),
+                        "{file}: {kw} uses {v}, not declared in its stage: {ins}"
                     );
                 }
             }
         }
     }
-    assert!(global.contains(&"RUST_VERSION".to_string()));
+    global
 }
 
 /// `${NAME}` references in a Dockerfile instruction.
@@ -275,7 +297,7 @@ fn vars(text: &str) -> Vec<String> {
 fn run(script: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new("bash");
     cmd.arg(root().join(script)).args(args);
-    // No docker on this PATH (unless the distribution installed one in /usr/bin).
+    // The system PATH only (a test passes its own to hide Docker).
     cmd.env("PATH", "/usr/bin:/bin").env_remove("DISPLAY");
     for (k, v) in env {
         cmd.env(k, v);
@@ -288,51 +310,168 @@ fn run(script: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String, Strin
     )
 }
 
-fn docker_on_plain_path() -> bool {
-    Path::new("/usr/bin/docker").exists() || Path::new("/bin/docker").exists()
+/// A PATH with every program of /usr/bin and /bin but Docker's: a machine without Docker.
+fn path_without_docker() -> String {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bin-without-docker");
+    if !dir.exists() {
+        let tmp = dir.with_extension("tmp");
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).expect("a scratch bin directory");
+        for src in ["/bin", "/usr/bin"] {
+            for e in std::fs::read_dir(src).expect("bin dir").flatten() {
+                let name = e.file_name();
+                if !name.to_string_lossy().starts_with("docker") {
+                    let _ = std::os::unix::fs::symlink(e.path(), tmp.join(&name));
+                }
+            }
+        }
+        let _ = std::fs::rename(&tmp, &dir);
+    }
+    format!("{}", dir.display())
 }
+
+/// Whether a Docker engine answers here.
+fn docker_answers() -> bool {
+    Command::new("docker")
+        .arg("info")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `err` is one line naming `what`.
+fn one_line(script: &str, err: &str, what: &str) {
+    assert!(err.contains(what), "{script}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{script}: one line, not:\n{err}"
+    );
+}
+
+/// The user-facing runners (not docker_common.sh, which is sourced).
+const SCRIPTS: [&str; 5] = [
+    "runners/docker_build.sh",
+    "runners/docker_base.sh",
+    "runners/launch_integration_run.sh",
+    "runners/run_state_manager_rostests.sh",
+    "runners/run_integration_tests.sh",
+];
 
 #[test]
 fn runners_answer_help_refuse_bad_options_and_name_what_is_missing() {
-    for script in &RUNNERS[..4] {
+    for script in SCRIPTS {
         let (code, out, _) = run(script, &["--help"], &[]);
         assert_eq!(code, 0, "{script} --help");
         assert!(out.contains("Usage: runners/"), "{script}: {out}");
         let (code, _, err) = run(script, &["--bogus"], &[]);
         assert_eq!(code, 2, "{script} --bogus");
-        assert!(err.contains("unknown option '--bogus'"), "{script}: {err}");
+        one_line(script, &err, "unknown option '--bogus'");
+        if script == "runners/docker_base.sh" {
+            continue;
+        }
         let (code, _, err) = run(script, &["--variant", "fast"], &[]);
         assert_eq!(code, 2, "{script} --variant fast");
-        assert!(
-            err.contains("--variant must be prod or dev"),
-            "{script}: {err}"
-        );
+        one_line(script, &err, "--variant must be prod or dev");
     }
+    let (code, _, err) = run("runners/docker_build.sh", &["--target", "wasm"], &[]);
+    assert_eq!(code, 2);
+    one_line(
+        "docker_build.sh",
+        &err,
+        "--target must be headless, gazebo or all",
+    );
     // X11 is checked before Docker: without DISPLAY the Gazebo run names it.
     let (code, _, err) = run("runners/launch_integration_run.sh", &[], &[]);
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("DISPLAY is not set"), "{err}");
     let (code, _, err) = run("runners/run_integration_tests.sh", &["--test", "nope"], &[]);
     assert_eq!(code, 2);
-    assert!(err.contains("no launch/test/nope.test"), "{err}");
-    let (code, _, err) = run(
+    one_line("run_integration_tests.sh", &err, "no launch/test/nope.test");
+    for script in [
         "runners/run_state_manager_rostests.sh",
-        &["--repeat", "0"],
-        &[],
-    );
-    assert_eq!(code, 2);
-    assert!(err.contains("--repeat must be a positive integer"), "{err}");
-    if docker_on_plain_path() {
-        return;
+        "runners/run_integration_tests.sh",
+    ] {
+        let (code, _, err) = run(script, &["--repeat", "0"], &[]);
+        assert_eq!(code, 2);
+        one_line(script, &err, "--repeat must be a positive integer");
     }
+    // Without Docker, and with a daemon that does not answer.
+    let no_docker = path_without_docker();
     for (script, args) in [
         ("runners/docker_build.sh", &[][..]),
+        ("runners/docker_base.sh", &[][..]),
         ("runners/launch_integration_run.sh", &["--no-gui"][..]),
         ("runners/run_state_manager_rostests.sh", &[][..]),
         ("runners/run_integration_tests.sh", &[][..]),
     ] {
-        let (code, _, err) = run(script, args, &[]);
+        let (code, _, err) = run(script, args, &[("PATH", &no_docker)]);
         assert_eq!(code, 3, "{script}: {err}");
-        assert!(err.contains("docker not found on PATH"), "{script}: {err}");
+        one_line(script, &err, "docker not found on PATH");
+        let (code, _, err) = run(
+            script,
+            args,
+            &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+        );
+        assert_eq!(code, 3, "{script}: {err}");
+        one_line(script, &err, "the Docker daemon does not answer");
     }
+}
+
+/// With a Docker engine: a missing base image, the Gazebo image's missing base, a missing
+/// debootstrap and an unreachable mirror each fail at once with one line, and nothing is
+/// built or tagged.
+#[test]
+fn docker_scripts_refuse_what_is_missing_before_building() {
+    if !docker_answers() {
+        println!("skipped: no Docker engine answers");
+        return;
+    }
+    let image_id = |image: &str| {
+        Command::new("docker")
+            .args(["image", "inspect", "--format", "{{.Id}}", image])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let before = image_id("gem-rs:headless-dev");
+    let (code, _, err) = run(
+        "runners/docker_build.sh",
+        &["--variant", "dev"],
+        &[("GEM_BASE_IMAGE", "gem-rs/missing:0")],
+    );
+    assert_eq!(code, 3, "{err}");
+    one_line(
+        "docker_build.sh",
+        &err,
+        "base image gem-rs/missing:0 not found",
+    );
+    assert_eq!(
+        image_id("gem-rs:headless-dev"),
+        before,
+        "an image was tagged"
+    );
+    if image_id("ros:noetic-ros-base-focal").is_none() {
+        let (code, _, err) = run("runners/docker_build.sh", &["--target", "all"], &[]);
+        assert_eq!(code, 3, "{err}");
+        one_line(
+            "docker_build.sh",
+            &err,
+            "the gazebo target needs ros:noetic-ros-base-focal",
+        );
+    }
+    let (code, _, err) = run(
+        "runners/docker_base.sh",
+        &["--force"],
+        &[("GEM_DEBOOTSTRAP", "/nonexistent/debootstrap")],
+    );
+    assert_eq!(code, 3, "{err}");
+    one_line("docker_base.sh", &err, "debootstrap not found");
+    let (code, _, err) = run(
+        "runners/docker_base.sh",
+        &["--force"],
+        &[("GEM_DEBIAN_MIRROR", "http://127.0.0.1:9/debian")],
+    );
+    assert_eq!(code, 3, "{err}");
+    one_line("docker_base.sh", &err, "cannot be reached");
 }

@@ -99,11 +99,67 @@ impl HostProc {
             .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
 
+    /// Waits for it to end (at most `timeout`, then stops it); returns its exit success
+    /// and output.
+    pub fn finish(mut self, timeout: Duration) -> (bool, String) {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(status)) = child.try_wait() {
+                    self.child = None;
+                    return (status.success(), self.output());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.stop();
+        (
+            false,
+            format!("timed out after {timeout:?}\n{}", self.output()),
+        )
+    }
+
     /// Stops it (SIGINT, then SIGTERM and SIGKILL to its process group).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             stop_group(&mut child, SIGINT_GRACE);
         }
+    }
+}
+
+/// Where a process of the suite finds ROS: its master, its own address and its `ROS_HOME`.
+pub struct RosEnv<'a> {
+    /// `ROS_MASTER_URI`.
+    pub master_uri: &'a str,
+    /// `ROS_IP`: the address the process gives its peers.
+    pub ip: &'a str,
+    /// `ROS_HOME` (logs under `log/`).
+    pub home: &'a Path,
+}
+
+/// Starts `cmd` from the repository root with the suite's environment (that of
+/// `runners/env.sh`) set to `env`, in its own process group, its stdout and stderr to
+/// `log`.
+pub fn spawn_ros(mut cmd: Command, label: String, log: PathBuf, env: &RosEnv) -> HostProc {
+    let file = std::fs::File::create(&log).expect("a log file");
+    cmd.current_dir(repo_root())
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().expect("a log file"))
+        .stderr(file);
+    for (k, v) in user_env() {
+        cmd.env(k, v);
+    }
+    cmd.env("ROS_MASTER_URI", env.master_uri)
+        .env("ROS_IP", env.ip)
+        .env("ROS_HOME", env.home)
+        .env("ROS_LOG_DIR", env.home.join("log"))
+        .env("PYTHONUNBUFFERED", "1")
+        .env_remove("ROS_HOSTNAME");
+    let child = spawn_group(&mut cmd).unwrap_or_else(|e| panic!("start {label}: {e}"));
+    HostProc {
+        label,
+        log,
+        child: Some(child),
     }
 }
 
@@ -259,32 +315,19 @@ impl Hosts {
         let base = Path::new(program)
             .file_name()
             .map_or(program.into(), |f| f.to_string_lossy());
-        let label = format!("{}:{base}", role.name());
-        let log = self.dir.join(format!("{n:02}_{}_{base}.log", role.name()));
-        let file = std::fs::File::create(&log).expect("a log file");
-        let home = self.dir.join(format!("ros_home_{}", role.name()));
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", self.ns(role), program])
-            .args(args)
-            .current_dir(repo_root())
-            .stdin(Stdio::null())
-            .stdout(file.try_clone().expect("a log file"))
-            .stderr(file);
-        for (k, v) in user_env() {
-            cmd.env(k, v);
-        }
-        cmd.env("ROS_MASTER_URI", self.master_uri())
-            .env("ROS_IP", role.ip())
-            .env("ROS_HOME", &home)
-            .env("ROS_LOG_DIR", home.join("log"))
-            .env("PYTHONUNBUFFERED", "1")
-            .env_remove("ROS_HOSTNAME");
-        let child = spawn_group(&mut cmd).unwrap_or_else(|e| panic!("start {label}: {e}"));
-        HostProc {
-            label,
-            log,
-            child: Some(child),
-        }
+            .args(args);
+        spawn_ros(
+            cmd,
+            format!("{}:{base}", role.name()),
+            self.dir.join(format!("{n:02}_{}_{base}.log", role.name())),
+            &RosEnv {
+                master_uri: &self.master_uri(),
+                ip: role.ip(),
+                home: &self.dir.join(format!("ros_home_{}", role.name())),
+            },
+        )
     }
 
     /// Runs `program args` on `role`'s host to completion (at most `timeout`), like
@@ -296,22 +339,7 @@ impl Hosts {
         args: &[&str],
         timeout: Duration,
     ) -> (bool, String) {
-        let mut p = self.spawn(role, program, args);
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if let Some(child) = p.child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
-                    p.child = None;
-                    return (status.success(), p.output());
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        p.stop();
-        (
-            false,
-            format!("timed out after {timeout:?}\n{}", p.output()),
-        )
+        self.spawn(role, program, args).finish(timeout)
     }
 
     /// Kills every process on `role`'s host at once (SIGKILL), as a power loss would.

@@ -224,3 +224,48 @@ pub fn no_panics(logs: &str) -> Result<(), String> {
         None => Ok(()),
     }
 }
+
+/// Waits until the controller's log (read by `log`) shows a goal beyond the first
+/// `goals_before`, and returns the waypoint index the newest one starts from.
+pub fn new_goal_start(log: impl Fn() -> String, goals_before: usize) -> Result<u64, String> {
+    crate::wait_until(Duration::from_secs(20), || {
+        goal_starts(&log()).len() > goals_before
+    })
+    .then(|| goal_starts(&log()).last().copied())
+    .flatten()
+    .ok_or_else(|| "no new goal reached the controller".to_string())
+}
+
+/// A ROS command-line tool run to completion against the suite's master: (program,
+/// arguments, timeout) → (success, output).
+pub type Tool<'a> = &'a dyn Fn(&str, &[&str], Duration) -> (bool, String);
+
+/// After a new master started at wall time `since`: every node of the suite is listed
+/// again, and new links form (`rostopic echo` gets `/system_state`, `rosservice list`
+/// shows the simulator's service). Returns the wall seconds from `since` until every node
+/// was listed.
+pub fn graph_back(run: Tool, since: f64) -> Result<f64, String> {
+    let t = Duration::from_secs(20);
+    let mut listed = String::new();
+    let all_back = crate::wait_until(Duration::from_secs(30), || {
+        listed = run("rosnode", &["list"], t).1;
+        NODES.iter().all(|n| listed.lines().any(|l| l.trim() == *n))
+    });
+    if !all_back {
+        return Err(format!(
+            "the new master does not list every node:\n{listed}"
+        ));
+    }
+    let registered_after = wall_now() - since;
+    let (ok, out) = run("rostopic", &["echo", "-n", "1", "/system_state"], t);
+    if !ok || !out.contains("header") {
+        return Err(format!(
+            "rostopic echo /system_state on the new master:\n{out}"
+        ));
+    }
+    let (ok, out) = run("rosservice", &["list"], t);
+    if !ok || !out.contains("/gazebo/get_model_state") {
+        return Err(format!("rosservice list on the new master:\n{out}"));
+    }
+    Ok(registered_after)
+}

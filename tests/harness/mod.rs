@@ -18,9 +18,11 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 pub mod bags;
+pub mod containers;
 pub mod control;
 pub mod hosts;
 pub mod junit;
+pub mod lap;
 pub mod sm_scenarios;
 pub mod suite;
 
