@@ -215,11 +215,15 @@ impl Hosts {
         for ns in &hosts.ns {
             ip(&["netns", "add", ns])?;
             ip(&["-n", ns, "link", "set", "lo", "up"])?;
-            // Strict reverse-path filtering: a packet that arrives on a cable its sender
-            // is not routed over (a cut one) is dropped. /proc/sys/net is per namespace.
+            // No forwarding: a new namespace inherits the machine's setting, which a
+            // Docker engine turns on, and a host that forwarded would carry a cut pair's
+            // packets around the cut. Strict reverse-path filtering: a packet that
+            // arrives on a cable its sender is not routed over (a cut one) is dropped.
+            // /proc/sys/net is per namespace.
             in_ns(
                 ns,
-                "for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 1 > $f; done",
+                "echo 0 > /proc/sys/net/ipv4/ip_forward && \
+                 for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 1 > $f; done",
             )?;
         }
         for (a, b) in [
