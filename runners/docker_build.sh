@@ -25,7 +25,7 @@ headless starts from $GEM_BASE_IMAGE (build it first: runners/docker_base.sh) an
 in the host's cargo build of the variant's profile (built here when out of date): the host
 and the image are both Debian 12, so the binaries load on the image's glibc. gazebo needs
 ros:noetic-ros-base-focal present locally and the internet.
-The image user 'gem' gets your uid/gid ($(gem_image_ids)) so files in bind mounts keep
+The image user 'gem' gets your uid/gid ($(gem_image_ids | tr " " :)) so files in bind mounts keep
 their owner (1000:1000 when you are root).
 USAGE
 }
@@ -72,10 +72,12 @@ read -r uid gid < <(gem_image_ids)
 args=(--build-arg "VARIANT=$variant" --build-arg "USER_UID=$uid" --build-arg "USER_GID=$gid")
 [ -z "$commit" ] || args+=(--build-arg "GEM_E2_COMMIT=$commit")
 
-# Stages the host's binaries of the variant's profile as build/docker/bin/<profile>/: the
-# node binaries, gemctl and the rostest runners (what runners/setup.sh lays out).
-stage_binaries() {
-  local dir=release cargo_args=(--release) stage="$ROOT/build/docker/bin" src name
+# Stages the headless image's build context, build/docker/context/: what the image holds
+# of the repository (launch files, messages, runners, docker/, the rostest and Python test
+# files, the names runners/setup.sh lays out) and the host's binaries of the variant's
+# profile under target/<profile>/: the node binaries, gemctl and the rostest runners.
+stage_context() {
+  local dir=release cargo_args=(--release) ctx="$ROOT/build/docker/context" src name
   if [ "$variant" = dev ]; then dir=debug; cargo_args=(); fi
   if ! command -v cargo >/dev/null; then
     echo "error: cargo not found: the headless image copies the host's build (install a Rust toolchain)" >&2
@@ -83,29 +85,35 @@ stage_binaries() {
   fi
   echo "[docker_build] cargo build ${cargo_args[*]} --workspace --bins (the image's binaries)"
   (cd "$ROOT" && cargo build "${cargo_args[@]}" --workspace --bins --quiet)
-  rm -rf "$stage"
-  mkdir -p "$stage/$dir"
+  rm -rf "$ctx"
+  mkdir -p "$ctx/target/$dir" "$ctx/tests" "$ctx/crates/gem_nodes/src" "$ctx/crates/gem_cli/src"
+  cp -a "$ROOT/docker" "$ROOT/launch" "$ROOT/msg" "$ROOT/runners" "$ctx/"
+  cp -a "$ROOT/tests/py" "$ROOT/tests/rostest" "$ctx/tests/"
+  cp -a "$ROOT/crates/gem_nodes/src/bin" "$ctx/crates/gem_nodes/src/"
+  cp -a "$ROOT/crates/gem_cli/src/main.rs" "$ctx/crates/gem_cli/src/"
   for src in "$ROOT"/crates/gem_nodes/src/bin/*.rs "$ROOT"/crates/gem_cli/src/main.rs "$ROOT"/tests/rostest/*.rs; do
     name=$(basename "$src" .rs)
     [ "$name" = main ] && name=gemctl
-    cp "$ROOT/target/$dir/$name" "$stage/$dir/$name"
+    cp "$ROOT/target/$dir/$name" "$ctx/target/$dir/$name"
   done
 }
 
 for t in "${targets[@]}"; do
   image=$(gem_image "$t" "$variant")
   started=$(date +%s)
-  file="$ROOT/docker/Dockerfile"
   if [ "$t" = headless ]; then
-    stage_binaries
+    stage_context
+    file="$ROOT/docker/Dockerfile"
+    context="$ROOT/build/docker/context"
   else
     file="$ROOT/docker/gazebo.Dockerfile"
+    context="$ROOT"
   fi
   echo "[docker_build] $image"
   # The classic builder: it needs no front-end image (BuildKit's would be pulled), and it
   # tags the image only when every step succeeded.
-  if ! DOCKER_BUILDKIT=0 docker build --force-rm --file "$file" --target "$t" --label "$GEM_LABEL=image" \
-    "${args[@]}" "${extra[@]}" --tag "$image" "$ROOT"; then
+  if ! DOCKER_BUILDKIT=0 docker build --force-rm --file "$file" --target "$t" \
+    "${args[@]}" "${extra[@]}" --tag "$image" "$context"; then
     echo "error: building $image failed (output above)" >&2
     exit 1
   fi

@@ -12,9 +12,9 @@
 
 use gem_e2e::containers::{available, Compose, Service};
 use gem_e2e::lap::{
-    ev, goal_starts, graph_back, new_goal_start, no_panics, num, wall_now, Observer, LAP,
+    goal_starts, graph_back, new_goal_start, no_panics, num, wall_now, Observer, LAP,
 };
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A scenario: on its own, or on a lap of a fresh deployment.
 enum Scenario {
@@ -40,50 +40,22 @@ const SCENARIOS: [(&str, Scenario); 5] = [
 const MID_LAP_S: f64 = 40.0;
 
 fn main() {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let chosen: Vec<_> = SCENARIOS
-        .iter()
-        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
-        .collect();
-    println!("\nrunning {} container scenarios", chosen.len());
-    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
-    for (name, scenario) in chosen {
-        if let Err(why) = available() {
-            println!("test {name} ... skipped: {why}");
-            skipped += 1;
-            continue;
-        }
-        let started = Instant::now();
-        let outcome = match scenario {
+    gem_e2e::scenario_main(
+        "container scenarios",
+        &SCENARIOS,
+        available,
+        |scenario| match scenario {
             Scenario::Alone(run) => run(),
-            Scenario::Lap(run) => Compose::up().and_then(|compose| {
-                let suite = Suite::start(compose)?;
+            Scenario::Lap(run) => {
+                let suite = Suite::start(Compose::up()?)?;
                 let outcome = run(&suite);
                 if outcome.is_err() {
                     suite.dump();
                 }
                 outcome.and_then(|()| suite.no_panics())
-            }),
-        };
-        let secs = started.elapsed().as_secs_f64();
-        match outcome {
-            Ok(()) => {
-                println!("test {name} ... ok ({secs:.1} s)");
-                passed += 1;
             }
-            Err(e) => {
-                println!("test {name} ... FAILED ({secs:.1} s): {e}");
-                failed += 1;
-            }
-        }
-    }
-    println!("\ntest result: {passed} passed; {failed} failed; {skipped} skipped\n");
-    if failed > 0 {
-        std::process::exit(1);
-    }
+        },
+    );
 }
 
 /// A deployment driving a lap, and an observer on the host.
@@ -346,18 +318,15 @@ fn supervisor_killed(s: &Suite) -> Result<(), String> {
     let up_w = wall_now();
     s.compose.compose(&["up", "-d", "supervisor"])?;
     let start_index = new_goal_start(|| s.controller_log(), goals_before)?;
+    let t = Duration::from_secs(30);
     let served = s
         .view
-        .wait(Duration::from_secs(30), |e| {
-            ev(e) == "goal" && num(e, "w") > up_w
-        })
+        .after(up_w, "goal", t, |_| true)
         .ok_or("no goal of the new supervisor's planner was seen on navigate_waypoints/goal")?;
     // The new planner serves its file anew: the car drives again.
     let moving = s
         .view
-        .wait(Duration::from_secs(30), |e| {
-            ev(e) == "odom" && num(e, "w") > up_w && num(e, "speed") > 0.5
-        })
+        .after(up_w, "odom", t, |e| num(e, "speed") > 0.5)
         .ok_or("the car did not drive again within 30 s of the new supervisor")?;
     let moving_after = num(&moving, "w") - up_w;
     println!(

@@ -460,18 +460,18 @@ fn docker_scripts_refuse_what_is_missing_before_building() {
             "the gazebo target needs ros:noetic-ros-base-focal",
         );
     }
-    let (code, _, err) = run(
-        "runners/docker_base.sh",
-        &["--force"],
-        &[("GEM_DEBOOTSTRAP", "/nonexistent/debootstrap")],
-    );
-    assert_eq!(code, 3, "{err}");
-    one_line("docker_base.sh", &err, "debootstrap not found");
-    let (code, _, err) = run(
-        "runners/docker_base.sh",
-        &["--force"],
-        &[("GEM_DEBIAN_MIRROR", "http://127.0.0.1:9/debian")],
-    );
-    assert_eq!(code, 3, "{err}");
-    one_line("docker_base.sh", &err, "cannot be reached");
+    for (env, says) in [
+        (
+            ("GEM_DEBOOTSTRAP", "/nonexistent/debootstrap"),
+            "debootstrap not found",
+        ),
+        (
+            ("GEM_DEBIAN_MIRROR", "http://127.0.0.1:9/debian"),
+            "cannot be reached",
+        ),
+    ] {
+        let (code, _, err) = run("runners/docker_base.sh", &["--force"], &[env]);
+        assert_eq!(code, 3, "{err}");
+        one_line("docker_base.sh", &err, says);
+    }
 }

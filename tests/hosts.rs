@@ -12,7 +12,7 @@ use gem_e2e::lap::{
     ev, goal_starts, graph_back, new_goal_start, no_panics, num, wall_now, Observer, LAP, NODES,
     SPEEDUP, STALE_DATA, TIMEOUT_S,
 };
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 type Scenario = fn(&Suite) -> Result<(), String>;
 
@@ -28,47 +28,15 @@ const SCENARIOS: [(&str, Scenario); 3] = [
 ];
 
 fn main() {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let chosen: Vec<_> = SCENARIOS
-        .iter()
-        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
-        .collect();
-    println!("\nrunning {} multi-host scenarios", chosen.len());
-    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
-    for (name, scenario) in chosen {
-        if let Err(why) = available() {
-            println!("test {name} ... skipped: {why}");
-            skipped += 1;
-            continue;
+    gem_e2e::scenario_main("multi-host scenarios", &SCENARIOS, available, |scenario| {
+        let hosts = Hosts::build()?;
+        let suite = Suite::start(hosts)?;
+        let outcome = scenario(&suite);
+        if outcome.is_err() {
+            suite.dump();
         }
-        let started = Instant::now();
-        let outcome = Hosts::build().and_then(|hosts| {
-            let suite = Suite::start(hosts)?;
-            let outcome = scenario(&suite);
-            if outcome.is_err() {
-                suite.dump();
-            }
-            outcome.and_then(|()| suite.no_panics())
-        });
-        let secs = started.elapsed().as_secs_f64();
-        match outcome {
-            Ok(()) => {
-                println!("test {name} ... ok ({secs:.1} s)");
-                passed += 1;
-            }
-            Err(e) => {
-                println!("test {name} ... FAILED ({secs:.1} s): {e}");
-                failed += 1;
-            }
-        }
-    }
-    println!("\ntest result: {passed} passed; {failed} failed; {skipped} skipped\n");
-    if failed > 0 {
-        std::process::exit(1);
-    }
+        outcome.and_then(|()| suite.no_panics())
+    });
 }
 
 /// The suite on three hosts, and an observer on the supervisor and on the vehicle.

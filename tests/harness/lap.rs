@@ -62,6 +62,17 @@ impl Observer {
         found
     }
 
+    /// Waits for the first event of `kind` after wall time `w` that satisfies `pred`.
+    pub fn after(
+        &self,
+        w: f64,
+        kind: &str,
+        timeout: Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Option<Value> {
+        self.wait(timeout, |e| ev(e) == kind && num(e, "w") > w && pred(e))
+    }
+
     /// The car's simulated time and speed at or after wall time `w`, waiting at most
     /// `timeout`.
     pub fn odom_after(&self, w: f64, timeout: Duration) -> Option<Value> {
@@ -140,8 +151,8 @@ impl Observer {
     /// [`RESUME_WITHIN_S`] plus a margin to say by how much it missed.
     pub fn moving_again_after(&self, w: f64, what: &str) -> Result<f64, String> {
         let moving = self
-            .wait(Duration::from_secs(20), |e| {
-                ev(e) == "odom" && num(e, "w") > w && num(e, "speed") > 0.5
+            .after(w, "odom", Duration::from_secs(20), |e| {
+                num(e, "speed") > 0.5
             })
             .ok_or_else(|| format!("the car did not move again within 20 s of {what}"))?;
         let after = num(&moving, "w") - w;

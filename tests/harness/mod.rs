@@ -609,3 +609,50 @@ impl<T: rosrust::Message> Collector<T> {
         found
     }
 }
+
+/// The `main` of a test binary without the standard harness (`harness = false`), whose
+/// scenarios may be *skipped*, which the standard harness cannot report: runs the
+/// scenarios whose names contain one of the command line's words (all without one), each
+/// skipped with the reason while `available` says no, prints `test <name> ... ok`,
+/// `FAILED` or `skipped` and a summary, and exits 1 when one failed.
+pub fn scenario_main<S>(
+    what: &str,
+    scenarios: &[(&str, S)],
+    available: impl Fn() -> Result<(), String>,
+    run: impl Fn(&S) -> Result<(), String>,
+) {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let chosen: Vec<_> = scenarios
+        .iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .collect();
+    println!("\nrunning {} {what}", chosen.len());
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    for (name, scenario) in chosen {
+        if let Err(why) = available() {
+            println!("test {name} ... skipped: {why}");
+            skipped += 1;
+            continue;
+        }
+        let started = Instant::now();
+        let outcome = run(scenario);
+        let secs = started.elapsed().as_secs_f64();
+        match outcome {
+            Ok(()) => {
+                println!("test {name} ... ok ({secs:.1} s)");
+                passed += 1;
+            }
+            Err(e) => {
+                println!("test {name} ... FAILED ({secs:.1} s): {e}");
+                failed += 1;
+            }
+        }
+    }
+    println!("\ntest result: {passed} passed; {failed} failed; {skipped} skipped\n");
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
