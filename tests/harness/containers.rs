@@ -11,6 +11,7 @@
 //! `runners/docker_common.sh`, the one home of that rule).
 
 use crate::hosts::{spawn_ros, HostProc, RosEnv};
+use crate::lap::{SPEEDUP, TIMEOUT_S};
 use crate::repo_root;
 use std::path::PathBuf;
 use std::process::Command;
@@ -123,7 +124,11 @@ impl Compose {
             .args(args)
             .env("GEM_IMAGE", IMAGE)
             .env("GEM_SUBNET", &self.subnet)
-            .env("GEM_OWNER", owner());
+            .env("GEM_OWNER", owner())
+            // The lap's speed-up and timeouts are the ones its bounds assume.
+            .env("GEM_SPEEDUP", SPEEDUP.to_string())
+            .env("GEM_TIMEOUT_S", TIMEOUT_S.to_string())
+            .env("GEM_STATE_TIMEOUT_MS", format!("{}", TIMEOUT_S * 1000.0));
         output(cmd, &format!("docker-compose {}", args.join(" ")))
     }
 
