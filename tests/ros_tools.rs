@@ -200,8 +200,7 @@ fn every_node_ends_at_once_and_leaves_nothing_in_the_master_on_every_way_out() {
             let log = master_log();
             let last = log
                 .lines()
-                .filter(|l| l.ends_with(&format!("CACHEDPARAM [/] by {full}")))
-                .next_back()
+                .rfind(|l| l.ends_with(&format!("CACHEDPARAM [/] by {full}")))
                 .unwrap_or_default();
             assert!(
                 last.contains("-CACHEDPARAM"),
