@@ -6,6 +6,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=runners/docker_common.sh
 source "$ROOT/runners/docker_common.sh"
+# shellcheck source=runners/binaries.sh
+source "$ROOT/runners/binaries.sh"
 
 usage() {
   cat <<USAGE
@@ -77,7 +79,7 @@ args=(--build-arg "VARIANT=$variant" --build-arg "USER_UID=$uid" --build-arg "US
 # files, the names runners/setup.sh lays out) and the host's binaries of the variant's
 # profile under target/<profile>/: the node binaries, gemctl and the rostest runners.
 stage_context() {
-  local dir=release cargo_args=(--release) ctx="$ROOT/build/docker/context" src name
+  local dir=release cargo_args=(--release) ctx="$ROOT/build/docker/context" name
   if [ "$variant" = dev ]; then dir=debug; cargo_args=(); fi
   if ! command -v cargo >/dev/null; then
     echo "error: cargo not found: the headless image copies the host's build (install a Rust toolchain)" >&2
@@ -91,9 +93,7 @@ stage_context() {
   cp -a "$ROOT/tests/py" "$ROOT/tests/rostest" "$ctx/tests/"
   cp -a "$ROOT/crates/gem_nodes/src/bin" "$ctx/crates/gem_nodes/src/"
   cp -a "$ROOT/crates/gem_cli/src/main.rs" "$ctx/crates/gem_cli/src/"
-  for src in "$ROOT"/crates/gem_nodes/src/bin/*.rs "$ROOT"/crates/gem_cli/src/main.rs "$ROOT"/tests/rostest/*.rs; do
-    name=$(basename "$src" .rs)
-    [ "$name" = main ] && name=gemctl
+  for name in $(gem_binary_names "$ROOT"); do
     cp "$ROOT/target/$dir/$name" "$ctx/target/$dir/$name"
   done
 }

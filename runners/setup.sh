@@ -9,6 +9,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 log() { printf '[setup] %s\n' "$*"; }
+# shellcheck source=runners/binaries.sh
+source "$ROOT/runners/binaries.sh"
 
 # The package lists (one home: runners/packages/). ros.txt is what the suite needs to run;
 # host.txt adds the development host's tools, skipped when GEM_SETUP_HOST_TOOLS=0 (the
@@ -128,7 +130,7 @@ gen_python() {
 
 # A ROS package whose directory holds links to the release binaries, for rosrun/roslaunch.
 layout_nodes() {
-  local pkg="$ROOT/build/ros/gem_nodes" src name dir
+  local pkg="$ROOT/build/ros/gem_nodes" name dir
   dir=$(profile_dir)
   mkdir -p "$pkg/bin"
   cat > "$pkg/package.xml" <<XML
@@ -144,10 +146,7 @@ layout_nodes() {
 XML
   find "$pkg/bin" -type l -delete
   # Node binaries, gemctl, and the rostest runners that launch/test/*.test start.
-  for src in "$ROOT"/crates/gem_nodes/src/bin/*.rs "$ROOT"/crates/gem_cli/src/main.rs "$ROOT"/tests/rostest/*.rs; do
-    [ -e "$src" ] || continue
-    name=$(basename "$src" .rs)
-    [ "$name" = main ] && name=gemctl
+  for name in $(gem_binary_names "$ROOT"); do
     ln -sf "$ROOT/target/$dir/$name" "$pkg/bin/$name"
   done
 }
