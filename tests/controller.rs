@@ -13,9 +13,8 @@ use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::geometry_msgs::Pose2D;
-use gem_ros::protocols::actionlib::{
-    status, ActionClient, ClientEvent, NavigateWaypoints, RESULT_GRACE,
-};
+use gem_ros::action::NavigateWaypoints;
+use ros1_protocols::actionlib::{status, ActionClient, ClientEvent, RESULT_GRACE};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(30);

@@ -86,7 +86,8 @@ fn rust_service_answers_rosservice_call() {
 #[test]
 fn action_client_resends_a_goal_the_server_never_listed() {
     use gem_controller_action::NavigateWaypointsActionGoal;
-    use gem_ros::protocols::actionlib::{ActionClient, NavigateWaypoints};
+    use gem_ros::action::NavigateWaypoints;
+    use ros1_protocols::actionlib::ActionClient;
     let _ros = ros();
     let goals = Collector::<NavigateWaypointsActionGoal>::new("/resend/goal");
     let status = |list: &str| {
@@ -132,9 +133,9 @@ fn direct_subscriber_reads_python_and_rust_publishers_and_refuses_a_wrong_type()
     let heard: Arc<Mutex<Vec<f64>>> = Arc::default();
     let sink = heard.clone();
     let before = std::time::Instant::now();
-    let sub = gem_ros::protocols::direct::subscribe(
+    let sub = ros1_protocols::direct::subscribe(
         topic,
-        move |m: Float64, at: gem_ros::protocols::direct::Arrival| {
+        move |m: Float64, at: ros1_protocols::direct::Arrival| {
             // The kernel's arrival time (the sockets are timestamped), before the read.
             assert!(at.wire >= before && at.wire <= at.read && at.wire != at.read);
             sink.lock().unwrap().push(m.data);

@@ -12,7 +12,7 @@ use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gem_state_msgs::SystemStateStamped as Sys;
 use gem_msgs::geometry_msgs::Pose2D;
 use gem_msgs::nav_msgs::Odometry;
-use gem_ros::protocols::actionlib::status;
+use ros1_protocols::actionlib::status;
 use std::f64::consts::PI;
 use std::time::Duration;
 
@@ -46,9 +46,7 @@ struct Drive {
     cmds: Collector<AckermannDrive>,
     odom: Collector<Odometry>,
     state: rosrust::Publisher<Sys>,
-    client: gem_ros::protocols::actionlib::ActionClient<
-        gem_ros::protocols::actionlib::NavigateWaypoints,
-    >,
+    client: ros1_protocols::actionlib::ActionClient<gem_ros::action::NavigateWaypoints>,
     id: String,
     path: Vec<Point>,
 }

@@ -6,7 +6,8 @@ use gem_msgs::gem_controller_action::{
     NavigateWaypointsFeedback, NavigateWaypointsGoal, NavigateWaypointsResult,
 };
 use gem_msgs::geometry_msgs::Pose2D;
-use gem_ros::protocols::actionlib::{ActionClient, ClientEvent, NavigateWaypoints};
+use gem_ros::action::NavigateWaypoints;
+use ros1_protocols::actionlib::{ActionClient, ClientEvent};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 

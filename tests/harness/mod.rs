@@ -10,7 +10,7 @@
 //! `runners/env.sh` gives a user, pointed at the private master. Every wait is bounded
 //! ([`wait_until`]); nothing sleeps to synchronise.
 
-use gem_ros::Lock;
+use ros1_protocols::Lock;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -84,7 +84,7 @@ enum Bench {
         #[arg(long, default_value_t = 1000)]
         per_topic: usize,
     },
-    /// Publish → callback latency: rosrust's subscriber (Nagle on / TCP_NODELAY) vs gem_ros::protocols::direct.
+    /// Publish → callback latency: rosrust's subscriber (Nagle on / TCP_NODELAY) vs ros1_protocols::direct.
     Subscribe {
         /// Messages per kind and round.
         #[arg(long, default_value_t = 1000)]
@@ -93,7 +93,7 @@ enum Bench {
         #[arg(long, default_value_t = 3)]
         rounds: usize,
     },
-    /// Service round trip: rosrust's client and server vs gem_ros::protocols::service (persistent).
+    /// Service round trip: rosrust's client and server vs ros1_protocols::service (persistent).
     Service {
         /// Calls per kind and round.
         #[arg(long, default_value_t = 1000)]

@@ -1,5 +1,5 @@
 //! Service call round trip on loopback, one process: rosrust's client and server (a new
-//! connection per call) against `gem_ros::protocols::service` (one persistent connection), each at the
+//! connection per call) against `ros1_protocols::service` (one persistent connection), each at the
 //! rate a controller polls `get_model_state`. With `--load`, one busy process per CPU runs
 //! for the whole benchmark, as in the demo's load test. Rounds alternate the kinds, so a
 //! noisy stretch of the machine does not land on one kind only.
@@ -27,11 +27,10 @@ pub fn run(calls: usize, rounds: usize, rate_hz: f64, load: bool) -> anyhow::Res
     let _load = load.then(CpuLoad::start).transpose()?;
     let _rosrust = rosrust::service::<SetBool, _>("/bench_service/rosrust", answer)
         .map_err(|e| anyhow::anyhow!("advertise: {e}"))?;
-    let _ours =
-        gem_ros::protocols::service::advertise::<SetBool, _>("/bench_service/gem_ros", answer)?;
+    let _ours = ros1_protocols::service::advertise::<SetBool, _>("/bench_service/gem_ros", answer)?;
     let rosrust_client = rosrust::client::<SetBool>("/bench_service/rosrust")
         .map_err(|e| anyhow::anyhow!("client: {e}"))?;
-    let our_client = gem_ros::protocols::service::Client::<SetBool>::new("/bench_service/gem_ros")?;
+    let our_client = ros1_protocols::service::Client::<SetBool>::new("/bench_service/gem_ros")?;
     let timeout = Duration::from_secs(10);
     let kinds: [(&str, Call); 2] = [
         (
@@ -45,7 +44,7 @@ pub fn run(calls: usize, rounds: usize, rate_hz: f64, load: bool) -> anyhow::Res
             }),
         ),
         (
-            "gem_ros::protocols::service::Client → advertise (persistent)",
+            "ros1_protocols::service::Client → advertise (persistent)",
             Box::new(|| {
                 our_client
                     .call(&SetBoolReq { data: true }, timeout)

@@ -1,6 +1,6 @@
 //! Publish → callback latency on loopback, per subscriber kind, in one process: rosrust's
 //! subscriber (a message passes its reader, fan-out and callback threads) with Nagle's
-//! algorithm on and with `TCP_NODELAY` (`gem_ros::net`), and `gem_ros::protocols::direct` (the callback
+//! algorithm on and with `TCP_NODELAY` (`ros1_protocols::net`), and `ros1_protocols::direct` (the callback
 //! runs on the reading thread). Each message carries its send time; messages go out 5 ms
 //! apart so no queue builds up. Rounds alternate the kinds, so a noisy stretch of the
 //! machine does not land on one kind only.
@@ -8,7 +8,7 @@
 use gem_core::stats::Summary;
 use gem_e2e::{ros, wait_until};
 use gem_msgs::std_msgs::Float64;
-use gem_ros::Lock;
+use ros1_protocols::Lock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,7 @@ impl Kind {
         match self {
             Kind::Rosrust => "rosrust subscriber, Nagle on",
             Kind::RosrustNodelay => "rosrust subscriber, TCP_NODELAY",
-            Kind::Direct => "gem_ros::protocols::direct, TCP_NODELAY",
+            Kind::Direct => "ros1_protocols::direct, TCP_NODELAY",
         }
     }
 }
@@ -32,7 +32,7 @@ impl Kind {
 /// Keeps a subscription of either kind alive.
 enum Sub {
     Rosrust(#[allow(dead_code)] rosrust::Subscriber),
-    Direct(#[allow(dead_code)] gem_ros::protocols::direct::DirectSubscriber),
+    Direct(#[allow(dead_code)] ros1_protocols::direct::DirectSubscriber),
 }
 
 pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
@@ -51,9 +51,9 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
             let _sub = match kind {
                 Kind::Direct => {
                     let wire = wire.clone();
-                    Sub::Direct(gem_ros::protocols::direct::subscribe(
+                    Sub::Direct(ros1_protocols::direct::subscribe(
                         &topic,
-                        move |m: Float64, at: gem_ros::protocols::direct::Arrival| {
+                        move |m: Float64, at: ros1_protocols::direct::Arrival| {
                             if tx.send(since(at.read, m.data)).is_ok() {
                                 let mut w = wire.locked();
                                 w.push(since(at.wire, m.data) * 1e6);
@@ -80,7 +80,7 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
                 "{topic}: no link"
             );
             if *kind != Kind::Rosrust {
-                gem_ros::net::set_nodelay_on_all_sockets();
+                ros1_protocols::net::set_nodelay_on_all_sockets();
             }
             while rx.try_recv().is_ok() {}
             wire.locked().clear();
@@ -110,7 +110,7 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
     );
     println!("| subscriber | p50 | p95 | p99 | max |\n|---|---|---|---|---|");
     let rows = kinds.iter().map(|k| k.name()).zip(latencies).chain([(
-        "gem_ros::protocols::direct, kernel arrival (SO_TIMESTAMPNS), not the callback",
+        "ros1_protocols::direct, kernel arrival (SO_TIMESTAMPNS), not the callback",
         wire_all,
     )]);
     for (name, l) in rows {

@@ -6,7 +6,7 @@
 //! trajectory plot. Exit status 0 only if the lap succeeded and every fault stopped the car.
 //! `--rounds N` repeats the pair N times along the lap (the load test's mode).
 //!
-//! Every observation comes through [`gem_ros::protocols::direct`]: no message is dropped, and each is
+//! Every observation comes through [`ros1_protocols::direct`]: no message is dropped, and each is
 //! stamped with its arrival on the socket. Latencies are measured from those stamps:
 //! signal = the first faulty input message after the injection began, detection = the
 //! first `/system_state` ERROR with the fault's bit after the injection began, zero command
@@ -39,8 +39,8 @@ use gem_msgs::gem_controller_action::{
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys};
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_profile::{MOVING_ABOVE_MPS, STOPPED_BELOW_MPS};
-use gem_ros::protocols::direct::{Arrival, DirectSubscriber};
-use gem_ros::Lock;
+use ros1_protocols::direct::{Arrival, DirectSubscriber};
+use ros1_protocols::Lock;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -134,7 +134,7 @@ fn watch<T: rosrust::Message>(
     apply: fn(&mut Seen, T, Instant),
 ) -> anyhow::Result<DirectSubscriber> {
     let s = s.clone();
-    gem_ros::protocols::direct::subscribe(topic, move |m: T, at: Arrival| {
+    ros1_protocols::direct::subscribe(topic, move |m: T, at: Arrival| {
         let mut seen = s.locked();
         let sim = seen.sim_now;
         seen.heard.insert(topic, (at.read, sim));
@@ -380,7 +380,7 @@ impl Demo {
         let gone: Vec<&str> = listed
             .iter()
             .map(String::as_str)
-            .filter(|n| gem_ros::node::pid_of(n).is_err())
+            .filter(|n| ros1_protocols::xmlrpc::pid_of(n).is_err())
             .collect();
         let quiet_s = quiet.as_secs_f64();
         if listed.is_empty() && ever_heard {

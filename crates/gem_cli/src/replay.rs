@@ -17,7 +17,7 @@
 use anyhow::{anyhow, Context};
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
-use gem_ros::Lock;
+use ros1_protocols::Lock;
 use rosbag::{ChunkRecord, MessageRecord, RosBag};
 use rosrust::{RawMessage, RawMessageDescription};
 use std::collections::{BTreeMap, HashMap};
@@ -159,7 +159,7 @@ fn clock_subscribers() -> anyhow::Result<Vec<String>> {
 /// Whether `node` answers its slave API: a node that was killed stays listed by the
 /// master as a subscriber, and would never connect.
 fn alive(node: &str) -> bool {
-    gem_ros::node::pid_of(node).is_ok()
+    ros1_protocols::xmlrpc::pid_of(node).is_ok()
 }
 
 /// Whether `node` has its first `/clock` message, from its slave API's `getBusStats`
@@ -173,7 +173,7 @@ fn alive(node: &str) -> bool {
 /// order their messages arrived.
 fn clock_received(node: &str) -> Option<bool> {
     use xml_rpc::Value;
-    let Ok(Value::Array(stats)) = gem_ros::node::slave_call(node, "getBusStats") else {
+    let Ok(Value::Array(stats)) = ros1_protocols::xmlrpc::slave_call(node, "getBusStats") else {
         return None;
     };
     let Some(Value::Array(subscribed)) = stats.get(1) else {

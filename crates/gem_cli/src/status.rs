@@ -5,7 +5,7 @@
 //! keep drawing when a simulation is paused.
 
 use gem_nodes::overlay::{subscribe, Shared};
-use gem_ros::Lock;
+use ros1_protocols::Lock;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 

@@ -20,12 +20,12 @@ use gem_core::time::Time;
 use gem_introspect::{Decoder, Flat, IntrospectError, ValueRef};
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::std_msgs::Header;
-use gem_ros::master;
-use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
-use gem_ros::protocols::direct::{DirectSubscriber, Link};
 use gem_ros::time::{self, to_ros, Ticker, Waker};
-use gem_ros::Lock;
+use ros1_protocols::direct::{DirectSubscriber, Link};
+use ros1_protocols::master;
+use ros1_protocols::Lock;
+use ros1_protocols::RosError;
 use rosrust::RawMessage;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -147,7 +147,7 @@ impl Shared {
             hardware_id: self.hardware_id.clone(),
             values: vec![KeyValue {
                 key: "uri".into(),
-                value: gem_ros::node::master_uri(),
+                value: ros1_protocols::xmlrpc::master_uri(),
             }],
         };
         self.published = levels;
@@ -222,7 +222,7 @@ fn subscribe(
             Err(e) => tracing::error!("cannot decode {type_name} from {caller}: {e}"),
         }
     };
-    gem_ros::protocols::direct::subscribe_linked(
+    ros1_protocols::direct::subscribe_linked(
         topic,
         on_link,
         move |raw: RawMessage, _, link: &Link| {

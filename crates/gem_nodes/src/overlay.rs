@@ -23,11 +23,11 @@ use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::jsk_rviz_plugins::OverlayText;
 use gem_msgs::std_msgs::{ColorRGBA, Header};
 use gem_msgs::visualization_msgs::{Marker, MarkerArray};
-use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
-use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::time::{self, Ticker};
-use gem_ros::Lock;
+use ros1_protocols::direct::DirectSubscriber;
+use ros1_protocols::Lock;
+use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex};
 
 const RATE: ParamSpec = ParamSpec::float("rate", 10.0, "Hz", "overlay and marker publication rate");
@@ -52,7 +52,7 @@ fn watch<T: rosrust::Message>(
     apply: fn(&mut Snapshot, T),
 ) -> Result<DirectSubscriber, RosError> {
     let s = s.clone();
-    gem_ros::protocols::direct::subscribe(topic, move |m: T, _| apply(&mut s.locked(), m))
+    ros1_protocols::direct::subscribe(topic, move |m: T, _| apply(&mut s.locked(), m))
 }
 
 fn system(m: &msg::SystemStateStamped) -> (SystemState, ErrorBits) {

@@ -57,7 +57,7 @@ fn every_node_documents_exactly_its_parameter_table() {
 
 #[test]
 fn every_reconfigurable_node_documents_exactly_its_values() {
-    use gem_ros::protocols::dynamic_reconfigure::{markdown_table, DynParam};
+    use ros1_protocols::dynamic_reconfigure::{markdown_table, DynParam};
     let nodes: [(&[DynParam], &str, &str); 2] = [
         (
             mock_signals::DYN_PARAMS,

@@ -19,8 +19,8 @@
 //! instead of guessing how long the node needs, so a slow or loaded machine changes only
 //! the wall time of a run, never its result.
 
-use crate::node::RosError;
 use gem_msgs::std_msgs::Header;
+use ros1_protocols::RosError;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

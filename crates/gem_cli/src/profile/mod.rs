@@ -37,7 +37,7 @@ use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
 use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus};
 use gem_profile::{Direction, Run, RunRecord};
-use gem_ros::protocols::dynamic_reconfigure::{Client as Reconfigure, Value};
+use ros1_protocols::dynamic_reconfigure::{Client as Reconfigure, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -239,7 +239,10 @@ impl Profiler<'_> {
 
     /// Sets `kind`'s mock_signals parameter to `value`.
     fn set(&self, kind: FaultKind, value: ParamValue) -> anyhow::Result<()> {
-        let (param, value) = (kind.fault().param, Value::from(value));
+        let (param, value) = (
+            kind.fault().param,
+            gem_ros::convert::reconfigure_value(value),
+        );
         let answer = self
             .mock
             .set(&[(param, value)])
@@ -261,8 +264,7 @@ impl Profiler<'_> {
     fn serve(&self) -> anyhow::Result<()> {
         rosrust::wait_for_service("/serve_waypoints", Some(NOMINAL_WAIT))
             .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
-        let client =
-            gem_ros::protocols::service::Client::<ServeWaypoints>::new("/serve_waypoints")?;
+        let client = ros1_protocols::service::Client::<ServeWaypoints>::new("/serve_waypoints")?;
         let file = self.route.to_string_lossy().into_owned();
         let res = client.call(
             &ServeWaypointsReq {
@@ -753,7 +755,7 @@ fn raise_priority(rt_priority: i32) -> String {
 /// the connection is enough).
 fn verify_connected(
     watch: &Watch,
-    subs: &[(&'static str, gem_ros::protocols::direct::DirectSubscriber)],
+    subs: &[(&'static str, ros1_protocols::direct::DirectSubscriber)],
 ) -> anyhow::Result<()> {
     const EVENT_ONLY: [&str; 3] = [
         "/navigate_waypoints/goal",
@@ -796,7 +798,7 @@ fn list_nodes() -> anyhow::Result<Vec<(String, u32)>> {
     let me = rosrust::name();
     let mut nodes = Vec::new();
     for n in names.into_iter().filter(|n| *n != me) {
-        match gem_ros::node::pid_of(&n) {
+        match ros1_protocols::xmlrpc::pid_of(&n) {
             Ok(pid) => nodes.push((n, pid)),
             Err(e) => println!("[profile] skipping {n}: {e}"),
         }

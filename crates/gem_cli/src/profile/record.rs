@@ -72,7 +72,7 @@ impl Recorder {
         let mut bag = Bag { child, file };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let connected = gem_ros::node::inbound_topics(&node).unwrap_or_default();
+            let connected = ros1_protocols::xmlrpc::inbound_topics(&node).unwrap_or_default();
             if topics.iter().all(|t| connected.contains(*t)) {
                 // The recorder's side is connected; a rosrust publisher adds the new
                 // subscriber from its own writer thread a moment later and cannot be asked
@@ -153,7 +153,7 @@ fn socket_inodes(pid: u32) -> std::collections::HashSet<u64> {
         return Default::default();
     };
     fds.flatten()
-        .filter_map(|fd| gem_ros::net::socket_inode(&fd.path()))
+        .filter_map(|fd| ros1_protocols::net::socket_inode(&fd.path()))
         .collect()
 }
 
@@ -193,7 +193,7 @@ mod tests {
         let (mut rx, _) = listener.accept().unwrap();
         let inode = |s: &std::net::TcpStream| {
             let fd = format!("/proc/self/fd/{}", s.as_raw_fd());
-            gem_ros::net::socket_inode(std::path::Path::new(&fd)).unwrap()
+            ros1_protocols::net::socket_inode(std::path::Path::new(&fd)).unwrap()
         };
         let mine: std::collections::HashSet<u64> = [inode(&rx)].into();
         assert!(socket_inodes(std::process::id()).contains(&inode(&rx)));

@@ -19,9 +19,9 @@ use gem_msgs::nav_msgs::Odometry;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
 use gem_profile::{Periods, Run, Seen, Stamp};
-use gem_ros::protocols::direct::{Arrival, DirectSubscriber};
 use gem_ros::time::to_core;
-use gem_ros::Lock;
+use ros1_protocols::direct::{Arrival, DirectSubscriber};
+use ros1_protocols::Lock;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -151,7 +151,7 @@ fn stamp_of(h: &Header) -> Time {
     to_core(h.stamp)
 }
 
-/// A direct subscription (`gem_ros::protocols::direct`): the message's arrival on the socket as the
+/// A direct subscription (`ros1_protocols::direct`): the message's arrival on the socket as the
 /// kernel timestamped it, and when the reading thread had it.
 fn sub<T: rosrust::Message>(
     w: &Arc<Watch>,
@@ -159,7 +159,7 @@ fn sub<T: rosrust::Message>(
     handle: fn(&Watch, &'static str, Arrival, T),
 ) -> anyhow::Result<DirectSubscriber> {
     let w = w.clone();
-    gem_ros::protocols::direct::subscribe(topic, move |m: T, at| handle(&w, topic, at, m))
+    ros1_protocols::direct::subscribe(topic, move |m: T, at| handle(&w, topic, at, m))
         .map_err(|e| anyhow!("subscribe {topic}: {e}"))
 }
 
@@ -180,7 +180,7 @@ fn input_sub<T: rosrust::Message>(
 ) -> anyhow::Result<(&'static str, DirectSubscriber)> {
     let topic = which.global_topic();
     let w = w.clone();
-    let sub = gem_ros::protocols::direct::subscribe(topic, move |m: T, at| {
+    let sub = ros1_protocols::direct::subscribe(topic, move |m: T, at| {
         let (value, header) = read(&m);
         input(&w, topic, at, value, header)
     })

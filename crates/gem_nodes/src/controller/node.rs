@@ -43,13 +43,14 @@ use gem_msgs::geometry_msgs::PoseStamped;
 use gem_msgs::nav_msgs::Path as PathMsg;
 use gem_msgs::std_msgs::{Float64, Header};
 use gem_msgs::visualization_msgs::Marker;
-use gem_ros::node::RosError;
-use gem_ros::protocols::actionlib::{ActionServer, GoalHandle, NavigateWaypoints};
-use gem_ros::protocols::direct::DirectSubscriber;
-use gem_ros::protocols::service::Client;
+use gem_ros::action::NavigateWaypoints;
 use gem_ros::time::Waker;
 use gem_ros::time::{to_core, to_ros};
-use gem_ros::Lock;
+use ros1_protocols::actionlib::{ActionServer, GoalHandle};
+use ros1_protocols::direct::DirectSubscriber;
+use ros1_protocols::service::Client;
+use ros1_protocols::Lock;
+use ros1_protocols::RosError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -576,7 +577,7 @@ impl Controller {
 /// Starts (or escalates) a stop the moment `system_state` reports ERROR while a goal or a
 /// stop is driven, and sends its first braking command from the callback itself.
 fn safety_gate(out: Arc<Outputs>) -> Result<DirectSubscriber, RosError> {
-    gem_ros::protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
+    ros1_protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
         let error = m.state == SystemStateStamped::STATE_ERROR;
         out.state_watch.locked().feed(gem_ros::time::now());
         let was_silent = out.silent.swap(false, Ordering::Relaxed);

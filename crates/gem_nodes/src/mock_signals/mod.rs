@@ -13,10 +13,10 @@
 use gem_core::scenario::{Player, Scenario, Setting};
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::std_msgs::Header;
-use gem_ros::node::RosError;
 use gem_ros::params::ParamSpec;
-use gem_ros::protocols::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
 use gem_ros::time::{self, to_ros, Ticker};
+use ros1_protocols::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
+use ros1_protocols::RosError;
 
 const RATE: ParamSpec = ParamSpec::float("rate", 20.0, "Hz", "publication rate of the five inputs");
 const SCENARIO: ParamSpec = ParamSpec::str(
@@ -261,13 +261,14 @@ mod tests {
     fn the_fault_catalogue_injects_through_these_parameters() {
         use gem_core::faults::CATALOGUE;
         use gem_core::state_manager::StateManagerConfig;
+        use gem_ros::convert::reconfigure_value;
         let cfg = StateManagerConfig::default();
         for f in &CATALOGUE {
             let p = DYN_PARAMS
                 .iter()
                 .find(|p| p.name == f.param)
                 .unwrap_or_else(|| panic!("{}: no parameter {}", f.name, f.param));
-            let (faulty, healthy) = (Value::from(f.faulty), Value::from(f.healthy));
+            let (faulty, healthy) = (reconfigure_value(f.faulty), reconfigure_value(f.healthy));
             check_value(DYN_PARAMS, f.param, faulty).unwrap_or_else(|e| panic!("{e}"));
             let default = match p.kind {
                 Kind::Bool { default } => Value::Bool(default),

@@ -15,9 +15,9 @@ pub mod params;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsRes};
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::std_srvs::{Empty, EmptyRes};
-use gem_ros::node::RosError;
 use gem_ros::time::{self, Ticker};
 use node::PlannerNode;
+use ros1_protocols::RosError;
 use std::sync::Arc;
 
 /// `task_planner`'s `main`.
@@ -52,16 +52,15 @@ fn advertise(
     node: &Arc<PlannerNode>,
 ) -> Result<
     (
-        gem_ros::protocols::service::Service,
-        gem_ros::protocols::service::Service,
-        gem_ros::protocols::direct::DirectSubscriber,
+        ros1_protocols::service::Service,
+        ros1_protocols::service::Service,
+        ros1_protocols::direct::DirectSubscriber,
     ),
     RosError,
 > {
     let n = node.clone();
-    let serve = gem_ros::protocols::service::advertise::<ServeWaypoints, _>(
-        "serve_waypoints",
-        move |req| {
+    let serve =
+        ros1_protocols::service::advertise::<ServeWaypoints, _>("serve_waypoints", move |req| {
             let success = match n.serve(&req.waypoints_file) {
                 Ok(_) => true,
                 Err(reason) => {
@@ -70,17 +69,16 @@ fn advertise(
                 }
             };
             Ok(ServeWaypointsRes { success })
-        },
-    )?;
+        })?;
     let n = node.clone();
-    let cancel = gem_ros::protocols::service::advertise::<Empty, _>("cancel_tasks", move |_| {
+    let cancel = ros1_protocols::service::advertise::<Empty, _>("cancel_tasks", move |_| {
         n.cancel();
         Ok(EmptyRes {})
     })?;
     let n = node.clone();
     // Direct: an ERROR must not be lost in a burst (rosrust's subscriber drops silently).
     let state =
-        gem_ros::protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
+        ros1_protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
             n.system_state(&m)
         })?;
     Ok((serve, cancel, state))

@@ -42,13 +42,13 @@ use gem_msgs::nav_msgs::Odometry;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
 use gem_msgs::tf2_msgs::TFMessage;
-use gem_ros::node::RosError;
-use gem_ros::protocols::direct::DirectSubscriber;
-use gem_ros::protocols::dynamic_reconfigure::{DynParam, Kind, Server};
-use gem_ros::protocols::service::Service;
 use gem_ros::time::{self, to_ros, Ticker};
-use gem_ros::Lock;
 use params::Params;
+use ros1_protocols::direct::DirectSubscriber;
+use ros1_protocols::dynamic_reconfigure::{DynParam, Kind, Server};
+use ros1_protocols::service::Service;
+use ros1_protocols::Lock;
+use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -235,14 +235,14 @@ fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyho
 
 /// The command subscriber and the two services.
 ///
-/// Commands come through [`gem_ros::protocols::direct`]: each is applied on the thread that read it,
+/// Commands come through [`ros1_protocols::direct`]: each is applied on the thread that read it,
 /// and none is dropped (rosrust's subscriber forwards through a bounded channel that
 /// silently drops a burst, and the vehicle would keep its last speed until the command
 /// timeout).
 fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service), RosError> {
     let w = world.clone();
     let cmd =
-        gem_ros::protocols::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
+        ros1_protocols::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
             w.lock().vehicle.command(DriveCommand {
                 steering_rad: m.steering_angle.into(),
                 speed_mps: m.speed.into(),
@@ -251,7 +251,7 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
             });
         })?;
     let w = world.clone();
-    let get = gem_ros::protocols::service::advertise::<GetModelState, _>(
+    let get = ros1_protocols::service::advertise::<GetModelState, _>(
         "gazebo/get_model_state",
         move |req| {
             let m = w.lock();
@@ -283,7 +283,7 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
         },
     )?;
     let w = world.clone();
-    let set = gem_ros::protocols::service::advertise::<SetModelState, _>(
+    let set = ros1_protocols::service::advertise::<SetModelState, _>(
         "gazebo/set_model_state",
         move |req| {
             let ms = req.model_state;

@@ -65,7 +65,7 @@ fn run() -> anyhow::Result<()> {
 /// One subscription per input, each on the input's topic with its message type.
 fn subscribe(
     s: &Arc<Shared>,
-) -> Result<Vec<gem_ros::protocols::direct::DirectSubscriber>, gem_ros::node::RosError> {
+) -> Result<Vec<ros1_protocols::direct::DirectSubscriber>, ros1_protocols::RosError> {
     use gem_core::state_manager::Input::*;
     Ok(vec![
         s.subscribe(

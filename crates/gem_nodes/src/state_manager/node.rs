@@ -7,9 +7,9 @@ use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::std_msgs::Header;
 use gem_ros::convert;
 use gem_ros::processed::Acks;
-use gem_ros::protocols::direct::DirectSubscriber;
 use gem_ros::time::Waker;
-use gem_ros::Lock;
+use ros1_protocols::direct::DirectSubscriber;
+use ros1_protocols::Lock;
 use std::sync::{Arc, Mutex};
 
 /// Core + publisher; cheap to share between subscription threads.
@@ -34,7 +34,7 @@ impl Shared {
         core: StateManager,
         acks: bool,
         waker: Waker,
-    ) -> Result<Arc<Self>, gem_ros::node::RosError> {
+    ) -> Result<Arc<Self>, ros1_protocols::RosError> {
         let publisher = rosrust::publish("system_state", 10)?;
         let inner = Mutex::new(Inner {
             core,
@@ -96,9 +96,9 @@ impl Shared {
         input: Input,
         header: fn(&T) -> &Header,
         update: fn(&mut StateManager, Time, &T, Time) -> Vec<InputIssue>,
-    ) -> Result<DirectSubscriber, gem_ros::node::RosError> {
+    ) -> Result<DirectSubscriber, ros1_protocols::RosError> {
         let shared = self.clone();
-        gem_ros::protocols::direct::subscribe(input.topic(), move |m: T, _| {
+        ros1_protocols::direct::subscribe(input.topic(), move |m: T, _| {
             let h = header(&m);
             shared.ingest(input, h.stamp, |sm, now| {
                 update(sm, convert::stamp(h), &m, now)

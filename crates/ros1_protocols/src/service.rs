@@ -24,10 +24,10 @@
 //! `TCP_NODELAY`, a handler that panics answers the caller with an error (the node keeps
 //! serving), and dropping the [`Service`] unregisters it and closes its connections.
 
-use super::direct::resolve;
-use super::wire::{decode_header, encode_header, read_frame};
-use crate::node::RosError;
+use crate::names::resolve;
+use crate::wire::{decode_header, encode_header, read_frame};
 use crate::Lock;
+use crate::RosError;
 use rosrust::{RosMsg, ServicePair};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -103,7 +103,7 @@ where
         inner,
         accept: Some(accept),
     };
-    super::direct::master()?
+    crate::xmlrpc::master()?
         .register_service(&service.inner.name, &service.inner.api)
         .map_err(|e| RosError::new(format!("registerService {}: {e}", service.inner.name)))?;
     SERVED.locked().push(Arc::downgrade(&service.inner));
@@ -161,7 +161,7 @@ impl Drop for Service {
     fn drop(&mut self) {
         let s = &self.inner;
         s.stop.store(true, Ordering::SeqCst);
-        if let Err(e) = super::direct::master().and_then(|m| {
+        if let Err(e) = crate::xmlrpc::master().and_then(|m| {
             m.unregister_service(&s.name, &s.api)
                 .map_err(|e| RosError::new(e.to_string()))
         }) {
@@ -397,7 +397,7 @@ impl Link {
                 let len =
                     u32::from_le_bytes(self.inbuf[skip..skip + 4].try_into().expect("four bytes"))
                         as usize;
-                if len > super::wire::MAX_MESSAGE {
+                if len > crate::wire::MAX_MESSAGE {
                     return Err(Fault::Other(format!("a frame of {len} bytes")));
                 }
                 if self.inbuf.len() >= skip + 4 + len {
@@ -524,7 +524,7 @@ impl<T: ServicePair> Client<T> {
         let addr = match link.uri {
             Some(a) => a,
             None => {
-                let uri = super::direct::master()
+                let uri = crate::xmlrpc::master()
                     .map_err(|e| Fault::Other(e.to_string()))?
                     .lookup_service(&self.service)
                     .map_err(|e| Fault::Other(format!("not advertised ({e})")))?;
@@ -590,28 +590,27 @@ fn left(deadline: Instant) -> Result<Duration, Fault> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateRes};
+    use crate::msgs::std_srvs::{SetBool, SetBoolRes};
 
     #[test]
     fn a_success_is_one_byte_and_a_framed_response() {
-        let res = GetModelStateRes {
+        let res = SetBoolRes {
             success: true,
-            status_message: "ok".into(),
-            ..Default::default()
+            message: "ok".into(),
         };
-        let wire = encode_answer::<GetModelState>(Ok(res.clone()));
+        let wire = encode_answer::<SetBool>(Ok(res.clone()));
         assert_eq!(wire[0], 1);
         let len = u32::from_le_bytes(wire[1..5].try_into().unwrap()) as usize;
         assert_eq!(len, wire.len() - 5);
         assert_eq!(
-            GetModelStateRes::decode(std::io::Cursor::new(&wire[5..])).unwrap(),
+            SetBoolRes::decode(std::io::Cursor::new(&wire[5..])).unwrap(),
             res
         );
     }
 
     #[test]
     fn a_failure_is_a_zero_byte_and_the_framed_text() {
-        let wire = encode_answer::<GetModelState>(Err("no such model".into()));
+        let wire = encode_answer::<SetBool>(Err("no such model".into()));
         assert_eq!(wire[0], 0);
         assert_eq!(&wire[1..5], &13u32.to_le_bytes());
         assert_eq!(&wire[5..], b"no such model");

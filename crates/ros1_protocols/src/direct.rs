@@ -15,7 +15,7 @@
 //! go to rosrust's slave, which is not ours to extend): every [`DISCOVERY_FAST`] while no
 //! publisher is linked, every [`DISCOVERY_SLOW`] after, to spare the master. Each step of
 //! linking (`requestTopic`, the TCP connect, the header exchange) gives up after
-//! [`crate::node::SLAVE_CALL_WITHIN`], so a publisher that accepts and never answers cannot
+//! [`crate::xmlrpc::SLAVE_CALL_WITHIN`], so a publisher that accepts and never answers cannot
 //! hold a discovery round; a publisher that failed is tried again after [`RETRY_AFTER`]. Names resolve as rosrust resolves
 //! them (namespace, `~private`, `from:=to` remappings on the command line).
 //!
@@ -25,9 +25,11 @@
 //! gives no end of file, so the socket probes its peer ([`LINK_PROBE`]): a link silent
 //! that long with no answer to a probe ends, and the publisher is asked again.
 
-use super::wire::{decode_header, encode_header, read_body, read_frame};
-use crate::node::RosError;
+use crate::names::resolve;
+use crate::wire::{decode_header, encode_header, read_body, read_frame};
+use crate::xmlrpc::master;
 use crate::Lock;
+use crate::RosError;
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
@@ -175,8 +177,8 @@ pub fn subscribe_linked<T: rosrust::Message>(
                         break;
                     }
                     // A node on its way out registers nothing more (its last act
-                    // withdraws everything it has, see `node::shutdown`).
-                    let Some(_registering) = crate::node::registering() else {
+                    // withdraws everything it has, see `registration::shutdown`).
+                    let Some(_registering) = crate::registration::registering() else {
                         return;
                     };
                     let publishers = master
@@ -187,7 +189,7 @@ pub fn subscribe_linked<T: rosrust::Message>(
                 // A subscription dropped while the node runs withdraws itself; one dropped
                 // because the node ends is left to the node's own withdrawal, which does
                 // them all at once instead of one master call per subscription.
-                if crate::node::running() {
+                if crate::registration::running() {
                     let _ = master.unregister_subscriber(&inner.topic);
                 }
             })
@@ -243,21 +245,12 @@ impl Drop for DirectSubscriber {
         }
         if let Some(d) = self.discovery.take() {
             // A node that is ending does not wait for a discovery round's master call
-            // (`node::shutdown` waits for the calls in progress before it withdraws).
-            if crate::node::running() {
+            // (`registration::shutdown` waits for the calls in progress before it withdraws).
+            if crate::registration::running() {
                 let _ = d.join();
             }
         }
     }
-}
-
-pub(crate) fn master() -> Result<rosrust::api::Master, RosError> {
-    rosrust::api::Master::new(
-        &crate::node::master_uri(),
-        &rosrust::name(),
-        &rosrust::uri(),
-    )
-    .map_err(|e| RosError::new(format!("master: {e}")))
 }
 
 /// Keeps what the master answered (for [`DirectSubscriber::link_report`]) and connects to
@@ -334,7 +327,7 @@ fn connect(
     use xml_rpc::Value;
     let protocols = Value::Array(vec![Value::Array(vec![Value::String("TCPROS".into())])]);
     // Bounded: a publisher that never answers is tried again later, not waited for.
-    let answer = crate::node::xmlrpc_call(
+    let answer = crate::xmlrpc::xmlrpc_call(
         uri,
         "requestTopic",
         vec![
@@ -354,7 +347,7 @@ fn connect(
         other => return Err(format!("requestTopic refused: {other:?}")),
     };
     let port = u16::try_from(port).map_err(|_| format!("requestTopic: port {port}"))?;
-    let within = crate::node::SLAVE_CALL_WITHIN;
+    let within = crate::xmlrpc::SLAVE_CALL_WITHIN;
     let address = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
         .map_err(|e| format!("{host}:{port}: {e}"))?
         .next()
@@ -433,41 +426,6 @@ fn read_loop<T: rosrust::Message>(
         }
     }
     inner.links.locked().remove(uri);
-}
-
-/// Resolves `name` for node `node` (its full name) as ROS 1 does: `/abs` stays, `~priv`
-/// goes under the node's name, `rel` under the node's namespace; then a `from:=to`
-/// remapping in `args` whose resolved `from` matches applies (its `to` resolved alike).
-pub fn resolve(node: &str, name: &str, args: &[String]) -> Result<String, RosError> {
-    let base = |n: &str| -> Result<String, RosError> {
-        let bad = || RosError::new(format!("{n:?} is not a valid ROS name"));
-        let valid = !n.is_empty()
-            && n.trim_start_matches(['/', '~']).split('/').all(|part| {
-                !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
-            });
-        if !valid {
-            return Err(bad());
-        }
-        Ok(if n.starts_with('/') {
-            n.to_owned()
-        } else if let Some(private) = n.strip_prefix('~') {
-            format!("{}/{private}", node.trim_end_matches('/'))
-        } else {
-            let ns = node.rsplit_once('/').map_or("", |(ns, _)| ns);
-            format!("{ns}/{n}")
-        })
-    };
-    let resolved = base(name)?;
-    for arg in args {
-        let Some((from, to)) = arg.split_once(":=") else {
-            continue;
-        };
-        if from.starts_with('_') || base(from).ok().as_deref() != Some(resolved.as_str()) {
-            continue;
-        }
-        return base(to);
-    }
-    Ok(resolved)
 }
 
 /// Asks the kernel to timestamp what arrives on `stream` (`SO_TIMESTAMPNS`).
@@ -563,33 +521,5 @@ fn to_instant(at: SystemTime, now: Instant) -> Instant {
         Ok(ago) => now.checked_sub(ago).unwrap_or(now),
         // A timestamp "in the future" (clock stepped): no better guess than now.
         Err(_) => now,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_resolve_like_ros() {
-        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let none = args(&[]);
-        assert_eq!(resolve("/sm", "estop", &none).unwrap(), "/estop");
-        assert_eq!(resolve("/ns/sm", "estop", &none).unwrap(), "/ns/estop");
-        assert_eq!(resolve("/ns/sm", "/estop", &none).unwrap(), "/estop");
-        assert_eq!(resolve("/ns/sm", "~in", &none).unwrap(), "/ns/sm/in");
-        assert_eq!(resolve("/ns/sm", "a/b", &none).unwrap(), "/ns/a/b");
-        let remaps = args(&[
-            "_rate:=3",
-            "__ns:=/ns",
-            "estop:=/hw/estop",
-            "/ns/gps:=other",
-        ]);
-        assert_eq!(resolve("/ns/sm", "estop", &remaps).unwrap(), "/hw/estop");
-        assert_eq!(resolve("/ns/sm", "gps", &remaps).unwrap(), "/ns/other");
-        assert_eq!(resolve("/ns/sm", "rate", &remaps).unwrap(), "/ns/rate");
-        for bad in ["", "a b", "a//b", "/"] {
-            assert!(resolve("/sm", bad, &none).is_err(), "{bad:?}");
-        }
     }
 }

@@ -11,14 +11,15 @@
 //! registration. It logs when the master becomes unreachable and when it is back, and
 //! when a master answers again or answers without knowing the node (a restarted one), it
 //! registers the node's publications (from rosrust's slave API, `getPublications`) and the
-//! services our layer serves ([`crate::protocols::service`]) that the master does not list.
+//! services our layer serves ([`crate::service`]) that the master does not list.
 //! (Knowing the node is not enough: a restarted master may know it from a subscription's
 //! own registration and still lack its publications.) Our direct subscriptions register
-//! on their own, at each discovery round ([`crate::protocols::direct`]); parameters set by
+//! on their own, at each discovery round ([`crate::direct`]); parameters set by
 //! a launch file are not restored (the nodes read theirs at start-up).
 
-use crate::node::{master_uri, RosError};
-use crate::protocols::direct::master;
+use crate::xmlrpc::master;
+use crate::xmlrpc::master_uri;
+use crate::RosError;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
@@ -91,7 +92,7 @@ pub fn watch() {
         .spawn(|| {
             let mut watch = Watch::default();
             let mut last_error = String::new();
-            while rosrust::is_ok() && !crate::node::leaving() {
+            while rosrust::is_ok() && !crate::registration::leaving() {
                 let seen = look();
                 REACHABLE.store(
                     if matches!(seen, Seen::Unreachable(_)) { 2 } else { 1 },
@@ -109,7 +110,7 @@ pub fn watch() {
                     Some(change @ (Change::Back | Change::Replaced)) => {
                         // A node on its way out is unknown because it withdrew itself.
                         let Some(result) =
-                            crate::node::registering().map(|_registering| register_missing())
+                            crate::registration::registering().map(|_registering| register_missing())
                         else {
                             continue;
                         };
@@ -165,9 +166,9 @@ fn look() -> Seen {
 /// again; returns how many of each.
 fn register_missing() -> Result<(usize, usize), RosError> {
     let master = master()?;
-    let listed = crate::node::registrations()?;
+    let listed = crate::registration::registrations()?;
     let xml_rpc::Value::Array(publications) =
-        crate::node::call_slave(&rosrust::uri(), "getPublications")?
+        crate::xmlrpc::call_slave(&rosrust::uri(), "getPublications")?
     else {
         return Err(RosError::new("getPublications: not a list"));
     };
@@ -185,7 +186,7 @@ fn register_missing() -> Result<(usize, usize), RosError> {
             }
         }
     }
-    let services = crate::protocols::service::register_missing(&master, &listed.services)?;
+    let services = crate::service::register_missing(&master, &listed.services)?;
     Ok((topics, services))
 }
 

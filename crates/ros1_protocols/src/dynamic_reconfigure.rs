@@ -12,12 +12,12 @@
 //! Start-up values come from the parameter server when set there (launch files,
 //! `_name:=value`), else from the declared defaults, clamped likewise.
 
-use crate::node::RosError;
-use crate::Lock;
-use gem_msgs::dynamic_reconfigure::{
+use crate::msgs::dynamic_reconfigure::{
     BoolParameter, Config, ConfigDescription, DoubleParameter, Group, GroupState, IntParameter,
     ParamDescription, Reconfigure, ReconfigureRes,
 };
+use crate::Lock;
+use crate::RosError;
 use std::sync::{Arc, Mutex};
 
 /// The type, default and bounds of one reconfigurable parameter.
@@ -70,17 +70,6 @@ pub enum Value {
     Int(i32),
     /// A float.
     Double(f64),
-}
-
-impl From<gem_core::faults::ParamValue> for Value {
-    fn from(v: gem_core::faults::ParamValue) -> Value {
-        use gem_core::faults::ParamValue;
-        match v {
-            ParamValue::Bool(b) => Value::Bool(b),
-            ParamValue::Int(i) => Value::Int(i),
-            ParamValue::Double(d) => Value::Double(d),
-        }
-    }
 }
 
 /// The current values, in declaration order.
@@ -283,7 +272,7 @@ struct State {
 /// A running dynamic_reconfigure server.
 pub struct Server {
     state: Arc<State>,
-    _service: super::service::Service,
+    _service: crate::service::Service,
     _descriptions: rosrust::Publisher<ConfigDescription>,
 }
 
@@ -311,7 +300,7 @@ impl Server {
         });
         state.publish();
         let s = state.clone();
-        let service = super::service::advertise::<Reconfigure, _>("~set_parameters", move |req| {
+        let service = crate::service::advertise::<Reconfigure, _>("~set_parameters", move |req| {
             let (config, _) = s.reconfigure(&from_config(&req.config));
             Ok(ReconfigureRes { config })
         })?;
@@ -341,7 +330,7 @@ pub const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// A client of another node's server: what `dynparam set` does, from Rust.
 pub struct Client {
     node: String,
-    service: super::service::Client<Reconfigure>,
+    service: crate::service::Client<Reconfigure>,
 }
 
 impl Client {
@@ -352,7 +341,7 @@ impl Client {
         rosrust::wait_for_service(&name, Some(timeout))?;
         Ok(Client {
             node: node.to_owned(),
-            service: super::service::Client::new(&name)?,
+            service: crate::service::Client::new(&name)?,
         })
     }
 
@@ -360,7 +349,7 @@ impl Client {
     /// server clamps numbers to their bounds and may refuse the update (then nothing
     /// changes): compare the answer with what was asked.
     pub fn set(&self, changes: &[(&str, Value)]) -> Result<Vec<(String, Value)>, RosError> {
-        let req = gem_msgs::dynamic_reconfigure::ReconfigureReq {
+        let req = crate::msgs::dynamic_reconfigure::ReconfigureReq {
             config: config_of(changes.iter().copied()),
         };
         let res = self

@@ -18,7 +18,7 @@
 //!   tells clients the server is alive, and must keep coming when sim time is paused);
 //!   finished goals stay in it for 5 s, as actionlib does.
 //!
-//! Server and client subscribe through [`super::direct`], which links again to a publisher
+//! Server and client subscribe through [`crate::direct`], which links again to a publisher
 //! whose link ended (a cable cut between the planner's computer and the controller's, say);
 //! rosrust's subscriber never does.
 //!
@@ -33,11 +33,12 @@
 //! Not implemented: rejecting goals older than the current one by stamp (actionlib's
 //! SimpleActionServer does), and the client-side LOST state.
 
-use super::direct::{self, DirectSubscriber, Link};
-use crate::node::RosError;
+use crate::clock::Waker;
+use crate::direct::{self, DirectSubscriber, Link};
+use crate::msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
+use crate::msgs::std_msgs::Header;
 use crate::Lock;
-use gem_msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
-use gem_msgs::std_msgs::Header;
+use crate::RosError;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -77,52 +78,95 @@ pub trait Action: Send + Sync + 'static {
     fn unwrap_feedback(f: Self::ActionFeedback) -> (Header, GoalStatus, Self::Feedback);
 }
 
-/// Implements [`Action`] for generated action messages: `impl_action!(Name, module, Prefix)`
-/// where the module holds `PrefixActionGoal`, `PrefixGoal`, etc.
+/// Implements [`Action`] for action messages generated in another crate:
+/// `impl_action!(Name, msgs_crate, action_module, Goal, Result, Feedback, ActionGoal,
+/// ActionResult, ActionFeedback)`, where `msgs_crate` is the crate whose generated
+/// `std_msgs` and `actionlib_msgs` the action messages embed. Rosrust generates a message
+/// type in every crate that includes it, so the wrappers' `Header`, `GoalID` and
+/// `GoalStatus` are that crate's types; they are converted field by field to and from
+/// this crate's [`crate::msgs`].
 #[macro_export]
 macro_rules! impl_action {
-    ($name:ident, $($m:ident)::+, $goal:ident, $result:ident, $feedback:ident, $agoal:ident, $aresult:ident, $afeedback:ident) => {
+    ($name:ident, $msgs:path, $($m:ident)::+, $goal:ident, $result:ident, $feedback:ident, $agoal:ident, $aresult:ident, $afeedback:ident) => {
         /// Marker type for the action.
         pub struct $name;
-        impl $crate::protocols::actionlib::Action for $name {
+        impl $crate::actionlib::Action for $name {
             type Goal = $($m)::+::$goal;
             type Result = $($m)::+::$result;
             type Feedback = $($m)::+::$feedback;
             type ActionGoal = $($m)::+::$agoal;
             type ActionResult = $($m)::+::$aresult;
             type ActionFeedback = $($m)::+::$afeedback;
-            fn wrap_goal(header: gem_msgs::std_msgs::Header, goal_id: gem_msgs::actionlib_msgs::GoalID, goal: Self::Goal) -> Self::ActionGoal {
-                Self::ActionGoal { header, goal_id, goal }
+            fn wrap_goal(h: $crate::msgs::std_msgs::Header, id: $crate::msgs::actionlib_msgs::GoalID, goal: Self::Goal) -> Self::ActionGoal {
+                use $msgs as m;
+                Self::ActionGoal {
+                    header: m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
+                    goal_id: m::actionlib_msgs::GoalID { stamp: id.stamp, id: id.id },
+                    goal,
+                }
             }
-            fn unwrap_goal(g: Self::ActionGoal) -> (gem_msgs::std_msgs::Header, gem_msgs::actionlib_msgs::GoalID, Self::Goal) {
-                (g.header, g.goal_id, g.goal)
+            fn unwrap_goal(g: Self::ActionGoal) -> ($crate::msgs::std_msgs::Header, $crate::msgs::actionlib_msgs::GoalID, Self::Goal) {
+                use $crate::msgs as m;
+                let (h, id) = (g.header, g.goal_id);
+                (
+                    m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
+                    m::actionlib_msgs::GoalID { stamp: id.stamp, id: id.id },
+                    g.goal,
+                )
             }
-            fn wrap_result(header: gem_msgs::std_msgs::Header, status: gem_msgs::actionlib_msgs::GoalStatus, result: Self::Result) -> Self::ActionResult {
-                Self::ActionResult { header, status, result }
+            fn wrap_result(h: $crate::msgs::std_msgs::Header, s: $crate::msgs::actionlib_msgs::GoalStatus, result: Self::Result) -> Self::ActionResult {
+                use $msgs as m;
+                Self::ActionResult {
+                    header: m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
+                    status: m::actionlib_msgs::GoalStatus {
+                        goal_id: m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id },
+                        status: s.status,
+                        text: s.text,
+                    },
+                    result,
+                }
             }
-            fn unwrap_result(r: Self::ActionResult) -> (gem_msgs::std_msgs::Header, gem_msgs::actionlib_msgs::GoalStatus, Self::Result) {
-                (r.header, r.status, r.result)
+            fn unwrap_result(r: Self::ActionResult) -> ($crate::msgs::std_msgs::Header, $crate::msgs::actionlib_msgs::GoalStatus, Self::Result) {
+                use $crate::msgs as m;
+                let (h, s) = (r.header, r.status);
+                (
+                    m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
+                    m::actionlib_msgs::GoalStatus {
+                        goal_id: m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id },
+                        status: s.status,
+                        text: s.text,
+                    },
+                    r.result,
+                )
             }
-            fn wrap_feedback(header: gem_msgs::std_msgs::Header, status: gem_msgs::actionlib_msgs::GoalStatus, feedback: Self::Feedback) -> Self::ActionFeedback {
-                Self::ActionFeedback { header, status, feedback }
+            fn wrap_feedback(h: $crate::msgs::std_msgs::Header, s: $crate::msgs::actionlib_msgs::GoalStatus, feedback: Self::Feedback) -> Self::ActionFeedback {
+                use $msgs as m;
+                Self::ActionFeedback {
+                    header: m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
+                    status: m::actionlib_msgs::GoalStatus {
+                        goal_id: m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id },
+                        status: s.status,
+                        text: s.text,
+                    },
+                    feedback,
+                }
             }
-            fn unwrap_feedback(f: Self::ActionFeedback) -> (gem_msgs::std_msgs::Header, gem_msgs::actionlib_msgs::GoalStatus, Self::Feedback) {
-                (f.header, f.status, f.feedback)
+            fn unwrap_feedback(f: Self::ActionFeedback) -> ($crate::msgs::std_msgs::Header, $crate::msgs::actionlib_msgs::GoalStatus, Self::Feedback) {
+                use $crate::msgs as m;
+                let (h, s) = (f.header, f.status);
+                (
+                    m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
+                    m::actionlib_msgs::GoalStatus {
+                        goal_id: m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id },
+                        status: s.status,
+                        text: s.text,
+                    },
+                    f.feedback,
+                )
             }
         }
     };
 }
-
-impl_action!(
-    NavigateWaypoints,
-    gem_msgs::gem_controller_action,
-    NavigateWaypointsGoal,
-    NavigateWaypointsResult,
-    NavigateWaypointsFeedback,
-    NavigateWaypointsActionGoal,
-    NavigateWaypointsActionResult,
-    NavigateWaypointsActionFeedback
-);
 
 /// `actionlib_msgs/GoalStatus` values, by name.
 pub mod status {
@@ -181,7 +225,7 @@ const STATUS_PERIOD: Duration = Duration::from_millis(200);
 fn header_now() -> Header {
     Header {
         seq: 0,
-        stamp: crate::time::to_ros(crate::time::now()),
+        stamp: crate::clock::now(),
         frame_id: String::new(),
     }
 }
@@ -238,7 +282,7 @@ struct ServerShared<A: Action> {
     running: AtomicBool,
     ids: AtomicU64,
     /// Woken on every goal and cancel (see [`ActionServer::with_waker`]).
-    waker: std::sync::OnceLock<crate::time::Waker>,
+    waker: std::sync::OnceLock<Waker>,
 }
 
 /// An action server with SimpleActionServer semantics, driven by the caller's loop.
@@ -291,9 +335,9 @@ impl<A: Action> ActionServer<A> {
     }
 
     /// Wakes `waker` whenever a goal or a cancel arrives, so the loop driving this server
-    /// (a [`crate::time::Ticker`] with the same waker) accepts or preempts at once rather
+    /// (waiting on the same waker) accepts or preempts at once rather
     /// than at its next tick.
-    pub fn with_waker(self, waker: crate::time::Waker) -> Self {
+    pub fn with_waker(self, waker: Waker) -> Self {
         let _ = self.shared.waker.set(waker);
         self
     }
@@ -402,7 +446,7 @@ impl<A: Action> ServerShared<A> {
             );
         }
         if id.stamp.sec == 0 && id.stamp.nsec == 0 {
-            id.stamp = crate::time::to_ros(crate::time::now());
+            id.stamp = crate::clock::now();
         }
         let mut st = self.lock();
         if st.find(&id.id).is_some() {
@@ -793,7 +837,7 @@ impl<A: Action> ActionClient<A> {
 
     /// Sends a goal; returns its id.
     pub fn send_goal(&self, goal: A::Goal) -> Result<String, RosError> {
-        let now = crate::time::to_ros(crate::time::now());
+        let now = crate::clock::now();
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let id = format!("{}-{n}-{}.{:09}", rosrust::name(), now.sec, now.nsec);
         self.shared.mine.locked().insert(id.clone());

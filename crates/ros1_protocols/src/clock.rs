@@ -1,0 +1,232 @@
+//! ROS time: the latest `/clock` under `/use_sim_time`, the wall clock otherwise, and
+//! waits that end when that clock moves.
+//!
+//! rosrust follows `/clock` too, but it does not say when the clock moved: a loop on its
+//! `Rate` sleeps on a deadline that never arrives when a simulator resets its clock, and
+//! cannot notice shutdown while `/clock` is paused. Here a direct subscription keeps the
+//! latest value under a lock with a condition variable, so a wait ([`wait_for_clock_or`])
+//! ends at the next clock message, on a [`Waker`], or on shutdown within [`MAX_NAP`].
+
+use crate::msgs::rosgraph_msgs::Clock;
+use crate::Lock;
+use rosrust::Time;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+/// Zero: no time yet (sim time before the first `/clock` message).
+pub fn is_zero(t: Time) -> bool {
+    t.sec == 0 && t.nsec == 0
+}
+
+/// The latest `/clock` value, and a condition variable notified on each update.
+struct SimClock {
+    latest: Mutex<Time>,
+    changed: Condvar,
+    /// When our subscription last received a `/clock` message.
+    heard: Mutex<Option<std::time::Instant>>,
+}
+
+static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
+
+/// `None` when the node runs on wall time. Initialised on first use, after `rosrust::init`;
+/// the first call under sim time also subscribes to `/clock`.
+fn sim_clock() -> Option<&'static SimClock> {
+    static SUBSCRIPTION: Mutex<Option<crate::direct::DirectSubscriber>> = Mutex::new(None);
+    let clock = SIM
+        .get_or_init(|| {
+            uses_sim_time().then(|| SimClock {
+                latest: Mutex::new(Time::new()),
+                changed: Condvar::new(),
+                heard: Mutex::new(None),
+            })
+        })
+        .as_ref()?;
+    let mut sub = SUBSCRIPTION.locked();
+    if sub.is_none() {
+        // A direct subscription: a deadline that a `/clock` message passes (a hold-off
+        // window's end) is seen on the thread that read the message, not after rosrust's
+        // fan-out and callback threads.
+        *sub = crate::direct::subscribe("/clock", |m: Clock, _| {
+            if let Some(c) = SIM.get().and_then(Option::as_ref) {
+                *c.heard.locked() = Some(std::time::Instant::now());
+                *c.latest.locked() = m.clock;
+                c.changed.notify_all();
+            }
+        })
+        .map_err(|e| tracing::error!("cannot subscribe to /clock: {e}"))
+        .ok();
+    }
+    Some(clock)
+}
+
+fn uses_sim_time() -> bool {
+    rosrust::param("/use_sim_time")
+        .and_then(|p| p.get::<bool>().ok())
+        .unwrap_or(false)
+}
+
+/// Under sim time, how long ago (wall time) the last `/clock` message arrived; `None`
+/// under wall time or before the first message.
+pub fn clock_silence() -> Option<Duration> {
+    let heard = *sim_clock()?.heard.locked();
+    heard.map(|t| t.elapsed())
+}
+
+/// True when the node follows `/clock`.
+pub fn is_sim_time() -> bool {
+    sim_clock().is_some()
+}
+
+/// ROS now: the latest `/clock` under sim time (zero before the first one), else wall time.
+///
+/// Our `/clock` subscription links to the clock's publisher a moment after rosrust's own
+/// (opened at `init`), and a latched clock message (a paused simulator) may have reached
+/// only rosrust's. Until ours has seen a message, rosrust's sim clock is the answer.
+pub fn now() -> Time {
+    match sim_clock() {
+        Some(c) => {
+            let ours = *c.latest.locked();
+            if is_zero(ours) {
+                rosrust::now()
+            } else {
+                ours
+            }
+        }
+        None => rosrust::now(),
+    }
+}
+
+/// Under wall time, what a [`Waker`] notifies (under sim time it is the clock's own).
+static WALL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+
+/// Blocks until the ROS clock moves on from `seen` (the time the caller last read; under
+/// sim time), until a [`Waker`] wakes the caller, or for the wall time [`nap`] allows for
+/// a wake-up `gap` of ROS time ahead, whichever is first. Both are checked under the lock
+/// the clock's update and a waker take, so neither can slip in between the caller's check
+/// and the wait: a clock message that arrived after the caller read `seen` returns at once.
+pub fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
+    match sim_clock() {
+        Some(c) => {
+            let guard = c.latest.locked();
+            if !ready() && !clock_moved(*guard, seen) {
+                // Zero: no message of ours yet, `now` follows rosrust's clock, which does
+                // not notify us.
+                let notifies = !is_zero(*guard);
+                let _ = c.changed.wait_timeout(guard, nap(notifies, gap));
+            }
+        }
+        None => {
+            let guard = WALL.0.locked();
+            if !ready() {
+                let _ = WALL.1.wait_timeout(guard, nap(false, gap));
+            }
+        }
+    }
+}
+
+fn wait_for_clock(gap: Duration, seen: Time) {
+    wait_for_clock_or(gap, seen, || false);
+}
+
+/// Whether our `/clock` value `latest` differs from the `seen` time a caller read (zero:
+/// no message yet, which [`now`] answers from rosrust's clock: not a move).
+fn clock_moved(latest: Time, seen: Time) -> bool {
+    !is_zero(latest) && latest != seen
+}
+
+/// Wakes a loop waiting in [`wait_for_clock_or`] from another thread, e.g. when an action
+/// goal or cancel arrives, so a loop reacts at once instead of at its next tick.
+#[derive(Clone, Debug, Default)]
+pub struct Waker(Arc<AtomicBool>);
+
+impl Waker {
+    /// Sets the event and wakes the waiting ticker.
+    pub fn wake(&self) {
+        match sim_clock() {
+            Some(c) => {
+                let _guard = c.latest.locked();
+                self.0.store(true, Ordering::SeqCst);
+                c.changed.notify_all();
+            }
+            None => {
+                let _guard = WALL.0.locked();
+                self.0.store(true, Ordering::SeqCst);
+                WALL.1.notify_all();
+            }
+        }
+    }
+
+    /// Whether the event is set (without taking it).
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Takes the event: whether it was set.
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
+    }
+}
+
+/// Blocks until ROS time is non-zero (the first `/clock` under sim time). Returns `false`
+/// if the node shuts down first.
+pub fn wait_for_valid_time() -> bool {
+    while is_zero(now()) {
+        if !rosrust::is_ok() {
+            return false;
+        }
+        wait_for_clock(MAX_NAP, Time::new());
+    }
+    true
+}
+
+/// Longest wall-clock nap between checks for shutdown.
+pub const MAX_NAP: Duration = Duration::from_millis(100);
+
+/// Wall time to sleep for a wake-up `gap` of ROS time ahead, at most [`MAX_NAP`] (so
+/// shutdown is noticed).
+///
+/// Under wall time, the gap. When ROS time moves only with our `/clock` messages
+/// (`clock_notifies`), each of which ends the wait, the gap in simulated time says nothing
+/// about wall time: sleep until the clock moves. Sleeping for the gap instead was a busy
+/// loop: a deadline just after a clock value (a hold-off window ends 1 ns after its last
+/// good stamp plus the window) left 1 ns to wait, over and over, for a whole clock period:
+/// one CPU spun at the node's priority before every hold-off fault.
+fn nap(clock_notifies: bool, gap: Duration) -> Duration {
+    if clock_notifies {
+        MAX_NAP
+    } else {
+        gap.min(MAX_NAP)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clock_message_after_the_callers_read_ends_the_wait_at_once() {
+        let t = |ms: i64| Time::from_nanos(ms * 1_000_000);
+        // The clock moved on after the caller read 10 ms: no wait (the lost wake-up).
+        assert!(clock_moved(t(20), t(10)));
+        // Nothing new: wait for the next message.
+        assert!(!clock_moved(t(10), t(10)));
+        // No message of ours yet (the caller read rosrust's clock): wait as well.
+        assert!(!clock_moved(Time::new(), t(10)));
+        // A simulator reset moved the clock back: that is a move too.
+        assert!(clock_moved(t(5), t(10)));
+    }
+
+    #[test]
+    fn under_sim_time_a_wait_naps_until_the_clock_moves_not_for_the_simulated_gap() {
+        // A hold-off deadline 1 ns after the current clock value: under sim time only the
+        // next /clock message can reach it (and ends the nap); no 1 ns busy loop.
+        let gap = Duration::from_nanos(1);
+        assert_eq!(nap(true, gap), MAX_NAP);
+        // Under wall time the wall clock itself reaches it.
+        assert_eq!(nap(false, gap), Duration::from_nanos(1));
+        // Far deadlines are capped, so shutdown is noticed.
+        assert_eq!(nap(false, Duration::from_secs(45)), MAX_NAP);
+        assert_eq!(nap(false, Duration::ZERO), Duration::ZERO);
+    }
+}

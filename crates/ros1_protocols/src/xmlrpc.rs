@@ -1,0 +1,131 @@
+//! XML-RPC calls to the master and to other nodes' slave APIs, each bounded in time.
+//!
+//! rosrust's master client and the `xml_rpc` crate have no timeouts: a peer that accepts the
+//! connection and never answers would hold the caller forever. Every call here runs with a
+//! deadline ([`SLAVE_CALL_WITHIN`]).
+
+use crate::RosError;
+use std::time::Duration;
+
+/// Calls `method` (no arguments beyond the caller id) on the slave API of node `name`
+/// and returns the value of a successful answer (`[1, message, value]`).
+pub fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
+    let fail = |what: String| RosError::new(format!("{method} of {name}: {what}"));
+    let master = rosrust::api::Master::new(&master_uri(), &rosrust::name(), &rosrust::uri())
+        .map_err(|e| fail(e.to_string()))?;
+    let uri = master
+        .lookup_node(name)
+        .map_err(|e| fail(format!("lookupNode: {e}")))?;
+    call_slave(&uri, method).map_err(|e| fail(e.to_string()))
+}
+
+/// How long a call to another node's slave API may take. The XML-RPC client has no
+/// timeouts of its own, and a peer that accepted the connection but never answers (one
+/// starved or stopped in a debugger) would hold the caller forever.
+pub const SLAVE_CALL_WITHIN: Duration = Duration::from_secs(5);
+
+/// Calls `method` with `params` at `uri` (an XML-RPC server: a node's slave API) and
+/// returns its answer (the elements of ROS's `[code, message, value]`), or an error after [`SLAVE_CALL_WITHIN`]. The call runs on a thread
+/// of its own; one that never returns is left behind, blocked on its socket, and costs a
+/// thread, not the caller.
+pub fn xmlrpc_call(
+    uri: &str,
+    method: &str,
+    params: Vec<xml_rpc::Value>,
+) -> Result<Vec<xml_rpc::Value>, RosError> {
+    let url = xml_rpc::Url::parse(uri).map_err(|e| RosError::new(format!("{uri}: {e}")))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let method_owned = method.to_owned();
+    std::thread::Builder::new()
+        .name("xmlrpc".into())
+        .spawn(move || {
+            let answer = xml_rpc::call_value(&url, method_owned, params)
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|fault| format!("{fault:?}")));
+            let _ = tx.send(answer);
+        })
+        .map_err(|e| RosError::new(format!("{method} at {uri}: cannot start a thread: {e}")))?;
+    let answer = match rx.recv_timeout(SLAVE_CALL_WITHIN) {
+        Ok(answer) => answer.map_err(|e| RosError::new(format!("{method} at {uri}: {e}")))?,
+        Err(_) => {
+            return Err(RosError::new(format!(
+                "{method} at {uri}: no answer within {SLAVE_CALL_WITHIN:?}"
+            )))
+        }
+    };
+    // ROS answers `[code, message, value]`, which arrives as one array parameter.
+    Ok(match <[xml_rpc::Value; 1]>::try_from(answer) {
+        Ok([xml_rpc::Value::Array(a)]) => a,
+        Ok([other]) => vec![other],
+        Err(a) => a,
+    })
+}
+
+/// Calls `method` (no arguments beyond the caller id) on the slave API at `uri` and
+/// returns the value of a successful answer (`[1, message, value]`).
+pub fn call_slave(uri: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
+    let answer = xmlrpc_call(uri, method, vec![xml_rpc::Value::String(rosrust::name())])?;
+    match <[xml_rpc::Value; 3]>::try_from(answer) {
+        Ok([xml_rpc::Value::Int(1), _, value]) => Ok(value),
+        other => Err(RosError::new(format!(
+            "{method}: unexpected answer {other:?}"
+        ))),
+    }
+}
+
+/// The process id of the node called `name` (what it answers to the slave API's
+/// `getPid`, as `rosnode info` shows it).
+pub fn pid_of(name: &str) -> Result<u32, RosError> {
+    match slave_call(name, "getPid")? {
+        xml_rpc::Value::Int(pid) if pid > 0 => Ok(pid as u32),
+        other => Err(RosError::new(format!("getPid of {name}: {other:?}"))),
+    }
+}
+
+/// The topics node `name` has at least one established inbound (subscriber) connection
+/// on, from the slave API's `getBusInfo`: a subscription is only useful once it is in this
+/// set. roscpp lists a publisher link as soon as it knows of it and flags whether it is
+/// connected yet, so the flag is checked too (a recorder counted "subscribed" by the entry
+/// alone missed the first message now and then).
+pub fn inbound_topics(name: &str) -> Result<std::collections::BTreeSet<String>, RosError> {
+    let xml_rpc::Value::Array(connections) = slave_call(name, "getBusInfo")? else {
+        return Err(RosError::new(format!("getBusInfo of {name}: not a list")));
+    };
+    // Each connection: [id, destination, direction, transport, topic, connected, ...].
+    Ok(connections
+        .into_iter()
+        .filter_map(|c| match c {
+            xml_rpc::Value::Array(f) => match (f.get(2), f.get(4), f.get(5)) {
+                (Some(xml_rpc::Value::String(d)), Some(xml_rpc::Value::String(t)), connected)
+                    if d == "i" && is_true(connected) =>
+                {
+                    Some(t.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect())
+}
+
+/// A connected flag as rospy (bool) or roscpp (bool or int) sends it; absent counts as
+/// connected (older implementations list established connections only).
+fn is_true(v: Option<&xml_rpc::Value>) -> bool {
+    match v {
+        None => true,
+        Some(xml_rpc::Value::Bool(b)) => *b,
+        Some(xml_rpc::Value::Int(i)) => *i != 0,
+        Some(_) => false,
+    }
+}
+
+/// The master's URI: `ROS_MASTER_URI`, or a local master's default.
+pub fn master_uri() -> String {
+    std::env::var("ROS_MASTER_URI").unwrap_or_else(|_| "http://localhost:11311/".into())
+}
+
+/// A client of the master at [`master_uri`], calling as this node.
+pub fn master() -> Result<rosrust::api::Master, RosError> {
+    rosrust::api::Master::new(&master_uri(), &rosrust::name(), &rosrust::uri())
+        .map_err(|e| RosError::new(format!("master: {e}")))
+}
