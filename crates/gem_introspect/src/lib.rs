@@ -56,9 +56,9 @@ pub enum IntrospectError {
     },
 }
 
-/// One decoded value. Strings live in [`Flat`]'s string buffer.
+/// One decoded scalar; `S` is how a string is held.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Value {
+pub enum Scalar<S> {
     /// `bool`.
     Bool(bool),
     /// Signed integers.
@@ -71,28 +71,15 @@ pub enum Value {
     Time(u32, u32),
     /// `duration` (sec, nsec).
     Duration(i32, i32),
-    /// Byte range of a string in the string buffer.
-    Str(u32, u32),
+    /// `string`.
+    Str(S),
 }
 
+/// One decoded value: a string is a byte range (start, end) of [`Flat`]'s string buffer.
+pub type Value = Scalar<(u32, u32)>;
+
 /// A value with its string resolved.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ValueRef<'a> {
-    /// `bool`.
-    Bool(bool),
-    /// Signed integers.
-    Int(i64),
-    /// Unsigned integers.
-    UInt(u64),
-    /// Floats.
-    Float(f64),
-    /// `time`.
-    Time(u32, u32),
-    /// `duration`.
-    Duration(i32, i32),
-    /// `string`.
-    Str(&'a str),
-}
+pub type ValueRef<'a> = Scalar<&'a str>;
 
 impl ValueRef<'_> {
     /// The value as a number (times and durations in seconds; `None` for strings).
@@ -176,7 +163,7 @@ impl Flat {
             Value::Float(x) => ValueRef::Float(x),
             Value::Time(s, n) => ValueRef::Time(s, n),
             Value::Duration(s, n) => ValueRef::Duration(s, n),
-            Value::Str(a, b) => ValueRef::Str(&self.strings[a as usize..b as usize]),
+            Value::Str((a, b)) => ValueRef::Str(&self.strings[a as usize..b as usize]),
         };
         (&self.keys[i], v)
     }
@@ -298,7 +285,7 @@ fn fixed_value(p: Prim, b: &[u8]) -> Value {
             Value::Duration(i32::from_le_bytes(arr(b)), i32::from_le_bytes(arr(&b[4..])))
         }
         // Strings are variable-length; never passed here.
-        Prim::Str => Value::Str(0, 0),
+        Prim::Str => Value::Str((0, 0)),
     }
 }
 
@@ -524,7 +511,7 @@ impl Decoder {
                 })?;
                 let start = out.strings.len();
                 out.strings.push_str(s);
-                Value::Str(start as u32, out.strings.len() as u32)
+                Value::Str((start as u32, out.strings.len() as u32))
             }
         };
         ctx.emit(out, v);

@@ -115,20 +115,26 @@ fn live_group_of(stat: &str) -> Option<i32> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_group_that_ignores_sigint_and_sigterm_is_killed() {
-        // A shell that ignores both signals, with a child of its own in the group.
+    /// Starts `script` under `sh` in a group of its own, once it has printed "ready".
+    fn spawn_ready(script: &str) -> Child {
         let mut cmd = Command::new("sh");
-        cmd.args(["-c", "trap '' INT TERM; sleep 30 & echo ready; wait"])
+        cmd.args(["-c", script])
             .stdout(std::process::Stdio::piped());
         let mut child = spawn_group(&mut cmd).unwrap();
-        // The signals are ignored once the shell has said so.
         let mut line = String::new();
         use std::io::BufRead;
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
         assert_eq!(line, "ready\n");
+        child
+    }
+
+    #[test]
+    fn a_group_that_ignores_sigint_and_sigterm_is_killed() {
+        // A shell that ignores both signals, with a child of its own in the group; the
+        // signals are ignored once the shell has said so.
+        let mut child = spawn_ready("trap '' INT TERM; sleep 30 & echo ready; wait");
         let pgid = child.id() as i32;
         let t0 = Instant::now();
         assert_eq!(
@@ -151,16 +157,7 @@ mod tests {
     fn a_process_that_exits_on_sigint_stops_there() {
         // Signalled once it runs (and whether or not this test was started with SIGINT
         // ignored, as a background job is).
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", "echo ready; exec sleep 30"])
-            .stdout(std::process::Stdio::piped());
-        let mut child = spawn_group(&mut cmd).unwrap();
-        let mut line = String::new();
-        use std::io::BufRead;
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line, "ready\n");
+        let mut child = spawn_ready("echo ready; exec sleep 30");
         assert_eq!(stop_group(&mut child, SIGINT_GRACE), Stopped::Interrupted);
     }
 }

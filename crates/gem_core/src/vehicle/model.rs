@@ -311,6 +311,20 @@ mod tests {
         VehicleModel::new(params, Pose::default(), Time::from_secs_f64(1.0))
     }
 
+    /// `steps` steps at `speed` with the steering weaving (a sine of 0.5 rad); the state
+    /// at the end.
+    fn weave(m: &mut VehicleModel, steps: usize, speed: f64) -> VehicleState {
+        for i in 0..steps {
+            m.command(DriveCommand {
+                steering_rad: (i as f64 * 0.01).sin() * 0.5,
+                speed_mps: speed,
+                ..Default::default()
+            });
+            m.step(DT);
+        }
+        m.state()
+    }
+
     fn run(m: &mut VehicleModel, seconds: f64, cmd: DriveCommand) {
         let steps = (seconds / DT.as_secs_f64()).round() as usize;
         for _ in 0..steps {
@@ -462,18 +476,7 @@ mod tests {
 
     #[test]
     fn both_chassis_agree_at_walking_pace() {
-        let drive = |params: VehicleParams| {
-            let mut m = model(params);
-            for i in 0..1000 {
-                m.command(DriveCommand {
-                    steering_rad: (i as f64 * 0.01).sin() * 0.5,
-                    speed_mps: 0.8,
-                    ..Default::default()
-                });
-                m.step(DT);
-            }
-            m.state()
-        };
+        let drive = |params: VehicleParams| weave(&mut model(params), 1000, 0.8);
         let (dynamic, kinematic) = (
             drive(VehicleParams::default()),
             drive(VehicleParams::default().kinematic()),
@@ -517,17 +520,7 @@ mod tests {
 
     #[test]
     fn same_commands_same_trajectory() {
-        let drive = |m: &mut VehicleModel| {
-            for i in 0..500 {
-                m.command(DriveCommand {
-                    steering_rad: (i as f64 * 0.01).sin() * 0.5,
-                    speed_mps: 3.0,
-                    ..Default::default()
-                });
-                m.step(DT);
-            }
-            m.state()
-        };
+        let drive = |m: &mut VehicleModel| weave(m, 500, 3.0);
         let p = VehicleParams {
             command_delay_s: 0.1,
             steer_time_constant_s: 0.2,
