@@ -1,8 +1,10 @@
-//! Fault-latency analysis for `gemctl profile` and the tests that check its reports: the
-//! links of the fault and recovery chains, the matcher that turns what a profiler sees into
-//! one timestamp per link, the summaries of many runs, and ([`stalls`]) which measured
-//! events a CPU stall could have delayed. ROS-free: the profiler translates its messages
-//! into [`Seen`] observations; the failure types themselves are `gem_core::faults`.
+//! Fault-latency analysis of the suite, for `gemctl profile` and the tests that check its
+//! reports: the links of the fault and recovery chains, the matcher that turns what a
+//! profiler sees into one timestamp per link, the summaries of many runs, the hold-off
+//! windows the held faults are timed by ([`hold_offs`]), which measured events a CPU stall
+//! could have delayed ([`stalls`]) and the report itself ([`report`]). ROS-free: the
+//! profiler translates its messages into [`Seen`] observations and hands over what it
+//! measured; the failure types themselves are `gem_core::faults`.
 //!
 //! A *run* injects one failure type (fault direction) or clears it again (recovery
 //! direction). The profiler arms a [`Run`] just before it asks for the change and then
@@ -30,6 +32,8 @@
 //! itself is reported as the observed hold-off).
 #![warn(missing_docs)]
 
+pub mod hold_offs;
+pub mod report;
 pub mod stalls;
 
 use gem_core::faults::FaultKind;
@@ -459,6 +463,32 @@ fn quartet(s: &Summary) -> [f64; 4] {
 pub fn runs_of(runs: &[RunRecord], kind: FaultKind, direction: Direction) -> Vec<&RunRecord> {
     runs.iter()
         .filter(|r| r.kind == kind && r.direction == direction)
+        .collect()
+}
+
+/// A run that did not complete.
+#[derive(Clone, Debug, Serialize)]
+pub struct Failure {
+    /// Failure type.
+    pub kind: FaultKind,
+    /// Direction.
+    pub direction: Direction,
+    /// Round number (0-based).
+    pub index: usize,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// Samples of `link` (wall ms since the chain's start) in the runs of `kinds`/`direction`.
+pub fn link_samples(
+    runs: &[RunRecord],
+    kinds: &[FaultKind],
+    direction: Direction,
+    link: Link,
+) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.direction == direction && kinds.contains(&r.kind))
+        .flat_map(|r| r.links.iter().filter(|s| s.link == link).map(|s| s.wall_ms))
         .collect()
 }
 
