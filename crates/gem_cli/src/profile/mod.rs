@@ -1,14 +1,14 @@
-//! `gemctl profile`: the fault-latency profiler.
+//! `gemctl profile`: runs the fault-latency profiler.
 //!
 //! It launches the headless suite on a private master (or attaches to a running one),
 //! serves a long straight route, and measures, from its own subscriptions, how fast the
-//! system reacts to each failure type of `gem_core::faults` and how fast it recovers (the
-//! chains and their matching rules are in `gem_profile`). The hold-off windows it times
-//! the held faults by are the running state manager's own (see [`hold_offs`]). Everything
-//! is subscribed, and every
-//! subscription is checked to be connected to its publisher and to have delivered a
-//! message, before the first injection, so nothing is lost at start-up (the original's
-//! `rosbag record` was).
+//! system reacts to each failure type of `gem_core::faults` and how fast it recovers. This
+//! module only drives the suite and measures; `gem_profile` holds the chains, their
+//! matching rules, the stall analysis and the report, and `gem_plot` draws the figures.
+//! The hold-off windows it times the held faults by are the running state manager's own
+//! (see [`hold_offs`]). Everything is subscribed, and every subscription is checked to be
+//! connected to its publisher and to have delivered a message, before the first
+//! injection, so nothing is lost at start-up (the original's `rosbag record` was).
 //!
 //! Phases:
 //! 1. nominal running at 1× for `--resources-s`: CPU and memory of every node from
@@ -21,7 +21,7 @@
 //!    due, then back at 1× for the detection. At 10× on two cores the whole suite's clock
 //!    traffic alone costs most of a core and stretches latencies tenfold, so fast-forwarding
 //!    through the measurement would measure the overload, not the suite;
-//! 3. the report: Markdown, JSON of the raw samples, SVG plots.
+//! 3. the report: Markdown, JSON of the raw samples, SVG plots, written into `--out`.
 
 mod probes;
 mod record;
