@@ -122,3 +122,63 @@ pub fn chain_breakdown(file: &Path, stats: &[LinkStats], kinds: &[FaultKind]) ->
     root.present()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gem_core::time::Time;
+    use gem_profile::{link_stats, LinkSample, Stamp};
+
+    /// A run of `kind` in `direction` whose links come 0.5 ms apart.
+    fn run(kind: FaultKind, direction: Direction, index: usize) -> RunRecord {
+        let links = direction
+            .links()
+            .iter()
+            .enumerate()
+            .map(|(i, &link)| LinkSample {
+                link,
+                wall_ms: 0.5 * i as f64,
+                step_wall_ms: 0.5,
+                sim_ms: 0.0,
+                at: Stamp {
+                    wall_s: 1.0 + 0.0005 * i as f64,
+                    sim: Time::ZERO,
+                },
+            })
+            .collect();
+        RunRecord {
+            kind,
+            direction,
+            index,
+            observed_hold_off_s: None,
+            links,
+        }
+    }
+
+    #[test]
+    fn both_figures_are_drawn_for_every_failure_type() {
+        let kinds = [FaultKind::Estop, FaultKind::Battery];
+        let runs: Vec<RunRecord> = kinds
+            .iter()
+            .flat_map(|&k| {
+                (0..3).flat_map(move |i| {
+                    [Direction::Fault, Direction::Recovery].map(|d| run(k, d, i))
+                })
+            })
+            .collect();
+        let dir = std::env::temp_dir().join(format!("gem_plot_profile_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (boxes, bars) = (dir.join("boxplot.svg"), dir.join("breakdown.svg"));
+        latency_boxplot(&boxes, &runs, &kinds).unwrap();
+        chain_breakdown(&bars, &link_stats(&runs), &kinds).unwrap();
+        let boxes = std::fs::read_to_string(boxes).unwrap();
+        let bars = std::fs::read_to_string(bars).unwrap();
+        for name in ["estop", "battery"] {
+            assert!(boxes.contains(name), "{name} in the box plots");
+            assert!(bars.contains(&format!("\n{name}\n</text>")), "{name}'s row");
+        }
+        assert!(bars.contains("fault chain: median ms since its start (wall)"));
+        assert!(bars.contains("\ngoal PREEMPTED\n</text>"), "the legend");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
