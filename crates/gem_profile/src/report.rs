@@ -643,6 +643,113 @@ fn scheduling_line(nodes: &[(String, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{LinkSample, Stamp};
+    use gem_core::time::Time;
+
+    /// A complete run whose links come `step_ms` apart.
+    fn run(kind: FaultKind, direction: Direction, index: usize, step_ms: f64) -> RunRecord {
+        let links = direction
+            .links()
+            .iter()
+            .enumerate()
+            .map(|(i, &link)| LinkSample {
+                link,
+                wall_ms: step_ms * i as f64,
+                step_wall_ms: step_ms,
+                sim_ms: 0.0,
+                at: Stamp {
+                    wall_s: 10.0 * index as f64 + step_ms * 1e-3 * i as f64,
+                    sim: Time::ZERO,
+                },
+            })
+            .collect();
+        RunRecord {
+            kind,
+            direction,
+            index,
+            observed_hold_off_s: None,
+            links,
+        }
+    }
+
+    #[test]
+    fn the_report_has_every_section_and_judges_the_bounds() {
+        let kinds = [FaultKind::Estop];
+        let runs: Vec<RunRecord> = (0..3)
+            .flat_map(|i| [Direction::Fault, Direction::Recovery].map(|d| run(kinds[0], d, i, 0.5)))
+            .collect();
+        let failures = [Failure {
+            kind: FaultKind::Estop,
+            direction: Direction::Recovery,
+            index: 3,
+            reason: "timed out".into(),
+        }];
+        let report = Report {
+            machine: Machine {
+                host: "host".into(),
+                cpu: "cpu".into(),
+                cores: 2,
+                memory_gib: 4.0,
+                kernel: "6.1".into(),
+                date_utc: "2026-01-01T00:00:00Z".into(),
+            },
+            rounds: 4,
+            speedup: 10.0,
+            resources_s: 0.0,
+            kinds: &kinds,
+            runs: &runs,
+            failures: &failures,
+            periods: Vec::new(),
+            usage: Vec::new(),
+            total_wall: Duration::from_secs(60),
+            injection_wall: Duration::from_secs(50),
+            attached: true,
+            scheduling: "normal priority".into(),
+            suite_scheduling: Vec::new(),
+            steal_percent: (None, Some(0.5)),
+            socket_wait_ms: vec![0.01, 0.02],
+            stalls: Stalls::new(1000, Err("off (--stall-probe-us 0)".into()), &runs),
+            hold_offs: &[],
+            stops: &[],
+        };
+        let stats = crate::link_stats(&runs);
+        let json = serde_json::to_value(report.json(&stats)).unwrap();
+        for key in [
+            "machine",
+            "settings",
+            "stats",
+            "runs",
+            "failures",
+            "periods",
+            "resources",
+            "stall_probes",
+        ] {
+            assert!(json.get(key).is_some(), "{key} missing from the JSON");
+        }
+        assert_eq!(json["settings"]["runs"], 4);
+        assert_eq!(json["stall_probes"]["off"], "off (--stall-probe-us 0)");
+        let md = report.markdown(&stats);
+        for section in [
+            "# GEM e2 fault-latency profile",
+            "## Summary",
+            "### estop",
+            "## CPU stalls during the rounds",
+            "No stall probes: off (--stall-probe-us 0).",
+            "## Message periods",
+            "## Resources",
+            "## Samples received before their chain's start",
+            "- estop recovery run 3: timed out",
+        ] {
+            assert!(md.contains(section), "{section:?} missing:\n{md}");
+        }
+        // ERROR 0.5 ms and the braking command 2.5 ms after the onset: both bounds met.
+        assert!(md.contains("below 2 ms: met (0.50 ms)"), "{md}");
+        assert!(md.contains("below 5 ms (the controller's safety gate): met (2.50 ms)"));
+        let console = report.console();
+        assert!(console.starts_with(&report.summary()));
+        assert!(console.contains("[profile] CPU steal during the rounds: 0.5 %"));
+        assert!(console.ends_with("[profile] stall probes: off (--stall-probe-us 0)\n"));
+    }
 
     #[test]
     fn scheduling_line_names_the_exceptions_and_then_the_rest() {
