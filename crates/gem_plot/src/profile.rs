@@ -126,34 +126,8 @@ pub fn chain_breakdown(file: &Path, stats: &[LinkStats], kinds: &[FaultKind]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gem_core::time::Time;
-    use gem_profile::{link_stats, LinkSample, Stamp};
-
-    /// A run of `kind` in `direction` whose links come 0.5 ms apart.
-    fn run(kind: FaultKind, direction: Direction, index: usize) -> RunRecord {
-        let links = direction
-            .links()
-            .iter()
-            .enumerate()
-            .map(|(i, &link)| LinkSample {
-                link,
-                wall_ms: 0.5 * i as f64,
-                step_wall_ms: 0.5,
-                sim_ms: 0.0,
-                at: Stamp {
-                    wall_s: 1.0 + 0.0005 * i as f64,
-                    sim: Time::ZERO,
-                },
-            })
-            .collect();
-        RunRecord {
-            kind,
-            direction,
-            index,
-            observed_hold_off_s: None,
-            links,
-        }
-    }
+    use gem_profile::fixtures::evenly_spaced;
+    use gem_profile::link_stats;
 
     #[test]
     fn both_figures_are_drawn_for_every_failure_type() {
@@ -162,7 +136,7 @@ mod tests {
             .iter()
             .flat_map(|&k| {
                 (0..3).flat_map(move |i| {
-                    [Direction::Fault, Direction::Recovery].map(|d| run(k, d, i))
+                    [Direction::Fault, Direction::Recovery].map(|d| evenly_spaced(k, d, i, 0.5))
                 })
             })
             .collect();

@@ -32,6 +32,8 @@
 //! itself is reported as the observed hold-off).
 #![warn(missing_docs)]
 
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
 pub mod hold_offs;
 pub mod report;
 pub mod stalls;
@@ -366,34 +368,25 @@ impl Run {
         }
     }
 
-    /// The finished record: per link its latency from the chain's first link and from its
-    /// cause; `None` until [`Run::is_complete`].
+    /// The finished record (see [`RunRecord::new`]); `None` until [`Run::is_complete`].
     pub fn record(&self, index: usize) -> Option<RunRecord> {
-        let origin = self.at[0].1?;
-        let mut links = Vec::with_capacity(self.at.len());
-        for &(link, t) in &self.at {
-            let t = t?;
-            let cause = link.cause().and_then(|c| self.at(c)).unwrap_or(origin);
-            links.push(LinkSample {
-                link,
-                wall_ms: (t.wall_s - origin.wall_s) * 1e3,
-                step_wall_ms: (t.wall_s - cause.wall_s) * 1e3,
-                sim_ms: signed_ms(t.sim, origin.sim),
-                at: t,
-            });
-        }
+        let at: Vec<(Link, Stamp)> = self
+            .at
+            .iter()
+            .map(|&(link, t)| Some((link, t?)))
+            .collect::<Option<_>>()?;
         let observed_hold_off_s = match (self.hold_off, self.last_good, self.at(Link::SystemError))
         {
             (Some(_), Some(good), Some(err)) => Some(err.sim.saturating_since(good).as_secs_f64()),
             _ => None,
         };
-        Some(RunRecord {
-            kind: self.kind,
-            direction: self.direction,
+        Some(RunRecord::new(
+            self.kind,
+            self.direction,
             index,
             observed_hold_off_s,
-            links,
-        })
+            &at,
+        ))
     }
 }
 
@@ -429,6 +422,42 @@ pub struct RunRecord {
     pub observed_hold_off_s: Option<f64>,
     /// One sample per link, in chain order.
     pub links: Vec<LinkSample>,
+}
+
+impl RunRecord {
+    /// The record of round `index` whose links were seen at `at` (in chain order, the
+    /// chain's first link first): per link its latency from the chain's first link and
+    /// from its cause.
+    pub fn new(
+        kind: FaultKind,
+        direction: Direction,
+        index: usize,
+        observed_hold_off_s: Option<f64>,
+        at: &[(Link, Stamp)],
+    ) -> RunRecord {
+        let seen = |link: Link| at.iter().find(|e| e.0 == link).map(|e| e.1);
+        let links = at
+            .iter()
+            .map(|&(link, t)| {
+                let origin = at[0].1;
+                let cause = link.cause().and_then(seen).unwrap_or(origin);
+                LinkSample {
+                    link,
+                    wall_ms: (t.wall_s - origin.wall_s) * 1e3,
+                    step_wall_ms: (t.wall_s - cause.wall_s) * 1e3,
+                    sim_ms: signed_ms(t.sim, origin.sim),
+                    at: t,
+                }
+            })
+            .collect();
+        RunRecord {
+            kind,
+            direction,
+            index,
+            observed_hold_off_s,
+            links,
+        }
+    }
 }
 
 /// Percentiles of one link over many runs.

@@ -643,40 +643,15 @@ fn scheduling_line(nodes: &[(String, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LinkSample, Stamp};
-    use gem_core::time::Time;
-
-    /// A complete run whose links come `step_ms` apart.
-    fn run(kind: FaultKind, direction: Direction, index: usize, step_ms: f64) -> RunRecord {
-        let links = direction
-            .links()
-            .iter()
-            .enumerate()
-            .map(|(i, &link)| LinkSample {
-                link,
-                wall_ms: step_ms * i as f64,
-                step_wall_ms: step_ms,
-                sim_ms: 0.0,
-                at: Stamp {
-                    wall_s: 10.0 * index as f64 + step_ms * 1e-3 * i as f64,
-                    sim: Time::ZERO,
-                },
-            })
-            .collect();
-        RunRecord {
-            kind,
-            direction,
-            index,
-            observed_hold_off_s: None,
-            links,
-        }
-    }
+    use crate::fixtures::evenly_spaced;
 
     #[test]
     fn the_report_has_every_section_and_judges_the_bounds() {
         let kinds = [FaultKind::Estop];
         let runs: Vec<RunRecord> = (0..3)
-            .flat_map(|i| [Direction::Fault, Direction::Recovery].map(|d| run(kinds[0], d, i, 0.5)))
+            .flat_map(|i| {
+                [Direction::Fault, Direction::Recovery].map(|d| evenly_spaced(kinds[0], d, i, 0.5))
+            })
             .collect();
         let failures = [Failure {
             kind: FaultKind::Estop,
