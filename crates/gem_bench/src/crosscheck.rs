@@ -146,21 +146,27 @@ impl CarParams {
 
     /// Checks that every parameter is finite and physically meaningful.
     pub fn validate(&self) -> anyhow::Result<()> {
-        let positive = [
-            ("mass_kg", self.mass_kg),
-            ("yaw_inertia_kgm2", self.yaw_inertia_kgm2),
-            ("wheelbase_m", self.wheelbase_m),
-            ("max_steer_rad", self.max_steer_rad),
-            ("friction", self.friction),
-            ("stiffness_front", self.stiffness_front),
-            ("stiffness_rear", self.stiffness_rear),
-            ("shape", self.shape),
-            ("steer_tau_s", self.steer_tau_s),
-            ("steer_rate_rad_s", self.steer_rate_rad_s),
-            ("speed_tau_s", self.speed_tau_s),
-            ("accel_mps2", self.accel_mps2),
-            ("brake_mps2", self.brake_mps2),
-        ];
+        // The fields that must be finite and positive, each named by its field name.
+        macro_rules! positive {
+            ($($field:ident),*) => {
+                [$((stringify!($field), self.$field)),*]
+            };
+        }
+        let positive = positive!(
+            mass_kg,
+            yaw_inertia_kgm2,
+            wheelbase_m,
+            max_steer_rad,
+            friction,
+            stiffness_front,
+            stiffness_rear,
+            shape,
+            steer_tau_s,
+            steer_rate_rad_s,
+            speed_tau_s,
+            accel_mps2,
+            brake_mps2
+        );
         for (name, v) in positive {
             anyhow::ensure!(v.is_finite() && v > 0.0, "{name} must be > 0, is {v}");
         }
@@ -711,6 +717,17 @@ mod tests {
 
     fn car(p: CarParams) -> Car {
         Car::new(p, Pose::default()).unwrap()
+    }
+
+    #[test]
+    fn a_parameter_that_is_not_positive_is_named() {
+        assert!(CarParams::GEM_E2.validate().is_ok());
+        let bad = CarParams {
+            steer_tau_s: 0.0,
+            ..CarParams::GEM_E2
+        };
+        let e = bad.validate().unwrap_err().to_string();
+        assert_eq!(e, "steer_tau_s must be > 0, is 0");
     }
 
     /// Steps `seconds`, calling `each` after every step.

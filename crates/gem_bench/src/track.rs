@@ -474,7 +474,7 @@ pub fn plot(sc: &Scenario, r: &RunResult, dir: &std::path::Path) -> anyhow::Resu
     ));
     let path: Vec<(f64, f64)> = sc.waypoints.iter().map(|w| (w.x, w.y)).collect();
     let driven: Vec<(f64, f64)> = r.trajectory.iter().map(|p| (p.x, p.y)).collect();
-    let figure = gem_cli::plot::TrackPlot {
+    let figure = gem_plot::TrackPlot {
         caption: format!(
             "{} — {} {:.1} m/s {} {} {}",
             r.scenario, r.controller, r.speed_mps, r.actuators, r.model, r.noise
@@ -485,8 +485,7 @@ pub fn plot(sc: &Scenario, r: &RunResult, dir: &std::path::Path) -> anyhow::Resu
         marks: &[],
         speed: None,
     };
-    gem_cli::plot::write_svg(&file, &figure)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    gem_plot::write_svg(&file, &figure).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     Ok(file)
 }
 

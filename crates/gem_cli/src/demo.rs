@@ -22,7 +22,6 @@
 //! node answers but publishes nothing; an aborted goal and a `dynparam` that does not
 //! return end it too.
 
-use crate::plot;
 use anyhow::{anyhow, bail, ensure, Context};
 use gem_core::control::closed_loop::{stats, CrossTrackMeter, CONVERGED_M};
 use gem_core::control::path::Path as TrackPath;
@@ -796,19 +795,19 @@ impl Report {
         std::fs::write(&md, &self.summary)
             .with_context(|| format!("cannot write {}", md.display()))?;
         let svg = out.join("trajectory.svg");
-        let figure = plot::TrackPlot {
+        let figure = gem_plot::TrackPlot {
             caption: format!("demo lap of {}", track.display()),
             path: &self.path,
             driven: &self.driven,
             cross_track: &self.cross_track,
             marks: &self.marks,
-            speed: Some(plot::SpeedProfile {
+            speed: Some(gem_plot::SpeedProfile {
                 commanded: &self.commanded,
                 actual: &self.actual,
                 stops: &self.stops,
             }),
         };
-        plot::write_svg(&svg, &figure).map_err(|e| anyhow!("{}: {e}", svg.display()))?;
+        gem_plot::write_svg(&svg, &figure).map_err(|e| anyhow!("{}: {e}", svg.display()))?;
         println!("[demo] wrote {} and {}", md.display(), svg.display());
         Ok(())
     }

@@ -7,8 +7,6 @@ mod profile;
 mod replay;
 mod status;
 
-use gem_cli::plot;
-
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]

@@ -1,8 +1,10 @@
-//! Fault-latency analysis for `gemctl profile` and the tests that check its reports: the
-//! links of the fault and recovery chains, the matcher that turns what a profiler sees into
-//! one timestamp per link, the summaries of many runs, and ([`stalls`]) which measured
-//! events a CPU stall could have delayed. ROS-free: the profiler translates its messages
-//! into [`Seen`] observations; the failure types themselves are `gem_core::faults`.
+//! Fault-latency analysis of the suite, for `gemctl profile` and the tests that check its
+//! reports: the links of the fault and recovery chains, the matcher that turns what a
+//! profiler sees into one timestamp per link, the summaries of many runs, the hold-off
+//! windows the held faults are timed by ([`hold_offs`]), which measured events a CPU stall
+//! could have delayed ([`stalls`]) and the report itself ([`report`]). ROS-free: the
+//! profiler translates its messages into [`Seen`] observations and hands over what it
+//! measured; the failure types themselves are `gem_core::faults`.
 //!
 //! A *run* injects one failure type (fault direction) or clears it again (recovery
 //! direction). The profiler arms a [`Run`] just before it asks for the change and then
@@ -30,6 +32,10 @@
 //! itself is reported as the observed hold-off).
 #![warn(missing_docs)]
 
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
+pub mod hold_offs;
+pub mod report;
 pub mod stalls;
 
 use gem_core::faults::FaultKind;
@@ -362,34 +368,25 @@ impl Run {
         }
     }
 
-    /// The finished record: per link its latency from the chain's first link and from its
-    /// cause; `None` until [`Run::is_complete`].
+    /// The finished record (see [`RunRecord::new`]); `None` until [`Run::is_complete`].
     pub fn record(&self, index: usize) -> Option<RunRecord> {
-        let origin = self.at[0].1?;
-        let mut links = Vec::with_capacity(self.at.len());
-        for &(link, t) in &self.at {
-            let t = t?;
-            let cause = link.cause().and_then(|c| self.at(c)).unwrap_or(origin);
-            links.push(LinkSample {
-                link,
-                wall_ms: (t.wall_s - origin.wall_s) * 1e3,
-                step_wall_ms: (t.wall_s - cause.wall_s) * 1e3,
-                sim_ms: signed_ms(t.sim, origin.sim),
-                at: t,
-            });
-        }
+        let at: Vec<(Link, Stamp)> = self
+            .at
+            .iter()
+            .map(|&(link, t)| Some((link, t?)))
+            .collect::<Option<_>>()?;
         let observed_hold_off_s = match (self.hold_off, self.last_good, self.at(Link::SystemError))
         {
             (Some(_), Some(good), Some(err)) => Some(err.sim.saturating_since(good).as_secs_f64()),
             _ => None,
         };
-        Some(RunRecord {
-            kind: self.kind,
-            direction: self.direction,
+        Some(RunRecord::new(
+            self.kind,
+            self.direction,
             index,
             observed_hold_off_s,
-            links,
-        })
+            &at,
+        ))
     }
 }
 
@@ -427,6 +424,42 @@ pub struct RunRecord {
     pub links: Vec<LinkSample>,
 }
 
+impl RunRecord {
+    /// The record of round `index` whose links were seen at `at` (in chain order, the
+    /// chain's first link first): per link its latency from the chain's first link and
+    /// from its cause.
+    pub fn new(
+        kind: FaultKind,
+        direction: Direction,
+        index: usize,
+        observed_hold_off_s: Option<f64>,
+        at: &[(Link, Stamp)],
+    ) -> RunRecord {
+        let seen = |link: Link| at.iter().find(|e| e.0 == link).map(|e| e.1);
+        let links = at
+            .iter()
+            .map(|&(link, t)| {
+                let origin = at[0].1;
+                let cause = link.cause().and_then(seen).unwrap_or(origin);
+                LinkSample {
+                    link,
+                    wall_ms: (t.wall_s - origin.wall_s) * 1e3,
+                    step_wall_ms: (t.wall_s - cause.wall_s) * 1e3,
+                    sim_ms: signed_ms(t.sim, origin.sim),
+                    at: t,
+                }
+            })
+            .collect();
+        RunRecord {
+            kind,
+            direction,
+            index,
+            observed_hold_off_s,
+            links,
+        }
+    }
+}
+
 /// Percentiles of one link over many runs.
 #[derive(Clone, Debug, Serialize)]
 pub struct LinkStats {
@@ -459,6 +492,32 @@ fn quartet(s: &Summary) -> [f64; 4] {
 pub fn runs_of(runs: &[RunRecord], kind: FaultKind, direction: Direction) -> Vec<&RunRecord> {
     runs.iter()
         .filter(|r| r.kind == kind && r.direction == direction)
+        .collect()
+}
+
+/// A run that did not complete.
+#[derive(Clone, Debug, Serialize)]
+pub struct Failure {
+    /// Failure type.
+    pub kind: FaultKind,
+    /// Direction.
+    pub direction: Direction,
+    /// Round number (0-based).
+    pub index: usize,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// Samples of `link` (wall ms since the chain's start) in the runs of `kinds`/`direction`.
+pub fn link_samples(
+    runs: &[RunRecord],
+    kinds: &[FaultKind],
+    direction: Direction,
+    link: Link,
+) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.direction == direction && kinds.contains(&r.kind))
+        .flat_map(|r| r.links.iter().filter(|s| s.link == link).map(|s| s.wall_ms))
         .collect()
 }
 

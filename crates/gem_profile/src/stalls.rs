@@ -5,12 +5,29 @@
 //! run simply runs later. A probe thread per CPU, pinned and at the highest real-time
 //! priority, asks to wake at a fixed period; a wake-up later than a threshold means the
 //! CPU ran none of this machine's threads for that long (or ran with interrupts off).
-//! [`Probe`] is the rule each probe applies; [`overlaps`] and [`Split`] say which events
-//! of a measurement such a stall could have delayed.
+//! [`Probe`] is the rule each probe applies (a wake-up more than [`THRESHOLD`] late);
+//! [`overlaps`] and [`Split`] say which events of a measurement such a stall could have
+//! delayed. `gemctl profile` runs the probe threads and hands over their [`ProbeLog`].
 
 use gem_core::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+/// A wake-up later than this is a stall.
+pub const THRESHOLD: Duration = Duration::from_micros(500);
+/// [`THRESHOLD`] in ms, as the report states it.
+pub const THRESHOLD_MS: f64 = THRESHOLD.as_secs_f64() * 1e3;
+
+/// What the probes of one measurement saw.
+#[derive(Clone, Debug, Default)]
+pub struct ProbeLog {
+    /// How many CPUs were probed.
+    pub cpus: usize,
+    /// Every stall, in time order.
+    pub stalls: Vec<Stall>,
+    /// Wake-ups of all probes (about run time × CPUs / period when the probes kept up).
+    pub wakeups: u64,
+}
 
 /// A stretch of wall time in which one CPU ran none of this machine's threads, in seconds
 /// since the measurement's epoch.

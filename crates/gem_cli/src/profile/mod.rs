@@ -1,14 +1,14 @@
-//! `gemctl profile`: the fault-latency profiler.
+//! `gemctl profile`: runs the fault-latency profiler.
 //!
 //! It launches the headless suite on a private master (or attaches to a running one),
 //! serves a long straight route, and measures, from its own subscriptions, how fast the
-//! system reacts to each failure type of `gem_core::faults` and how fast it recovers (the
-//! chains and their matching rules are in `gem_profile`). The hold-off windows it times
-//! the held faults by are the running state manager's own (see [`hold_offs`]). Everything
-//! is subscribed, and every
-//! subscription is checked to be connected to its publisher and to have delivered a
-//! message, before the first injection, so nothing is lost at start-up (the original's
-//! `rosbag record` was).
+//! system reacts to each failure type of `gem_core::faults` and how fast it recovers. This
+//! module only drives the suite and measures; `gem_profile` holds the chains, their
+//! matching rules, the stall analysis and the report, and `gem_plot` draws the figures.
+//! The hold-off windows it times the held faults by are the running state manager's own
+//! (see [`hold_offs`]). Everything is subscribed, and every subscription is checked to be
+//! connected to its publisher and to have delivered a message, before the first
+//! injection, so nothing is lost at start-up (the original's `rosbag record` was).
 //!
 //! Phases:
 //! 1. nominal running at 1× for `--resources-s`: CPU and memory of every node from
@@ -21,13 +21,11 @@
 //!    due, then back at 1× for the detection. At 10× on two cores the whole suite's clock
 //!    traffic alone costs most of a core and stretches latencies tenfold, so fast-forwarding
 //!    through the measurement would measure the overload, not the suite;
-//! 3. the report: Markdown, JSON of the raw samples, SVG plots.
+//! 3. the report: Markdown, JSON of the raw samples, SVG plots, written into `--out`.
 
-mod hold_offs;
+mod probes;
 mod record;
-mod report;
 mod resources;
-mod stalls;
 mod watch;
 
 use anyhow::{anyhow, bail, Context};
@@ -36,7 +34,9 @@ use gem_core::faults::{FaultKind, ParamValue};
 use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
 use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus};
-use gem_profile::{Direction, Run, RunRecord};
+use gem_profile::hold_offs::{self, HoldOffs};
+use gem_profile::report::{self, Report};
+use gem_profile::{link_stats, Direction, Failure, Run, RunRecord};
 use ros1_protocols::dynamic_reconfigure::{Client as Reconfigure, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -135,15 +135,6 @@ fn parse_fault(s: &str) -> Result<FaultKind, String> {
         let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
         format!("unknown failure type {s:?} (one of {})", names.join(", "))
     })
-}
-
-/// A run that did not complete.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Failure {
-    kind: FaultKind,
-    direction: Direction,
-    index: usize,
-    reason: String,
 }
 
 /// The fault chain's real-time priority when profiling (see `Args::rt_priority`): the
@@ -599,7 +590,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .then(|| record::Recorder::new(&out.join("bags")));
     let probes = match args.stall_probe_us {
         0 => Err("off (--stall-probe-us 0)".to_string()),
-        us => stalls::Monitor::start(watch.epoch(), Duration::from_micros(us)),
+        us => probes::Monitor::start(watch.epoch(), Duration::from_micros(us)),
     };
     if let Err(e) = &probes {
         p.say(&format!("stall probes: {e}"));
@@ -645,7 +636,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     steal.3 = resources::cpu_ticks();
     let stalls = report::Stalls::new(
         args.stall_probe_us,
-        probes.map(stalls::Monitor::stop),
+        probes.map(probes::Monitor::stop),
         &runs,
     );
     if p.tty {
@@ -661,8 +652,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             .collect();
         (periods, std::mem::take(&mut l.socket_wait_ms))
     };
-    let report = report::Report {
-        args,
+    let report = Report {
+        machine: resources::machine(),
+        rounds: args.runs,
+        speedup: args.speedup,
+        resources_s: args.resources_s,
         kinds: &kinds,
         runs: &runs,
         failures: &failures,
@@ -682,7 +676,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         hold_offs: &windows.used,
         stops: &p.stops.borrow(),
     };
-    report.write(&out)?;
+    write_report(&report, &out)?;
     drop(subs);
     anyhow::ensure!(
         failures.is_empty(),
@@ -695,7 +689,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 /// The hold-off windows of the running state manager (`--state-manager`, else the node
 /// that publishes `/system_state`, found once its first message has arrived, so its
 /// parameters are set by then).
-fn read_hold_offs(args: &Args, watch: &Watch) -> anyhow::Result<hold_offs::HoldOffs> {
+fn read_hold_offs(args: &Args, watch: &Watch) -> anyhow::Result<HoldOffs> {
     const STATE: &str = "/system_state";
     let heard = watch.wait(NOMINAL_WAIT, |l| l.state.is_some());
     let node = match &args.state_manager {
@@ -711,11 +705,34 @@ fn read_hold_offs(args: &Args, watch: &Watch) -> anyhow::Result<hold_offs::HoldO
             )),
         },
     };
-    hold_offs::HoldOffs::read(
+    HoldOffs::read(
         node.as_deref().map_err(String::as_str),
         gem_ros::params::number_at,
     )
     .map_err(|e| anyhow!("the state manager's hold-off windows: {e}"))
+}
+
+/// Writes `profile.md`, `profile.json` and the figures into `out`; prints the summary.
+fn write_report(report: &Report, out: &Path) -> anyhow::Result<()> {
+    let stats = link_stats(report.runs);
+    let md_file = out.join("profile.md");
+    std::fs::write(&md_file, report.markdown(&stats))
+        .with_context(|| format!("cannot write {}", md_file.display()))?;
+    let json_file = out.join("profile.json");
+    let f = std::fs::File::create(&json_file)
+        .with_context(|| format!("cannot write {}", json_file.display()))?;
+    serde_json::to_writer_pretty(std::io::BufWriter::new(f), &report.json(&stats))?;
+    gem_plot::latency_boxplot(&out.join("latency_boxplot.svg"), report.runs, report.kinds)
+        .map_err(|e| anyhow!("latency_boxplot.svg: {e}"))?;
+    gem_plot::chain_breakdown(&out.join("chain_breakdown.svg"), &stats, report.kinds)
+        .map_err(|e| anyhow!("chain_breakdown.svg: {e}"))?;
+    print!("{}", report.console());
+    println!(
+        "[profile] wrote {}, {} and the figures",
+        md_file.display(),
+        json_file.display()
+    );
+    Ok(())
 }
 
 /// The nodes the master lists as publishing `topic`.

@@ -1,26 +1,10 @@
 //! Resource figures of the running nodes: CPU time and resident memory from `/proc`
-//! (Linux; the nodes must run on this machine), sampled once a second over a window.
+//! (Linux; the nodes must run on this machine), sampled once a second over a window; the
+//! machine's CPU steal and what the report says of the machine.
 
+use gem_profile::report::{Machine, NodeUsage};
 use gem_ros::procfs;
-use serde::Serialize;
 use std::time::{Duration, Instant};
-
-/// One node's figures over the window.
-#[derive(Clone, Debug, Serialize)]
-pub struct NodeUsage {
-    /// ROS node name.
-    pub node: String,
-    /// Process id.
-    pub pid: u32,
-    /// CPU time over wall time, percent of one core.
-    pub cpu_percent: f64,
-    /// Mean resident set size, MiB.
-    pub rss_mean_mib: f64,
-    /// Largest resident set size seen, MiB.
-    pub rss_max_mib: f64,
-    /// Threads at the end of the window.
-    pub threads: u64,
-}
 
 /// The machine's CPU time so far, all CPUs: (total ticks, steal ticks). Steal is the time
 /// a virtual machine's CPUs were ready but the hypervisor ran someone else: on a shared
@@ -43,6 +27,45 @@ pub fn cpu_ticks() -> Option<(u64, u64)> {
 pub fn steal_percent(from: Option<(u64, u64)>, to: Option<(u64, u64)>) -> Option<f64> {
     let ((t0, s0), (t1, s1)) = (from?, to?);
     (t1 > t0).then(|| 100.0 * s1.saturating_sub(s0) as f64 / (t1 - t0) as f64)
+}
+
+/// A `/proc` file's text, trimmed (empty when it cannot be read).
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+/// The machine this runs on, from `/proc`, and the date.
+pub fn machine() -> Machine {
+    let cpuinfo = read("/proc/cpuinfo");
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .unwrap_or("unknown")
+        .trim()
+        .to_owned();
+    let mem_kib: f64 = read("/proc/meminfo")
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    Machine {
+        host: read("/proc/sys/kernel/hostname"),
+        cpu,
+        cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        memory_gib: mem_kib / 1024.0 / 1024.0,
+        kernel: read("/proc/sys/kernel/osrelease"),
+        date_utc: date,
+    }
 }
 
 /// CPU ticks (user + system) and resident KiB and threads of `pid`.

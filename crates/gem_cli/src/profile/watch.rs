@@ -190,6 +190,15 @@ fn input_sub<T: rosrust::Message>(
 
 /// Subscribes to everything the chains need; keep the subscribers alive.
 pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubscriber)>> {
+    // A state-manager input: its message type and the field holding its value (a flag
+    // reads 1 or 0).
+    macro_rules! input {
+        ($which:ident, $msg:ident, $field:ident) => {
+            input_sub(w, Input::$which, |m: &msg::$msg| {
+                (f64::from(m.$field), &m.header)
+            })?
+        };
+    }
     let subs = vec![
         (
             "/clock",
@@ -198,21 +207,11 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
                 w.note(topic, at, t, &[Seen::Clock], |l| l.sim = t)
             })?,
         ),
-        input_sub(w, Input::Estop, |m: &msg::EstopStamped| {
-            (f64::from(u8::from(m.enabled)), &m.header)
-        })?,
-        input_sub(w, Input::Battery, |m: &msg::BatteryLevelStamped| {
-            (f64::from(m.battery_level), &m.header)
-        })?,
-        input_sub(w, Input::Temperature, |m: &msg::TemperatureStamped| {
-            (f64::from(m.temperature), &m.header)
-        })?,
-        input_sub(w, Input::Gps, |m: &msg::GpsAccuracyStamped| {
-            (f64::from(m.accuracy), &m.header)
-        })?,
-        input_sub(w, Input::Signal, |m: &msg::SignalStrengthStamped| {
-            (f64::from(m.strength), &m.header)
-        })?,
+        input!(Estop, EstopStamped, enabled),
+        input!(Battery, BatteryLevelStamped, battery_level),
+        input!(Temperature, TemperatureStamped, temperature),
+        input!(Gps, GpsAccuracyStamped, accuracy),
+        input!(Signal, SignalStrengthStamped, strength),
         (
             "/system_state",
             sub(w, "/system_state", |w, topic, at, m: Sys| {

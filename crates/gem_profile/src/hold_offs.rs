@@ -5,8 +5,8 @@
 
 use gem_core::faults::HoldOff;
 use gem_core::state_manager::StateManagerConfig;
-use gem_ros::params::ForeignParamError;
 use serde::Serialize;
+use std::fmt::Display;
 use std::time::Duration;
 
 /// One window as the profile used it.
@@ -33,11 +33,12 @@ pub struct HoldOffs {
 
 impl HoldOffs {
     /// The windows of the state manager node `node` (`Err`: why it could not be found;
-    /// every window is then the default), `lookup` reading one parameter by its full name.
-    /// A set value the state manager would refuse, or one that cannot be read, is an error.
-    pub fn read(
+    /// every window is then the default), `lookup` reading one parameter by its full name
+    /// (from the parameter server: `None` when it is not set). A set value the state
+    /// manager would refuse, or one that cannot be read, is an error.
+    pub fn read<E: Display>(
         node: Result<&str, &str>,
-        lookup: impl Fn(&str) -> Result<Option<f64>, ForeignParamError>,
+        lookup: impl Fn(&str) -> Result<Option<f64>, E>,
     ) -> Result<HoldOffs, String> {
         let mut cfg = StateManagerConfig::default();
         let (mut used, mut warnings) = (Vec::new(), Vec::new());
@@ -96,7 +97,7 @@ mod tests {
     #[test]
     fn set_parameters_are_used_and_named() {
         let h = HoldOffs::read(Ok("/sm"), |name| {
-            Ok(match name {
+            Ok::<_, String>(match name {
                 "/sm/gps_lost_after_s" => Some(3.0),
                 "/sm/signal_lost_after_s" => Some(4.0),
                 "/sm/signal_low_after_s" => Some(5.5),
@@ -115,7 +116,7 @@ mod tests {
     #[test]
     fn unset_parameters_fall_back_to_the_defaults_with_a_warning() {
         let h = HoldOffs::read(Ok("/state_manager"), |name| {
-            Ok((name == "/state_manager/gps_lost_after_s").then_some(7.0))
+            Ok::<_, String>((name == "/state_manager/gps_lost_after_s").then_some(7.0))
         })
         .unwrap();
         let d = StateManagerConfig::default();
@@ -128,9 +129,10 @@ mod tests {
 
     #[test]
     fn without_a_state_manager_every_window_is_the_default() {
-        let h = HoldOffs::read(Err("no node publishes /system_state"), |_| {
-            panic!("nothing to look up")
-        })
+        let h = HoldOffs::read(
+            Err("no node publishes /system_state"),
+            |_| -> Result<_, String> { panic!("nothing to look up") },
+        )
         .unwrap();
         assert_eq!(h.cfg, StateManagerConfig::default());
         assert_eq!(h.warnings.len(), 3);
@@ -139,16 +141,13 @@ mod tests {
     #[test]
     fn a_value_the_state_manager_would_refuse_is_an_error() {
         for bad in [0.0, -1.0, f64::NAN] {
-            let e = HoldOffs::read(Ok("/sm"), |_| Ok(Some(bad))).unwrap_err();
+            let e = HoldOffs::read(Ok("/sm"), |_| Ok::<_, String>(Some(bad))).unwrap_err();
             assert!(e.contains("/sm/gps_lost_after_s"), "{e}");
         }
         let e = HoldOffs::read(Ok("/sm"), |name| {
-            Err(ForeignParamError::NotANumber {
-                name: name.into(),
-                got: "String(\"x\")".into(),
-            })
+            Err(format!("{name}: expected a number, got String(\"x\")"))
         })
         .unwrap_err();
-        assert!(e.contains("expected a number"), "{e}");
+        assert!(e.contains("/sm/gps_lost_after_s: expected a number"), "{e}");
     }
 }

@@ -1,23 +1,19 @@
-//! The profile's report: `profile.md` (machine and settings, the summary table, per-type
-//! chain tables, message periods, resources, failed runs), `profile.json` (every raw
-//! sample) and two SVG figures (latency box plots per failure type, chain breakdown).
+//! The profile's report, built from what `gemctl profile` measured: `profile.md`
+//! (machine and settings, the summary table, per-type chain tables, CPU stalls, message
+//! periods, resources, failed runs), what `profile.json` holds (every raw sample), and the
+//! lines printed at the end. The figures it links are drawn by `gem_plot`.
 
-use super::hold_offs::Used as HoldOffUsed;
-use super::resources::NodeUsage;
-use super::{Args, Failure};
-use anyhow::{anyhow, Context};
+use crate::hold_offs::{describe, Used as HoldOffUsed};
+use crate::stalls::{per_cpu, ProbeLog, Split, Stall, THRESHOLD_MS};
+use crate::{
+    early_samples, link_events, link_samples, run_label, Direction, Failure, Link, LinkStats,
+    PeriodStats, RunRecord,
+};
 use gem_core::control::stop::StopFigures;
 use gem_core::faults::FaultKind;
 use gem_core::stats::Summary;
-use gem_profile::stalls::{per_cpu, Split, Stall};
-use gem_profile::{
-    early_samples, link_events, link_stats, run_label, Direction, Link, LinkStats, PeriodStats,
-    RunRecord,
-};
-use plotters::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::path::Path;
 use std::time::Duration;
 
 /// The latency bounds the profile is judged by, p99 over every failure type.
@@ -26,14 +22,29 @@ const SYSTEM_STATE_P99_MS: f64 = 2.0;
 
 /// Everything the report is made of.
 pub struct Report<'a> {
-    pub args: &'a Args,
+    /// The machine it ran on.
+    pub machine: Machine,
+    /// Rounds: injections per failure type (`--runs`).
+    pub rounds: usize,
+    /// Simulated seconds per wall second while a hold-off window ran.
+    pub speedup: f64,
+    /// Wall seconds of the nominal window (0: not measured).
+    pub resources_s: f64,
+    /// The failure types injected, in order.
     pub kinds: &'a [FaultKind],
+    /// Every complete run.
     pub runs: &'a [RunRecord],
+    /// Every run that did not complete.
     pub failures: &'a [Failure],
+    /// Message periods per topic in the nominal window.
     pub periods: Vec<(String, PeriodStats)>,
+    /// Each node's resources in the nominal window.
     pub usage: Vec<NodeUsage>,
+    /// Wall time of the whole profile.
     pub total_wall: Duration,
+    /// Wall time of the rounds.
     pub injection_wall: Duration,
+    /// Whether the profiler attached to a running suite (else it launched one).
     pub attached: bool,
     /// How the profiler itself is scheduled.
     pub scheduling: String,
@@ -62,18 +73,14 @@ pub struct Stalls {
 /// What the probes saw and the fault chains' ERROR and zero-command latencies split by
 /// stall overlap (computed once: every chain against every stall).
 struct Probed {
-    seen: super::stalls::Seen,
+    seen: ProbeLog,
     system_error: Split,
     braking_command: Split,
 }
 
 impl Stalls {
     /// The probes' findings (`seen`) set against the fault chains of `runs`.
-    pub fn new(
-        period_us: u64,
-        seen: Result<super::stalls::Seen, String>,
-        runs: &[RunRecord],
-    ) -> Stalls {
+    pub fn new(period_us: u64, seen: Result<ProbeLog, String>, runs: &[RunRecord]) -> Stalls {
         let probed = seen.map(|seen| {
             let split = |link, bound| {
                 Split::new(
@@ -107,59 +114,38 @@ struct StallsJson<'a> {
     stalls: &'a [Stall],
 }
 
-#[derive(Serialize)]
-struct Machine {
-    host: String,
-    cpu: String,
-    cores: usize,
-    memory_gib: f64,
-    kernel: String,
-    date_utc: String,
+/// The machine a profile ran on.
+#[derive(Clone, Debug, Serialize)]
+pub struct Machine {
+    /// Host name.
+    pub host: String,
+    /// CPU model.
+    pub cpu: String,
+    /// CPUs available.
+    pub cores: usize,
+    /// Memory, GiB.
+    pub memory_gib: f64,
+    /// Kernel release.
+    pub kernel: String,
+    /// When the report was written, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub date_utc: String,
 }
 
-fn read(path: &str) -> String {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .trim()
-        .to_owned()
-}
-
-fn machine() -> Machine {
-    let cpuinfo = read("/proc/cpuinfo");
-    let cpu = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1))
-        .unwrap_or("unknown")
-        .trim()
-        .to_owned();
-    let mem_kib: f64 = read("/proc/meminfo")
-        .lines()
-        .find(|l| l.starts_with("MemTotal:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    let date = std::process::Command::new("date")
-        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default();
-    Machine {
-        host: read("/proc/sys/kernel/hostname"),
-        cpu,
-        cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
-        memory_gib: mem_kib / 1024.0 / 1024.0,
-        kernel: read("/proc/sys/kernel/osrelease"),
-        date_utc: date,
-    }
-}
-
-/// Samples of `link` (wall ms since the chain's start) in the runs of `kinds`/`direction`.
-fn samples(runs: &[RunRecord], kinds: &[FaultKind], direction: Direction, link: Link) -> Vec<f64> {
-    runs.iter()
-        .filter(|r| r.direction == direction && kinds.contains(&r.kind))
-        .flat_map(|r| r.links.iter().filter(|s| s.link == link).map(|s| s.wall_ms))
-        .collect()
+/// One node's resources over the nominal window.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeUsage {
+    /// ROS node name.
+    pub node: String,
+    /// Process id.
+    pub pid: u32,
+    /// CPU time over wall time, percent of one core.
+    pub cpu_percent: f64,
+    /// Mean resident set size, MiB.
+    pub rss_mean_mib: f64,
+    /// Largest resident set size seen, MiB.
+    pub rss_max_mib: f64,
+    /// Threads at the end of the window.
+    pub threads: u64,
 }
 
 fn pcts(s: &Summary) -> String {
@@ -190,7 +176,7 @@ fn four(v: &[f64; 4]) -> String {
 
 #[derive(Serialize)]
 struct Json<'a> {
-    machine: Machine,
+    machine: &'a Machine,
     settings: Settings,
     stats: Vec<LinkStats>,
     runs: &'a [RunRecord],
@@ -222,10 +208,10 @@ struct Settings {
 impl Report<'_> {
     fn settings(&self) -> Settings {
         Settings {
-            runs: self.args.runs,
+            runs: self.rounds,
             faults: self.kinds.iter().map(|k| k.name()).collect(),
-            speedup: self.args.speedup,
-            resources_s: self.args.resources_s,
+            speedup: self.speedup,
+            resources_s: self.resources_s,
             attached: self.attached,
             total_wall_s: self.total_wall.as_secs_f64(),
             injection_wall_s: self.injection_wall.as_secs_f64(),
@@ -256,19 +242,19 @@ impl Report<'_> {
             rows.push(("**all**".into(), self.kinds.to_vec()));
         }
         for (name, kinds) in rows {
-            let err = Summary::new(samples(
+            let err = Summary::new(link_samples(
                 self.runs,
                 &kinds,
                 Direction::Fault,
                 Link::SystemError,
             ));
-            let zero = Summary::new(samples(
+            let zero = Summary::new(link_samples(
                 self.runs,
                 &kinds,
                 Direction::Fault,
                 Link::BrakingCommand,
             ));
-            let moving = Summary::new(samples(
+            let moving = Summary::new(link_samples(
                 self.runs,
                 &kinds,
                 Direction::Recovery,
@@ -349,7 +335,7 @@ impl Report<'_> {
         };
         StallsJson {
             period_us: self.stalls.period_us,
-            threshold_ms: super::stalls::THRESHOLD_MS,
+            threshold_ms: THRESHOLD_MS,
             off,
             cpus: probed.map_or(0, |p| p.seen.cpus),
             wakeups: probed.map_or(0, |p| p.seen.wakeups),
@@ -375,9 +361,7 @@ impl Report<'_> {
              kernel had interrupts off). A stall spans from the probe's previous wake-up to \
              the late one.\n\n\
              | CPU | stalls | stalled ms | % of the rounds | longest ms |\n|---|---|---|---|---|",
-            self.stalls.period_us,
-            p.seen.wakeups,
-            super::stalls::THRESHOLD_MS
+            self.stalls.period_us, p.seen.wakeups, THRESHOLD_MS
         );
         for (cpu, (n, total, longest)) in
             per_cpu(&p.seen.stalls, p.seen.cpus).into_iter().enumerate()
@@ -420,13 +404,13 @@ impl Report<'_> {
     }
 
     fn verdicts(&self) -> String {
-        let err = Summary::new(samples(
+        let err = Summary::new(link_samples(
             self.runs,
             self.kinds,
             Direction::Fault,
             Link::SystemError,
         ));
-        let zero = Summary::new(samples(
+        let zero = Summary::new(link_samples(
             self.runs,
             self.kinds,
             Direction::Fault,
@@ -449,8 +433,9 @@ impl Report<'_> {
         )
     }
 
-    fn markdown(&self, m: &Machine, stats: &[LinkStats]) -> String {
-        let s = self.settings();
+    /// `profile.md`; `stats` are [`crate::link_stats`] of the runs.
+    pub fn markdown(&self, stats: &[LinkStats]) -> String {
+        let (m, s) = (&self.machine, self.settings());
         let mut md = format!(
             "# GEM e2 fault-latency profile\n\n\
              | machine | |\n|---|---|\n\
@@ -480,7 +465,7 @@ impl Report<'_> {
                 "launched by the profiler (integration_run.launch, headless)"
             },
             s.speedup,
-            super::hold_offs::describe(&s.hold_offs),
+            describe(&s.hold_offs),
             s.resources_s,
             s.total_wall_s,
             s.injection_wall_s,
@@ -586,44 +571,36 @@ impl Report<'_> {
         md
     }
 
-    /// Writes `profile.md`, `profile.json` and the figures into `out`; prints the summary.
-    pub fn write(&self, out: &Path) -> anyhow::Result<()> {
-        let m = machine();
-        let stats = link_stats(self.runs);
-        let md = self.markdown(&m, &stats);
-        let md_file = out.join("profile.md");
-        std::fs::write(&md_file, &md)
-            .with_context(|| format!("cannot write {}", md_file.display()))?;
-        let json = Json {
-            machine: m,
+    /// What `profile.json` holds; `stats` are [`crate::link_stats`] of the runs.
+    pub fn json<'a>(&'a self, stats: &[LinkStats]) -> impl Serialize + 'a {
+        Json {
+            machine: &self.machine,
             settings: self.settings(),
-            stats: stats.clone(),
+            stats: stats.to_vec(),
             runs: self.runs,
             failures: self.failures,
             periods: &self.periods,
             resources: &self.usage,
             stall_probes: self.stalls_json(),
-        };
-        let json_file = out.join("profile.json");
-        let f = std::fs::File::create(&json_file)
-            .with_context(|| format!("cannot write {}", json_file.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(f), &json)?;
-        boxplot(&out.join("latency_boxplot.svg"), self.runs, self.kinds)
-            .map_err(|e| anyhow!("latency_boxplot.svg: {e}"))?;
-        breakdown(&out.join("chain_breakdown.svg"), &stats, self.kinds)
-            .map_err(|e| anyhow!("chain_breakdown.svg: {e}"))?;
-        println!("{}", self.summary());
-        print!("{}", self.verdicts());
-        println!(
+        }
+    }
+
+    /// What the profiler prints once the report is written: the summary, the verdicts,
+    /// the CPU steal and what the stall probes saw.
+    pub fn console(&self) -> String {
+        let mut text = format!("{}\n{}", self.summary(), self.verdicts());
+        let _ = writeln!(
+            text,
             "[profile] CPU steal during the rounds: {} (time the hypervisor ran other guests; it shows as outliers)",
             percent(self.steal_percent.1)
         );
-        match &self.stalls.probed {
+        let _ = match &self.stalls.probed {
             Ok(Probed {
                 seen,
                 system_error: err,
                 ..
-            }) => println!(
+            }) => writeln!(
+                text,
                 "[profile] stall probes: {} stalls ({:.0} ms); {} of the {} fault → ERROR events above {SYSTEM_STATE_P99_MS} ms overlapped one; p99 of the events none overlapped: {} ms",
                 seen.stalls.len(),
                 seen.stalls.iter().map(Stall::ms).sum::<f64>(),
@@ -631,137 +608,10 @@ impl Report<'_> {
                 err.above,
                 ms_or_dash(err.p99_clear_ms)
             ),
-            Err(e) => println!("[profile] stall probes: {e}"),
-        }
-        println!(
-            "[profile] wrote {}, {} and the figures",
-            md_file.display(),
-            json_file.display()
-        );
-        Ok(())
+            Err(e) => writeln!(text, "[profile] stall probes: {e}"),
+        };
+        text
     }
-}
-
-type Plot = Result<(), Box<dyn std::error::Error>>;
-
-/// Box plots (Tukey whiskers) of fault → ERROR and fault → braking command per failure type.
-fn boxplot(file: &Path, runs: &[RunRecord], kinds: &[FaultKind]) -> Plot {
-    let root = SVGBackend::new(file, (900, 480)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let names: Vec<String> = kinds.iter().map(|k| k.name().to_string()).collect();
-    let series = [
-        (Link::SystemError, BLUE, -14),
-        (Link::BrakingCommand, RED, 14),
-    ];
-    let mut ymax = 0.5f32;
-    let mut boxes = Vec::new();
-    for (i, kind) in kinds.iter().enumerate() {
-        for (link, color, offset) in series {
-            let v = samples(runs, &[*kind], Direction::Fault, link);
-            if v.is_empty() {
-                continue;
-            }
-            let q = Quartiles::new(&v);
-            ymax = ymax.max(q.values()[4]);
-            boxes.push((i, q, color, offset));
-        }
-    }
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "fault onset → /system_state ERROR (blue) and → braking command (red), wall ms",
-            ("sans-serif", 16),
-        )
-        .margin(12)
-        .x_label_area_size(35)
-        .y_label_area_size(50)
-        .build_cartesian_2d(names[..].into_segmented(), 0f32..ymax * 1.15)?;
-    chart
-        .configure_mesh()
-        .y_desc("ms (wall)")
-        .x_desc("failure type")
-        .draw()?;
-    chart.draw_series(boxes.iter().map(|(i, q, color, offset)| {
-        Boxplot::new_vertical(SegmentValue::CenterOf(&names[*i]), q)
-            .width(20)
-            .whisker_width(0.6)
-            .style(*color)
-            .offset(*offset)
-    }))?;
-    root.present()?;
-    Ok(())
-}
-
-/// Per failure type and direction, each link as a bar from its cause's median to its own
-/// median (wall ms since the chain's start).
-fn breakdown(file: &Path, stats: &[LinkStats], kinds: &[FaultKind]) -> Plot {
-    let root = SVGBackend::new(file, (1100, 120 + 90 * kinds.len() as u32)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let panels = root.split_evenly((1, 2));
-    for (panel, direction) in panels.iter().zip([Direction::Fault, Direction::Recovery]) {
-        let mine: Vec<&LinkStats> = stats.iter().filter(|s| s.direction == direction).collect();
-        let xmax = mine.iter().fold(0.1f64, |m, s| m.max(s.wall_ms[0])) * 1.1;
-        let links = direction.links();
-        let mut chart = ChartBuilder::on(panel)
-            .caption(
-                format!(
-                    "{} chain: median ms since its start (wall)",
-                    direction.name()
-                ),
-                ("sans-serif", 15),
-            )
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(130)
-            .build_cartesian_2d(0.0..xmax, 0.0..kinds.len() as f64)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(kinds.len() * 2 + 1)
-            .y_label_formatter(&|y| {
-                let row = y.floor() as usize;
-                if (y - y.floor() - 0.5).abs() < 0.26 && row < kinds.len() {
-                    kinds[kinds.len() - 1 - row].name().to_string()
-                } else {
-                    String::new()
-                }
-            })
-            .x_desc("ms")
-            .draw()?;
-        for (li, link) in links.iter().enumerate().skip(1) {
-            let color = Palette99::pick(li).to_rgba();
-            let h = 0.8 / links.len() as f64;
-            let bars: Vec<Rectangle<(f64, f64)>> = kinds
-                .iter()
-                .enumerate()
-                .filter_map(|(row, kind)| {
-                    let me = mine.iter().find(|s| s.kind == *kind && s.link == *link)?;
-                    let from = link
-                        .cause()
-                        .and_then(|c| mine.iter().find(|s| s.kind == *kind && s.link == c))
-                        .map_or(0.0, |c| c.wall_ms[0]);
-                    let y = (kinds.len() - 1 - row) as f64 + 0.1 + h * li as f64;
-                    Some(Rectangle::new(
-                        [(from, y), (me.wall_ms[0], y + h * 0.8)],
-                        color.filled(),
-                    ))
-                })
-                .collect();
-            chart
-                .draw_series(bars)?
-                .label(link.label())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-    }
-    root.present()?;
-    Ok(())
 }
 
 /// `/controller and /state_manager SCHED_FIFO 20, the others SCHED_OTHER`: the nodes whose
@@ -792,7 +642,89 @@ fn scheduling_line(nodes: &[(String, String)]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::scheduling_line;
+    use super::*;
+    use crate::fixtures::evenly_spaced;
+
+    #[test]
+    fn the_report_has_every_section_and_judges_the_bounds() {
+        let kinds = [FaultKind::Estop];
+        let runs: Vec<RunRecord> = (0..3)
+            .flat_map(|i| {
+                [Direction::Fault, Direction::Recovery].map(|d| evenly_spaced(kinds[0], d, i, 0.5))
+            })
+            .collect();
+        let failures = [Failure {
+            kind: FaultKind::Estop,
+            direction: Direction::Recovery,
+            index: 3,
+            reason: "timed out".into(),
+        }];
+        let report = Report {
+            machine: Machine {
+                host: "host".into(),
+                cpu: "cpu".into(),
+                cores: 2,
+                memory_gib: 4.0,
+                kernel: "6.1".into(),
+                date_utc: "2026-01-01T00:00:00Z".into(),
+            },
+            rounds: 4,
+            speedup: 10.0,
+            resources_s: 0.0,
+            kinds: &kinds,
+            runs: &runs,
+            failures: &failures,
+            periods: Vec::new(),
+            usage: Vec::new(),
+            total_wall: Duration::from_secs(60),
+            injection_wall: Duration::from_secs(50),
+            attached: true,
+            scheduling: "normal priority".into(),
+            suite_scheduling: Vec::new(),
+            steal_percent: (None, Some(0.5)),
+            socket_wait_ms: vec![0.01, 0.02],
+            stalls: Stalls::new(1000, Err("off (--stall-probe-us 0)".into()), &runs),
+            hold_offs: &[],
+            stops: &[],
+        };
+        let stats = crate::link_stats(&runs);
+        let json = serde_json::to_value(report.json(&stats)).unwrap();
+        for key in [
+            "machine",
+            "settings",
+            "stats",
+            "runs",
+            "failures",
+            "periods",
+            "resources",
+            "stall_probes",
+        ] {
+            assert!(json.get(key).is_some(), "{key} missing from the JSON");
+        }
+        assert_eq!(json["settings"]["runs"], 4);
+        assert_eq!(json["stall_probes"]["off"], "off (--stall-probe-us 0)");
+        let md = report.markdown(&stats);
+        for section in [
+            "# GEM e2 fault-latency profile",
+            "## Summary",
+            "### estop",
+            "## CPU stalls during the rounds",
+            "No stall probes: off (--stall-probe-us 0).",
+            "## Message periods",
+            "## Resources",
+            "## Samples received before their chain's start",
+            "- estop recovery run 3: timed out",
+        ] {
+            assert!(md.contains(section), "{section:?} missing:\n{md}");
+        }
+        // ERROR 0.5 ms and the braking command 2.5 ms after the onset: both bounds met.
+        assert!(md.contains("below 2 ms: met (0.50 ms)"), "{md}");
+        assert!(md.contains("below 5 ms (the controller's safety gate): met (2.50 ms)"));
+        let console = report.console();
+        assert!(console.starts_with(&report.summary()));
+        assert!(console.contains("[profile] CPU steal during the rounds: 0.5 %"));
+        assert!(console.ends_with("[profile] stall probes: off (--stall-probe-us 0)\n"));
+    }
 
     #[test]
     fn scheduling_line_names_the_exceptions_and_then_the_rest() {

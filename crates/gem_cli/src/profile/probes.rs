@@ -1,19 +1,14 @@
-//! The stall monitor: one probe thread per CPU, pinned to it at `SCHED_FIFO` 99, waking at
-//! a fixed period; a late wake-up is a stall of that CPU (the rule is
-//! [`gem_profile::stalls::Probe`]). Nothing of this machine can keep a top-priority thread
-//! that is due from running for long, so a late probe means the hypervisor ran another
-//! guest on the CPU (or the kernel ran with interrupts off).
+//! The stall probes' threads: one per CPU, pinned to it at `SCHED_FIFO` 99, waking at a
+//! fixed period and judging each wake-up by `gem_profile::stalls` (a late one is a stall
+//! of that CPU). Nothing of this machine can keep a top-priority thread that is due from
+//! running for long, so a late probe means the hypervisor ran another guest on the CPU
+//! (or the kernel ran with interrupts off).
 
-use gem_profile::stalls::{Probe, Stall};
+use gem_profile::stalls::{Probe, ProbeLog, Stall, THRESHOLD};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// A wake-up later than this is a stall.
-pub const THRESHOLD: Duration = Duration::from_micros(500);
-/// [`THRESHOLD`] in ms, as the report states it.
-pub const THRESHOLD_MS: f64 = THRESHOLD.as_secs_f64() * 1e3;
 
 /// The probes' priority: above every thread of the suite and the profiler.
 const PRIORITY: i32 = 99;
@@ -24,16 +19,6 @@ pub struct Monitor {
     probes: Vec<JoinHandle<Vec<Stall>>>,
     wakeups: Arc<AtomicU64>,
     cpus: usize,
-}
-
-/// What the probes saw.
-pub struct Seen {
-    /// How many CPUs were probed.
-    pub cpus: usize,
-    /// Every stall, in time order.
-    pub stalls: Vec<Stall>,
-    /// Wake-ups of all probes (about run time × CPUs / period when the probes kept up).
-    pub wakeups: u64,
 }
 
 /// CLOCK_MONOTONIC in ns (what `Instant` reads on Linux).
@@ -174,7 +159,7 @@ impl Monitor {
     }
 
     /// Stops the probes; what they saw.
-    pub fn stop(mut self) -> Seen {
+    pub fn stop(mut self) -> ProbeLog {
         self.stop.store(true, Ordering::Relaxed);
         let mut stalls: Vec<Stall> = std::mem::take(&mut self.probes)
             .into_iter()
@@ -182,7 +167,7 @@ impl Monitor {
             .flatten()
             .collect();
         stalls.sort_by(|a, b| a.from_s.total_cmp(&b.from_s));
-        Seen {
+        ProbeLog {
             cpus: self.cpus,
             stalls,
             wakeups: self.wakeups(),

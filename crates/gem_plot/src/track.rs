@@ -3,6 +3,7 @@
 //! distance driven and, when given, the commanded and actual speed over the same distance
 //! with the stops shaded. Used by `gemctl demo` and by `gem_bench track`.
 
+use crate::{legend, PlotResult};
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -31,8 +32,6 @@ pub struct SpeedProfile<'a> {
     /// Stops, shaded: (label, distance where the stop began, distance at rest).
     pub stops: &'a [(String, f64, f64)],
 }
-
-type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Writes `p` to `file` (SVG, 1200×520; 1200×820 with the speed panel, which spans the
 /// width below the map and the cross-track error).
@@ -79,11 +78,7 @@ pub fn write_svg(file: &Path, p: &TrackPlot) -> PlotResult {
             + Circle::new((0, 0), 5, RED.filled())
             + Text::new(label.clone(), (8, -6), ("sans-serif", 13).into_font())
     }))?;
-    map.configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    legend(&mut map, SeriesLabelPosition::UpperLeft, 0.8)?;
     let dmax = distance_span(p);
     let emax = p
         .cross_track
@@ -157,13 +152,7 @@ where
         .draw_series(LineSeries::new(s.commanded.iter().copied(), BLACK))?
         .label("commanded")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], BLACK));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    legend(&mut chart, SeriesLabelPosition::LowerRight, 0.8)
 }
 
 #[cfg(test)]
