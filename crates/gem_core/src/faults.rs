@@ -10,6 +10,7 @@
 //! equal. Whether a reading is faulty is decided by [`FaultKind::is_faulty`] from the state
 //! manager's own thresholds ([`StateManagerConfig`]), never by a second copy of them.
 
+pub use crate::state_manager::HoldOff;
 use crate::state_manager::{ErrorBits, Input, StateManagerConfig};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -55,55 +56,13 @@ impl fmt::Display for ParamValue {
     }
 }
 
-/// A hold-off window of the state manager: how long a faulty reading must persist, since
-/// the last good one, before it raises its bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum HoldOff {
-    /// Bad GPS fixes raise `GPS_LOST` after this.
-    GpsLost,
-    /// NOT_CONNECTED raises `SIGNAL_LOST` after this.
-    SignalLost,
-    /// LOW_SIGNAL raises `SIGNAL_LOW` after this.
-    SignalLow,
-}
-
 impl HoldOff {
-    /// Every window.
-    pub const ALL: [HoldOff; 3] = [HoldOff::GpsLost, HoldOff::SignalLost, HoldOff::SignalLow];
-
     /// The state manager's private parameter that sets it, in seconds (without the `~`).
     pub const fn param(self) -> &'static str {
         match self {
             HoldOff::GpsLost => "gps_lost_after_s",
             HoldOff::SignalLost => "signal_lost_after_s",
             HoldOff::SignalLow => "signal_low_after_s",
-        }
-    }
-
-    /// The [`StateManagerConfig`] field that holds it (as a configuration error names it).
-    pub const fn field(self) -> &'static str {
-        match self {
-            HoldOff::GpsLost => "gps_lost_after",
-            HoldOff::SignalLost => "signal_lost_after",
-            HoldOff::SignalLow => "signal_low_after",
-        }
-    }
-
-    /// Its length in `cfg`.
-    pub fn of(self, cfg: &StateManagerConfig) -> Duration {
-        match self {
-            HoldOff::GpsLost => cfg.gps_lost_after,
-            HoldOff::SignalLost => cfg.signal_lost_after,
-            HoldOff::SignalLow => cfg.signal_low_after,
-        }
-    }
-
-    /// Sets its length in `cfg`.
-    pub fn set(self, cfg: &mut StateManagerConfig, window: Duration) {
-        match self {
-            HoldOff::GpsLost => cfg.gps_lost_after = window,
-            HoldOff::SignalLost => cfg.signal_lost_after = window,
-            HoldOff::SignalLow => cfg.signal_low_after = window,
         }
     }
 }
@@ -343,7 +302,6 @@ mod tests {
             let mut c = cfg();
             h.set(&mut c, Duration::ZERO);
             assert_eq!(c.validate().unwrap_err().field, h.field());
-            assert!(h.param().starts_with(h.field()));
         }
     }
 

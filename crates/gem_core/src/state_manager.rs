@@ -26,7 +26,8 @@
 //!   and out-of-range readings fall on the unsafe side.
 
 pub use crate::config::ConfigError;
-use crate::faults::HoldOff;
+use crate::config::Field;
+use crate::field;
 use crate::fsm::{Fsm, Machine, Transition};
 use crate::time::Time;
 use std::fmt;
@@ -83,44 +84,97 @@ impl Default for StateManagerConfig {
 }
 
 impl StateManagerConfig {
-    /// Checks every field; the error names the field, the value and the limit.
+    /// Checks every field: the thresholds, the hold-off windows, the staleness timeout;
+    /// the error names the field, the value and the limit.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |field, value: String, limit| {
-            Err(ConfigError {
-                field,
-                value,
-                limit,
-            })
-        };
+        self.validate_thresholds()?;
+        self.validate_windows()
+    }
+
+    fn validate_thresholds(&self) -> Result<(), ConfigError> {
         let b = self.battery_low_below_frac;
         if !(0.0..=1.0).contains(&b) {
-            return bad(
-                "battery_low_below_frac",
-                b.to_string(),
+            return Err(ConfigError::new(
+                field!(StateManagerConfig.battery_low_below_frac),
+                b,
                 "must be within 0..1",
-            );
+            ));
         }
-        if !self.temperature_high_above_c.is_finite() {
-            return bad(
-                "temperature_high_above_c",
-                self.temperature_high_above_c.to_string(),
+        let t = self.temperature_high_above_c;
+        if !t.is_finite() {
+            return Err(ConfigError::new(
+                field!(StateManagerConfig.temperature_high_above_c),
+                t,
                 "must be finite",
-            );
+            ));
         }
         let g = self.gps_bad_above_mm;
         if !(g.is_finite() && g > 0.0) {
-            return bad("gps_bad_above_mm", g.to_string(), "must be finite and > 0");
-        }
-        for h in HoldOff::ALL {
-            let d = h.of(self);
-            if d.is_zero() {
-                return bad(h.field(), format!("{d:?}"), "must be > 0");
-            }
-        }
-        if self.stale_after == Some(Duration::ZERO) {
-            return bad("stale_after", "0 s".into(), "use None to disable staleness");
+            return Err(ConfigError::new(
+                field!(StateManagerConfig.gps_bad_above_mm),
+                g,
+                "must be finite and > 0",
+            ));
         }
         Ok(())
+    }
+
+    fn validate_windows(&self) -> Result<(), ConfigError> {
+        if let Some(h) = HoldOff::ALL.into_iter().find(|h| h.of(self).is_zero()) {
+            return Err(ConfigError::new(h.field(), "0 s", "must be > 0"));
+        }
+        if self.stale_after == Some(Duration::ZERO) {
+            return Err(ConfigError::new(
+                field!(StateManagerConfig.stale_after),
+                "0 s",
+                "use None to disable staleness",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A hold-off window of the state manager: how long a faulty reading must persist, since
+/// the last good one, before it raises its bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HoldOff {
+    /// Bad GPS fixes raise `GPS_LOST` after this.
+    GpsLost,
+    /// NOT_CONNECTED raises `SIGNAL_LOST` after this.
+    SignalLost,
+    /// LOW_SIGNAL raises `SIGNAL_LOW` after this.
+    SignalLow,
+}
+
+impl HoldOff {
+    /// Every window.
+    pub const ALL: [HoldOff; 3] = [HoldOff::GpsLost, HoldOff::SignalLost, HoldOff::SignalLow];
+
+    /// The [`StateManagerConfig`] field that holds it.
+    pub const fn field(self) -> Field {
+        match self {
+            HoldOff::GpsLost => field!(StateManagerConfig.gps_lost_after),
+            HoldOff::SignalLost => field!(StateManagerConfig.signal_lost_after),
+            HoldOff::SignalLow => field!(StateManagerConfig.signal_low_after),
+        }
+    }
+
+    /// Its length in `cfg`.
+    pub fn of(self, cfg: &StateManagerConfig) -> Duration {
+        match self {
+            HoldOff::GpsLost => cfg.gps_lost_after,
+            HoldOff::SignalLost => cfg.signal_lost_after,
+            HoldOff::SignalLow => cfg.signal_low_after,
+        }
+    }
+
+    /// Sets its length in `cfg`.
+    pub fn set(self, cfg: &mut StateManagerConfig, window: Duration) {
+        match self {
+            HoldOff::GpsLost => cfg.gps_lost_after = window,
+            HoldOff::SignalLost => cfg.signal_lost_after = window,
+            HoldOff::SignalLow => cfg.signal_low_after = window,
+        }
     }
 }
 

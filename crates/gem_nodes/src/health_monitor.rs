@@ -30,27 +30,15 @@ use rosrust::RawMessage;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-const CONFIG_FILE: ParamSpec = ParamSpec::str(
-    "config_file",
-    "",
-    "path of the YAML configuration (see `launch/config/health_monitor.yaml`)",
-);
-const CONFIG: ParamSpec = ParamSpec::str(
-    "config",
-    "",
-    "the YAML configuration itself, instead of `~config_file`",
-);
-const RATE: ParamSpec = ParamSpec::float(
-    "rate",
-    1.0,
-    "Hz",
-    "heartbeat rate of `/diagnostics` (level changes are published at once)",
-);
-const HARDWARE_ID: ParamSpec =
-    ParamSpec::str("hardware_id", "gem_e2e", "`hardware_id` of every status");
-
-/// The node's parameters.
-pub const PARAMS: [ParamSpec; 4] = [CONFIG_FILE, CONFIG, RATE, HARDWARE_ID];
+gem_ros::param_table! {
+    /// The node's parameters.
+    pub const PARAMS = [
+        CONFIG_FILE = ParamSpec::str("config_file", "", "path of the YAML configuration (see `launch/config/health_monitor.yaml`)");
+        CONFIG = ParamSpec::str("config", "", "the YAML configuration itself, instead of `~config_file`");
+        RATE = ParamSpec::float("rate", 1.0, "Hz", "heartbeat rate of `/diagnostics` (level changes are published at once)").positive();
+        HARDWARE_ID = ParamSpec::str("hardware_id", "gem_e2e", "`hardware_id` of every status");
+    ];
+}
 
 /// A flattened value as the rules see it: integers, floats, times and durations (in
 /// seconds) are numbers; booleans and strings stay what they are.
@@ -291,7 +279,7 @@ pub fn main() -> anyhow::Result<()> {
 
 fn run() -> anyhow::Result<()> {
     let specs = load_config()?;
-    let rate = RATE.positive_f64()?;
+    let rate = RATE.f64()?;
     let hardware_id = HARDWARE_ID.string()?;
     if !time::wait_for_valid_time() {
         return Ok(());

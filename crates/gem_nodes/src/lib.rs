@@ -12,6 +12,8 @@ pub mod state_manager;
 pub mod vehicle_params;
 
 #[cfg(test)]
+mod launch_values;
+#[cfg(test)]
 mod tests;
 
 /// A node binary's `main`: start-up (waiting for the master), the defaults of its

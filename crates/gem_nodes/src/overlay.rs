@@ -30,15 +30,13 @@ use ros1_protocols::Lock;
 use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex};
 
-const RATE: ParamSpec = ParamSpec::float("rate", 10.0, "Hz", "overlay and marker publication rate");
-const MARKER_FRAME: ParamSpec = ParamSpec::str(
-    "marker_frame",
-    frames::BASE_FOOTPRINT,
-    "the car's TF frame (rear axle on the ground) that the body and status markers follow",
-);
-
-/// The node's parameters.
-pub const PARAMS: [ParamSpec; 2] = [RATE, MARKER_FRAME];
+gem_ros::param_table! {
+    /// The node's parameters.
+    pub const PARAMS = [
+        RATE = ParamSpec::float("rate", 10.0, "Hz", "overlay and marker publication rate").positive();
+        MARKER_FRAME = ParamSpec::str("marker_frame", frames::BASE_FOOTPRINT, "the car's TF frame (rear axle on the ground) that the body and status markers follow");
+    ];
+}
 
 /// The snapshot the subscriptions of [`subscribe`] keep up to date.
 pub type Shared = Arc<Mutex<Snapshot>>;
@@ -195,7 +193,7 @@ pub fn main() -> anyhow::Result<()> {
 }
 
 fn run() -> anyhow::Result<()> {
-    let rate = RATE.positive_f64()?;
+    let rate = RATE.f64()?;
     let frame = MARKER_FRAME.string()?;
     if !time::wait_for_valid_time() {
         return Ok(());

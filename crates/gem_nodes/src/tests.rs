@@ -5,7 +5,9 @@ use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_core::state_manager::StateManagerConfig;
 use gem_core::vehicle::VehicleParams;
-use gem_ros::params::{check_docs, with_every_default, ParamSpec};
+use gem_ros::params::{
+    check_docs, with_every_default, with_values, Default, ParamError, ParamSpec,
+};
 
 /// Each node: its parameter table and its page under `docs/nodes/`.
 const NODES: &[(&[ParamSpec], &str, &str)] = &[
@@ -99,4 +101,69 @@ fn a_node_left_at_its_defaults_runs_on_the_core_defaults() {
         assert_eq!(pp.tracker.max_steer_rad, sim.vehicle.max_steer_rad);
         planner::params::Params::load().expect("planner defaults");
     });
+}
+
+#[test]
+fn every_default_passes_its_own_check() {
+    with_every_default(|| {
+        for (params, page, _) in NODES {
+            for p in params.iter() {
+                let read = match p.default {
+                    Default::Float(_) => p.f64().err(),
+                    Default::Int(_) => p.i64().err(),
+                    Default::Bool(_) => p.bool_value().err(),
+                    Default::Str(_) => p.string().err(),
+                };
+                assert_eq!(read, None, "{page}");
+            }
+        }
+    });
+}
+
+/// A float parameter that feeds a core field, set to NaN (which every core check refuses),
+/// must be the parameter the node's error names: the table's `feeds` and the node's reading
+/// agree.
+#[test]
+fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
+    type Load = fn() -> Result<(), ParamError>;
+    let nodes: [(&[ParamSpec], &[Load]); 3] = [
+        (
+            &state_manager::params::PARAMS,
+            &[|| state_manager::params::Params::load().map(drop)],
+        ),
+        (
+            &controller::params::PARAMS,
+            &[
+                || controller::params::Params::load("pure_pursuit").map(drop),
+                || controller::params::Params::load("stanley").map(drop),
+                || controller::params::Params::load("lqr").map(drop),
+            ],
+        ),
+        (
+            &sim::params::PARAMS,
+            &[|| sim::params::Params::load().map(drop)],
+        ),
+    ];
+    for (params, loads) in nodes {
+        for p in params.iter().filter(|p| !p.feeds.is_empty()) {
+            if !matches!(p.default, Default::Float(_)) {
+                continue;
+            }
+            let named: Vec<String> = with_values(&[(p.name, Default::Float(f64::NAN))], || {
+                loads
+                    .iter()
+                    .filter_map(|load| load().err())
+                    .map(|e| e.to_string())
+                    .collect()
+            });
+            assert!(!named.is_empty(), "~{} = NaN is accepted", p.name);
+            for e in &named {
+                assert!(
+                    e.starts_with(&format!("parameter ~{}:", p.name)),
+                    "~{} = NaN: {e}",
+                    p.name
+                );
+            }
+        }
+    }
 }

@@ -24,6 +24,9 @@
 //! reversing. A target behind the axle (|α| > 90°) steers at full lock towards it. Near the goal the lookahead point slides onto the path's virtual extension,
 //! so the arc stays well defined and the car neither oscillates nor stops short.
 
+use crate::config::{
+    check, finite, first_invalid, non_negative, positive, value, within, ConfigError,
+};
 use crate::geometry::{wrap_angle, Point, Pose};
 use std::f64::consts::FRAC_PI_2;
 
@@ -54,6 +57,28 @@ impl PurePursuitConfig {
         yaw_rate_gain_s: 0.2,
         joining_heading_gain: 0.5,
     };
+}
+
+impl PurePursuitConfig {
+    /// Checks the lookahead and the gains; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        first_invalid([
+            non_negative(value!(self, PurePursuitConfig.lookahead_gain_s)),
+            finite(value!(self, PurePursuitConfig.lookahead_offset_m)),
+            positive(value!(self, PurePursuitConfig.lookahead_min_m)),
+            check(
+                value!(self, PurePursuitConfig.lookahead_max_m),
+                self.lookahead_max_m >= self.lookahead_min_m,
+                "must be >= lookahead_min_m",
+            ),
+            within(value!(self, PurePursuitConfig.yaw_rate_gain_s), 0.0, 2.0),
+            within(
+                value!(self, PurePursuitConfig.joining_heading_gain),
+                0.0,
+                3.0,
+            ),
+        ])
+    }
 }
 
 impl Default for PurePursuitConfig {

@@ -13,6 +13,8 @@
 //!
 //! Not handled here: finding the front-axle projection (see [`super::path`]), speed.
 
+use crate::config::{check, first_invalid, positive, value, within, ConfigError};
+
 /// Stanley gains. `Default` suits the GEM e2 at 2–6 m/s.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StanleyConfig {
@@ -31,6 +33,21 @@ impl StanleyConfig {
         softening_mps: 1.0,
         yaw_rate_gain_s: 0.5,
     };
+}
+
+impl StanleyConfig {
+    /// Checks the gains; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        first_invalid([
+            positive(value!(self, StanleyConfig.gain_per_s)),
+            check(
+                value!(self, StanleyConfig.softening_mps),
+                self.softening_mps > 0.0,
+                "must be > 0 (no blow-up at standstill)",
+            ),
+            within(value!(self, StanleyConfig.yaw_rate_gain_s), 0.0, 2.0),
+        ])
+    }
 }
 
 impl Default for StanleyConfig {

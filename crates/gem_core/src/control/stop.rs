@@ -21,7 +21,7 @@
 //! the jerk limit so the car comes to rest without a lurch. When the speed is too low to
 //! reach the full deceleration, the profile is triangular with peak `sqrt(v₀·j)`.
 
-use crate::config::{first_invalid, ConfigError};
+use crate::config::{first_invalid, positive, value, ConfigError};
 use crate::state_manager::ErrorBits;
 use crate::time::Time;
 use std::fmt;
@@ -162,21 +162,11 @@ impl StopLimits {
         jerk_mps3: 0.6,
     };
 
-    /// Checks both limits; the error names the controller parameter.
+    /// Checks both limits; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         first_invalid([
-            (
-                "comfortable_decel_mps2",
-                self.decel_mps2,
-                self.decel_mps2 > 0.0,
-                "must be > 0",
-            ),
-            (
-                "comfortable_jerk_mps3",
-                self.jerk_mps3,
-                self.jerk_mps3 > 0.0,
-                "must be > 0",
-            ),
+            positive(value!(self, StopLimits.decel_mps2)),
+            positive(value!(self, StopLimits.jerk_mps3)),
         ])
     }
 }
@@ -441,6 +431,7 @@ impl StopFigures {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field;
 
     const C: StopLimits = StopLimits::COMFORTABLE;
 
@@ -656,7 +647,10 @@ mod tests {
             decel_mps2: -1.0,
             ..C
         };
-        assert_eq!(bad.validate().unwrap_err().field, "comfortable_decel_mps2");
+        assert_eq!(
+            bad.validate().unwrap_err().field,
+            field!(StopLimits.decel_mps2)
+        );
         assert_eq!(C.validate(), Ok(()));
     }
 }

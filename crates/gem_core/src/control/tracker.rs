@@ -35,6 +35,7 @@ use super::pure_pursuit::{self, PurePursuitConfig};
 use super::speed::{target_speed, SpeedConfig};
 use super::stanley::{self, StanleyConfig, StanleyInput};
 pub use crate::config::ConfigError;
+use crate::config::{check, first_invalid, non_negative, positive, value, within};
 use crate::geometry::{wrap_angle, Point, Pose};
 use crate::time::Time;
 use crate::vehicle::dynamic::DynamicParams;
@@ -108,199 +109,49 @@ impl Default for TrackerConfig {
 }
 
 impl TrackerConfig {
-    /// Checks every numeric setting.
+    /// Checks every numeric setting: the tracker's own, the speed profile's and the law's;
+    /// the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let mut checks: Vec<crate::config::Check> = vec![
-            (
-                "wheelbase_m",
-                self.wheelbase_m,
-                self.wheelbase_m > 0.0,
-                "must be > 0",
-            ),
-            (
-                "max_steer_rad",
-                self.max_steer_rad,
+        self.validate_own()?;
+        self.speed.validate()?;
+        self.law.validate()
+    }
+
+    fn validate_own(&self) -> Result<(), ConfigError> {
+        first_invalid([
+            positive(value!(self, TrackerConfig.wheelbase_m)),
+            check(
+                value!(self, TrackerConfig.max_steer_rad),
                 self.max_steer_rad > 0.0 && self.max_steer_rad < 1.5,
                 "must be within (0, 1.5)",
             ),
-            (
-                "min_spacing_m",
-                self.min_spacing_m,
-                self.min_spacing_m >= 0.0,
-                "must be >= 0",
-            ),
-            (
-                "goal_tolerance_m",
-                self.goal_tolerance_m,
-                self.goal_tolerance_m > 0.0,
-                "must be > 0",
-            ),
-            (
-                "search_ahead_m",
-                self.search_ahead_m,
-                self.search_ahead_m > 0.0,
-                "must be > 0",
-            ),
-            (
-                "search_behind_m",
-                self.search_behind_m,
-                self.search_behind_m >= 0.0,
-                "must be >= 0",
-            ),
-            (
-                "latency_s",
-                self.latency_s,
-                (0.0..=1.0).contains(&self.latency_s),
-                "must be within 0..1",
-            ),
-            (
-                "understeer_gradient",
-                self.understeer_gradient,
+            non_negative(value!(self, TrackerConfig.min_spacing_m)),
+            positive(value!(self, TrackerConfig.goal_tolerance_m)),
+            positive(value!(self, TrackerConfig.search_ahead_m)),
+            non_negative(value!(self, TrackerConfig.search_behind_m)),
+            within(value!(self, TrackerConfig.latency_s), 0.0, 1.0),
+            check(
+                value!(self, TrackerConfig.understeer_gradient),
                 self.understeer_gradient.abs() <= 0.1,
                 "must be within -0.1..0.1 rad/(m/s²)",
             ),
-            (
-                "pose_filter_gain",
-                self.pose_filter_gain,
+            check(
+                value!(self, TrackerConfig.pose_filter_gain),
                 self.pose_filter_gain > 0.0 && self.pose_filter_gain <= 1.0,
                 "must be within (0, 1]",
             ),
-            (
-                "nominal_speed_mps",
-                self.speed.nominal_mps,
-                self.speed.nominal_mps > 0.0,
-                "must be > 0",
-            ),
-            (
-                "max_lateral_accel_mps2",
-                self.speed.max_lateral_accel_mps2,
-                self.speed.max_lateral_accel_mps2 > 0.0,
-                "must be > 0",
-            ),
-            (
-                "brake_decel_mps2",
-                self.speed.brake_decel_mps2,
-                self.speed.brake_decel_mps2 > 0.0,
-                "must be > 0",
-            ),
-            (
-                "approach_speed_mps",
-                self.speed.approach_mps,
-                self.speed.approach_mps > 0.0,
-                "must be > 0",
-            ),
-            (
-                "profile_steering_rate_rad_s",
-                self.speed.steering_rate_rad_s,
-                self.speed.steering_rate_rad_s > 0.0,
-                "must be > 0",
-            ),
-            (
-                "creep_speed_mps",
-                self.speed.creep_mps,
-                self.speed.creep_mps > 0.0,
-                "must be > 0",
-            ),
-        ];
-        match &self.law {
-            Law::PurePursuit(pp) => checks.extend([
-                (
-                    "lookahead_gain_s",
-                    pp.lookahead_gain_s,
-                    pp.lookahead_gain_s >= 0.0,
-                    "must be >= 0",
-                ),
-                (
-                    "lookahead_min_m",
-                    pp.lookahead_min_m,
-                    pp.lookahead_min_m > 0.0,
-                    "must be > 0",
-                ),
-                (
-                    "lookahead_max_m",
-                    pp.lookahead_max_m,
-                    pp.lookahead_max_m >= pp.lookahead_min_m,
-                    "must be >= lookahead_min_m",
-                ),
-                (
-                    "pure_pursuit_yaw_rate_gain_s",
-                    pp.yaw_rate_gain_s,
-                    (0.0..=2.0).contains(&pp.yaw_rate_gain_s),
-                    "must be within 0..2",
-                ),
-                (
-                    "pure_pursuit_joining_heading_gain",
-                    pp.joining_heading_gain,
-                    (0.0..=3.0).contains(&pp.joining_heading_gain),
-                    "must be within 0..3",
-                ),
-            ]),
-            Law::Stanley(st) => checks.extend([
-                (
-                    "stanley_gain_per_s",
-                    st.gain_per_s,
-                    st.gain_per_s > 0.0,
-                    "must be > 0",
-                ),
-                (
-                    "stanley_softening_mps",
-                    st.softening_mps,
-                    st.softening_mps > 0.0,
-                    "must be > 0 (no blow-up at standstill)",
-                ),
-                (
-                    "stanley_yaw_rate_gain_s",
-                    st.yaw_rate_gain_s,
-                    (0.0..=2.0).contains(&st.yaw_rate_gain_s),
-                    "must be within 0..2",
-                ),
-            ]),
-            Law::Lqr(lqr) => checks.extend([
-                (
-                    "lqr_lateral_m",
-                    lqr.lateral_m,
-                    lqr.lateral_m > 0.0,
-                    "must be > 0",
-                ),
-                (
-                    "lqr_heading_rad",
-                    lqr.heading_rad,
-                    lqr.heading_rad > 0.0,
-                    "must be > 0",
-                ),
-                (
-                    "lqr_yaw_rate_rad_s",
-                    lqr.yaw_rate_rad_s,
-                    lqr.yaw_rate_rad_s > 0.0,
-                    "must be > 0",
-                ),
-                (
-                    "lqr_steering_rad",
-                    lqr.steering_rad,
-                    lqr.steering_rad > 0.0,
-                    "must be > 0",
-                ),
-                (
-                    "lqr_steering_lag_s",
-                    lqr.steering_lag_s,
-                    (0.01..=2.0).contains(&lqr.steering_lag_s),
-                    "must be within 0.01..2",
-                ),
-                (
-                    "lqr_preview_s",
-                    lqr.preview_s,
-                    (0.0..=2.0).contains(&lqr.preview_s),
-                    "must be within 0..2",
-                ),
-                (
-                    "rate",
-                    1.0 / lqr.period_s,
-                    (1.0..=1000.0).contains(&(1.0 / lqr.period_s)),
-                    "must be within 1..1000 Hz",
-                ),
-            ]),
+        ])
+    }
+}
+
+impl Law {
+    /// Checks the law's settings; the error names the field of its configuration.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match self {
+            Law::PurePursuit(pp) => pp.validate(),
+            Law::Stanley(st) => st.validate(),
+            Law::Lqr(lqr) => lqr.validate(),
         }
-        crate::config::first_invalid(checks)
     }
 }
 

@@ -713,7 +713,7 @@ fn config_bad_battery_threshold_names_the_field() {
         ..Default::default()
     };
     let e = c.validate().unwrap_err();
-    assert_eq!(e.field, "battery_low_below_frac");
+    assert_eq!(e.field, field!(StateManagerConfig.battery_low_below_frac));
     assert_eq!(
         e.to_string(),
         "battery_low_below_frac = 50 is invalid: must be within 0..1"
@@ -726,7 +726,7 @@ fn config_zero_window_is_rejected() {
         gps_lost_after: Duration::ZERO,
         ..Default::default()
     };
-    assert_eq!(c.validate().unwrap_err().field, "gps_lost_after");
+    assert_eq!(c.validate().unwrap_err().field, HoldOff::GpsLost.field());
 }
 
 #[test]
@@ -735,7 +735,10 @@ fn config_nan_gps_threshold_is_rejected() {
         gps_bad_above_mm: f32::NAN,
         ..Default::default()
     };
-    assert_eq!(c.validate().unwrap_err().field, "gps_bad_above_mm");
+    assert_eq!(
+        c.validate().unwrap_err().field,
+        field!(StateManagerConfig.gps_bad_above_mm)
+    );
 }
 
 #[test]

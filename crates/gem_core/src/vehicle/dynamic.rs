@@ -30,7 +30,7 @@
 //! Not modelled: load transfer, combined slip (braking in a bend), the two front wheels'
 //! Ackermann geometry, aerodynamic drag, roll.
 
-use crate::config::ConfigError;
+use crate::config::{check, first_invalid, positive, value, ConfigError};
 use crate::geometry::{wrap_angle, Pose};
 
 /// Standard gravity, m/s².
@@ -80,55 +80,30 @@ impl DynamicParams {
         (1.0 / self.cornering_stiffness_front - 1.0 / self.cornering_stiffness_rear) / GRAVITY
     }
 
-    /// Checks every field against a wheelbase of `wheelbase_m`; the error names the field
-    /// (the simulator's parameter of the same name).
+    /// Checks every field against a wheelbase of `wheelbase_m`; the error names the field.
     pub fn validate(&self, wheelbase_m: f64) -> Result<(), ConfigError> {
-        let checks: [crate::config::Check; 8] = [
-            ("mass_kg", self.mass_kg, self.mass_kg > 0.0, "must be > 0"),
-            (
-                "yaw_inertia_kgm2",
-                self.yaw_inertia_kgm2,
-                self.yaw_inertia_kgm2 > 0.0,
-                "must be > 0",
-            ),
-            (
-                "cg_to_rear_axle_m",
-                self.cg_to_rear_axle_m,
+        first_invalid([
+            positive(value!(self, DynamicParams.mass_kg)),
+            positive(value!(self, DynamicParams.yaw_inertia_kgm2)),
+            check(
+                value!(self, DynamicParams.cg_to_rear_axle_m),
                 self.cg_to_rear_axle_m > 0.0 && self.cg_to_rear_axle_m < wheelbase_m,
                 "must lie between the axles (0 < b < wheelbase)",
             ),
-            (
-                "cornering_stiffness_front",
-                self.cornering_stiffness_front,
-                self.cornering_stiffness_front > 0.0,
-                "must be > 0",
-            ),
-            (
-                "cornering_stiffness_rear",
-                self.cornering_stiffness_rear,
-                self.cornering_stiffness_rear > 0.0,
-                "must be > 0",
-            ),
-            (
-                "friction_coefficient",
-                self.friction_coefficient,
-                self.friction_coefficient > 0.0,
-                "must be > 0",
-            ),
-            (
-                "kinematic_below_mps",
-                self.kinematic_below_mps,
+            positive(value!(self, DynamicParams.cornering_stiffness_front)),
+            positive(value!(self, DynamicParams.cornering_stiffness_rear)),
+            positive(value!(self, DynamicParams.friction_coefficient)),
+            check(
+                value!(self, DynamicParams.kinematic_below_mps),
                 self.kinematic_below_mps >= 0.5,
                 "must be >= 0.5 (slip angles are ill defined near standstill)",
             ),
-            (
-                "dynamic_above_mps",
-                self.dynamic_above_mps,
+            check(
+                value!(self, DynamicParams.dynamic_above_mps),
                 self.dynamic_above_mps > self.kinematic_below_mps,
                 "must be > kinematic_below_mps",
             ),
-        ];
-        crate::config::first_invalid(checks)
+        ])
     }
 
     /// Weight of the dynamic model at forward speed `u`: 0 (kinematic) to 1.
@@ -373,7 +348,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_named() {
-        let bad = |p: DynamicParams| p.validate(L).unwrap_err().field;
+        let bad = |p: DynamicParams| p.validate(L).unwrap_err().field.name;
         assert_eq!(DynamicParams::DEFAULT.validate(L), Ok(()));
         assert_eq!(
             bad(DynamicParams {

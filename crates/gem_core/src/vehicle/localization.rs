@@ -11,7 +11,7 @@
 //! Deterministic for a given seed.
 
 use super::model::VehicleState;
-use crate::config::ConfigError;
+use crate::config::{check, first_invalid, value, within, ConfigError};
 use crate::geometry::{wrap_angle, Pose};
 use crate::time::Time;
 use rand::rngs::StdRng;
@@ -61,36 +61,18 @@ impl LocalizationParams {
             && self.latency_s == 0.0
     }
 
-    /// Checks every field; the error names it (the simulator's parameter name with a
-    /// `localization_` prefix).
+    /// Checks every field; the error names it.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let checks: [crate::config::Check; 4] = [
-            (
-                "localization_position_sigma_m",
-                self.position_sigma_m,
-                (0.0..=10.0).contains(&self.position_sigma_m),
-                "must be within 0..10",
-            ),
-            (
-                "localization_yaw_sigma_rad",
-                self.yaw_sigma_rad,
-                (0.0..=1.0).contains(&self.yaw_sigma_rad),
-                "must be within 0..1",
-            ),
-            (
-                "localization_rate_hz",
-                self.rate_hz,
+        first_invalid([
+            within(value!(self, LocalizationParams.position_sigma_m), 0.0, 10.0),
+            within(value!(self, LocalizationParams.yaw_sigma_rad), 0.0, 1.0),
+            check(
+                value!(self, LocalizationParams.rate_hz),
                 self.rate_hz >= 0.0,
                 "must be >= 0 (0: every step)",
             ),
-            (
-                "localization_latency_s",
-                self.latency_s,
-                (0.0..=1.0).contains(&self.latency_s),
-                "must be within 0..1",
-            ),
-        ];
-        crate::config::first_invalid(checks)
+            within(value!(self, LocalizationParams.latency_s), 0.0, 1.0),
+        ])
     }
 }
 
@@ -198,6 +180,7 @@ impl Localizer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field;
 
     fn truth(x: f64) -> VehicleState {
         VehicleState {
@@ -297,7 +280,7 @@ mod tests {
         };
         assert_eq!(
             bad.validate().unwrap_err().field,
-            "localization_position_sigma_m"
+            field!(LocalizationParams.position_sigma_m)
         );
         assert_eq!(LocalizationParams::GNSS_INS.validate(), Ok(()));
     }

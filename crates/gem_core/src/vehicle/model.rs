@@ -12,6 +12,7 @@
 
 use super::dynamic::{self, DynamicParams};
 use super::kinematic;
+use crate::config::{first_invalid, non_negative, positive, value, ConfigError};
 use crate::geometry::Pose;
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -80,6 +81,26 @@ impl VehicleParams {
         command_timeout_s: 1.0,
         chassis: ChassisModel::Dynamic(DynamicParams::DEFAULT),
     };
+
+    /// Checks the geometry, the actuators and the chassis model; the error names the field
+    /// (of [`DynamicParams`] for the chassis).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        first_invalid([
+            positive(value!(self, VehicleParams.wheelbase_m)),
+            positive(value!(self, VehicleParams.max_steer_rad)),
+            positive(value!(self, VehicleParams.max_steer_rate_rad_s)),
+            non_negative(value!(self, VehicleParams.steer_time_constant_s)),
+            non_negative(value!(self, VehicleParams.speed_time_constant_s)),
+            positive(value!(self, VehicleParams.max_accel_mps2)),
+            positive(value!(self, VehicleParams.max_decel_mps2)),
+            non_negative(value!(self, VehicleParams.command_delay_s)),
+            positive(value!(self, VehicleParams.command_timeout_s)),
+        ])?;
+        match &self.chassis {
+            ChassisModel::Kinematic => Ok(()),
+            ChassisModel::Dynamic(d) => d.validate(self.wheelbase_m),
+        }
+    }
 
     /// The same vehicle on the kinematic chassis.
     pub fn kinematic(self) -> VehicleParams {

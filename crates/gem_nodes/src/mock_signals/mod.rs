@@ -18,15 +18,13 @@ use gem_ros::time::{self, to_ros, Ticker};
 use ros1_protocols::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
 use ros1_protocols::RosError;
 
-const RATE: ParamSpec = ParamSpec::float("rate", 20.0, "Hz", "publication rate of the five inputs");
-const SCENARIO: ParamSpec = ParamSpec::str(
-    "scenario",
-    "",
-    "a YAML file of timed value changes (`gem_core::scenario`), played from the first publication in ROS time; empty: none",
-);
-
-/// The node's static parameters.
-pub const PARAMS: [ParamSpec; 2] = [RATE, SCENARIO];
+gem_ros::param_table! {
+    /// The node's static parameters.
+    pub const PARAMS = [
+        RATE = ParamSpec::float("rate", 20.0, "Hz", "publication rate of the five inputs").positive();
+        SCENARIO = ParamSpec::str("scenario", "", "a YAML file of timed value changes (`gem_core::scenario`), played from the first publication in ROS time; empty: none");
+    ];
+}
 
 /// The reconfigurable values and their defaults (those of the original suite).
 pub const DYN_PARAMS: &[DynParam] = &[
@@ -137,10 +135,6 @@ pub fn main() -> anyhow::Result<()> {
 
 fn run() -> anyhow::Result<()> {
     let rate = RATE.f64()?;
-    anyhow::ensure!(
-        rate.is_finite() && rate > 0.0,
-        "~rate = {rate} must be finite and > 0"
-    );
     let mut player = load_scenario(&SCENARIO.string()?)?.map(Player::new);
     if !time::wait_for_valid_time() {
         return Ok(());

@@ -4,43 +4,16 @@ use gem_ros::params::{ParamError, ParamSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const RATE: ParamSpec = ParamSpec::float(
-    "rate",
-    20.0,
-    "Hz",
-    "heartbeat rate of `task_planner_status` (changes are also published at once)",
-);
-const WAYPOINT_FILE: ParamSpec = ParamSpec::str(
-    "waypoint_file",
-    "",
-    "a waypoint file to serve at start-up (empty: none)",
-);
-const WAYPOINT_DIR: ParamSpec = ParamSpec::str(
-    "waypoint_dir",
-    "",
-    "relative waypoint paths resolve against this directory (empty: the node's working directory)",
-);
-const SERVER_TIMEOUT: ParamSpec = ParamSpec::float(
-    "server_timeout_s",
-    5.0,
-    "s",
-    "wall time to wait for the action server before logging an error (waiting continues)",
-);
-const STATE_TIMEOUT: ParamSpec = ParamSpec::float(
-    "system_state_timeout_s",
-    gem_core::state_manager::SYSTEM_STATE_TIMEOUT_S,
-    "s",
-    "no `system_state` for this long (ROS time) is treated as ERROR",
-);
-
-/// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 5] = [
-    RATE,
-    WAYPOINT_FILE,
-    WAYPOINT_DIR,
-    SERVER_TIMEOUT,
-    STATE_TIMEOUT,
-];
+gem_ros::param_table! {
+    /// Every parameter, in the order of its documentation table.
+    pub const PARAMS = [
+        RATE = ParamSpec::float("rate", 20.0, "Hz", "heartbeat rate of `task_planner_status` (changes are also published at once)").positive();
+        WAYPOINT_FILE = ParamSpec::str("waypoint_file", "", "a waypoint file to serve at start-up (empty: none)");
+        WAYPOINT_DIR = ParamSpec::str("waypoint_dir", "", "relative waypoint paths resolve against this directory (empty: the node's working directory)");
+        SERVER_TIMEOUT = ParamSpec::float("server_timeout_s", 5.0, "s", "wall time to wait for the action server before logging an error (waiting continues)").positive();
+        STATE_TIMEOUT = ParamSpec::float("system_state_timeout_s", gem_core::state_manager::SYSTEM_STATE_TIMEOUT_S, "s", "no `system_state` for this long (ROS time) is treated as ERROR").positive();
+    ];
+}
 
 /// Validated settings of the planner.
 #[derive(Clone, Debug)]
@@ -63,15 +36,15 @@ impl Params {
         let file = WAYPOINT_FILE.string()?;
         let dir = WAYPOINT_DIR.string()?;
         Ok(Params {
-            rate_hz: RATE.positive_f64()?,
+            rate_hz: RATE.f64()?,
             waypoint_file: (!file.is_empty()).then_some(file),
             waypoint_dir: if dir.is_empty() {
                 std::env::current_dir().unwrap_or_default()
             } else {
                 PathBuf::from(dir)
             },
-            server_timeout: SERVER_TIMEOUT.positive_seconds()?,
-            state_timeout: STATE_TIMEOUT.positive_seconds()?,
+            server_timeout: SERVER_TIMEOUT.seconds()?,
+            state_timeout: STATE_TIMEOUT.seconds()?,
         })
     }
 

@@ -1,192 +1,51 @@
 //! `gem_sim`'s private parameters: one table, read once at start-up.
 
-use crate::vehicle_params::{MAX_STEER, WHEELBASE};
+use gem_core::field;
 use gem_core::geometry::Pose;
 use gem_core::vehicle::dynamic::DynamicParams;
 use gem_core::vehicle::localization::LocalizationParams;
 use gem_core::vehicle::{ChassisModel, VehicleParams};
-use gem_ros::params::{ParamError, ParamSpec};
+use gem_ros::params::{config_error, ParamError, ParamSpec};
 
-const RATE: ParamSpec = ParamSpec::float(
-    "rate",
-    100.0,
-    "Hz",
-    "physics steps per second of simulated time",
-);
-const STATE_RATE: ParamSpec = ParamSpec::float(
-    "state_rate",
-    50.0,
-    "Hz",
-    "`gazebo/model_states` and odometry publications per simulated second",
-);
-const PUBLISH_CLOCK: ParamSpec = ParamSpec::bool(
-    "publish_clock",
-    false,
-    "own `/clock` and run `~speedup` × real time (set `/use_sim_time` for the other nodes)",
-);
-const SPEEDUP: ParamSpec = ParamSpec::float(
-    "speedup",
-    1.0,
-    "×",
-    "with `~publish_clock`: simulated seconds per wall second",
-);
-const PUBLISH_TF: ParamSpec = ParamSpec::bool(
-    "publish_tf",
-    true,
-    "publish the car's pose as TF `world` → `base_footprint` (and the description's fixed joints on `/tf_static`); false where something else owns those frames",
-);
-const MODEL_NAME: ParamSpec = ParamSpec::str(
-    "model_name",
-    "gem",
-    "the model's name in the gazebo services and `model_states`",
-);
-const X: ParamSpec = ParamSpec::float("x", 0.0, "m", "spawn x (rear axle)");
-const Y: ParamSpec = ParamSpec::float("y", 0.0, "m", "spawn y (rear axle)");
-const YAW: ParamSpec = ParamSpec::float("yaw", 0.0, "rad", "spawn heading");
-const STEER_RATE: ParamSpec = ParamSpec::float(
-    "max_steer_rate_rad_s",
-    VehicleParams::DEFAULT.max_steer_rate_rad_s,
-    "rad/s",
-    "steering rate limit",
-);
-const STEER_LAG: ParamSpec = ParamSpec::float(
-    "steer_time_constant_s",
-    VehicleParams::DEFAULT.steer_time_constant_s,
-    "s",
-    "first-order steering lag (0: none)",
-);
-const SPEED_LAG: ParamSpec = ParamSpec::float(
-    "speed_time_constant_s",
-    VehicleParams::DEFAULT.speed_time_constant_s,
-    "s",
-    "first-order speed lag (0: none)",
-);
-const ACCEL: ParamSpec = ParamSpec::float(
-    "max_accel_mps2",
-    VehicleParams::DEFAULT.max_accel_mps2,
-    "m/s²",
-    "acceleration limit",
-);
-const DELAY: ParamSpec = ParamSpec::float(
-    "command_delay_s",
-    VehicleParams::DEFAULT.command_delay_s,
-    "s",
-    "delay before a command takes effect",
-);
-const DECEL: ParamSpec = ParamSpec::float(
-    "max_decel_mps2",
-    VehicleParams::DEFAULT.max_decel_mps2,
-    "m/s²",
-    "braking limit",
-);
-const MODEL: ParamSpec = ParamSpec::str(
-    "model",
-    "dynamic",
-    "chassis model: `dynamic` (single-track with tyre slip, kinematic below 1 m/s) or `kinematic`",
-);
+const GEM: VehicleParams = VehicleParams::DEFAULT;
 const DYN: DynamicParams = DynamicParams::DEFAULT;
-const MASS: ParamSpec = ParamSpec::float("mass_kg", DYN.mass_kg, "kg", "dynamic model: mass");
-const INERTIA: ParamSpec = ParamSpec::float(
-    "yaw_inertia_kgm2",
-    DYN.yaw_inertia_kgm2,
-    "kg·m²",
-    "dynamic model: yaw moment of inertia",
-);
-const CG: ParamSpec = ParamSpec::float(
-    "cg_to_rear_axle_m",
-    DYN.cg_to_rear_axle_m,
-    "m",
-    "dynamic model: centre of mass ahead of the rear axle",
-);
-const STIFF_FRONT: ParamSpec = ParamSpec::float(
-    "cornering_stiffness_front",
-    DYN.cornering_stiffness_front,
-    "1/rad",
-    "dynamic model: front cornering stiffness per unit of axle load",
-);
-const STIFF_REAR: ParamSpec = ParamSpec::float(
-    "cornering_stiffness_rear",
-    DYN.cornering_stiffness_rear,
-    "1/rad",
-    "dynamic model: rear cornering stiffness per unit of axle load",
-);
-const MU: ParamSpec = ParamSpec::float(
-    "friction_coefficient",
-    DYN.friction_coefficient,
-    "",
-    "dynamic model: tyre-road friction (lateral force limit μ·load)",
-);
 const LOC: LocalizationParams = LocalizationParams::OFF;
-const LOC_POSITION: ParamSpec = ParamSpec::float(
-    "localization_position_sigma_m",
-    LOC.position_sigma_m,
-    "m",
-    "`get_model_state` pose: position noise σ per axis (0: none)",
-);
-const LOC_YAW: ParamSpec = ParamSpec::float(
-    "localization_yaw_sigma_rad",
-    LOC.yaw_sigma_rad,
-    "rad",
-    "`get_model_state` pose: yaw noise σ (0: none)",
-);
-const LOC_RATE: ParamSpec = ParamSpec::float(
-    "localization_rate_hz",
-    LOC.rate_hz,
-    "Hz",
-    "`get_model_state` pose: refreshed this often and held between (0: every step)",
-);
-const LOC_LATENCY: ParamSpec = ParamSpec::float(
-    "localization_latency_s",
-    LOC.latency_s,
-    "s",
-    "`get_model_state` pose: measured this long before it is served (stamped with the measurement time)",
-);
-const LOC_SEED: ParamSpec = ParamSpec::int(
-    "localization_seed",
-    LOC.seed as i64,
-    "",
-    "`get_model_state` pose: seed of the noise",
-);
-const TIMEOUT: ParamSpec = ParamSpec::float(
-    "command_timeout_s",
-    VehicleParams::DEFAULT.command_timeout_s,
-    "s",
-    "without a command for this long the speed goes to 0 (as the Gazebo plugin)",
-);
 
-/// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 30] = [
-    RATE,
-    STATE_RATE,
-    PUBLISH_CLOCK,
-    SPEEDUP,
-    PUBLISH_TF,
-    MODEL_NAME,
-    X,
-    Y,
-    YAW,
-    WHEELBASE,
-    MAX_STEER,
-    STEER_RATE,
-    STEER_LAG,
-    SPEED_LAG,
-    ACCEL,
-    DECEL,
-    DELAY,
-    TIMEOUT,
-    MODEL,
-    MASS,
-    INERTIA,
-    CG,
-    STIFF_FRONT,
-    STIFF_REAR,
-    MU,
-    LOC_POSITION,
-    LOC_YAW,
-    LOC_RATE,
-    LOC_LATENCY,
-    LOC_SEED,
-];
+gem_ros::param_table! {
+    /// Every parameter, in the order of its documentation table.
+    pub const PARAMS = [
+        RATE = ParamSpec::float("rate", 100.0, "Hz", "physics steps per second of simulated time").positive();
+        STATE_RATE = ParamSpec::float("state_rate", 50.0, "Hz", "`gazebo/model_states` and odometry publications per simulated second").positive();
+        PUBLISH_CLOCK = ParamSpec::bool("publish_clock", false, "own `/clock` and run `~speedup` × real time (set `/use_sim_time` for the other nodes)");
+        SPEEDUP = ParamSpec::float("speedup", 1.0, "×", "with `~publish_clock`: simulated seconds per wall second").positive();
+        PUBLISH_TF = ParamSpec::bool("publish_tf", true, "publish the car's pose as TF `world` → `base_footprint` (and the description's fixed joints on `/tf_static`); false where something else owns those frames");
+        MODEL_NAME = ParamSpec::str("model_name", "gem", "the model's name in the gazebo services and `model_states`");
+        X = ParamSpec::float("x", 0.0, "m", "spawn x (rear axle)").finite();
+        Y = ParamSpec::float("y", 0.0, "m", "spawn y (rear axle)").finite();
+        YAW = ParamSpec::float("yaw", 0.0, "rad", "spawn heading").finite();
+        WHEELBASE = crate::vehicle_params::WHEELBASE.feeds(&[field!(VehicleParams.wheelbase_m)]);
+        MAX_STEER = crate::vehicle_params::MAX_STEER.feeds(&[field!(VehicleParams.max_steer_rad)]);
+        STEER_RATE = ParamSpec::float("max_steer_rate_rad_s", GEM.max_steer_rate_rad_s, "rad/s", "steering rate limit").feeds(&[field!(VehicleParams.max_steer_rate_rad_s)]);
+        STEER_LAG = ParamSpec::float("steer_time_constant_s", GEM.steer_time_constant_s, "s", "first-order steering lag (0: none)").feeds(&[field!(VehicleParams.steer_time_constant_s)]);
+        SPEED_LAG = ParamSpec::float("speed_time_constant_s", GEM.speed_time_constant_s, "s", "first-order speed lag (0: none)").feeds(&[field!(VehicleParams.speed_time_constant_s)]);
+        ACCEL = ParamSpec::float("max_accel_mps2", GEM.max_accel_mps2, "m/s²", "acceleration limit").feeds(&[field!(VehicleParams.max_accel_mps2)]);
+        DECEL = ParamSpec::float("max_decel_mps2", GEM.max_decel_mps2, "m/s²", "braking limit").feeds(&[field!(VehicleParams.max_decel_mps2)]);
+        DELAY = ParamSpec::float("command_delay_s", GEM.command_delay_s, "s", "delay before a command takes effect").feeds(&[field!(VehicleParams.command_delay_s)]);
+        TIMEOUT = ParamSpec::float("command_timeout_s", GEM.command_timeout_s, "s", "without a command for this long the speed goes to 0 (as the Gazebo plugin)").feeds(&[field!(VehicleParams.command_timeout_s)]);
+        MODEL = ParamSpec::str("model", "dynamic", "chassis model: `dynamic` (single-track with tyre slip, kinematic below 1 m/s) or `kinematic`").one_of(&["dynamic", "kinematic"]);
+        MASS = ParamSpec::float("mass_kg", DYN.mass_kg, "kg", "dynamic model: mass").feeds(&[field!(DynamicParams.mass_kg)]);
+        INERTIA = ParamSpec::float("yaw_inertia_kgm2", DYN.yaw_inertia_kgm2, "kg·m²", "dynamic model: yaw moment of inertia").feeds(&[field!(DynamicParams.yaw_inertia_kgm2)]);
+        CG = ParamSpec::float("cg_to_rear_axle_m", DYN.cg_to_rear_axle_m, "m", "dynamic model: centre of mass ahead of the rear axle").feeds(&[field!(DynamicParams.cg_to_rear_axle_m)]);
+        STIFF_FRONT = ParamSpec::float("cornering_stiffness_front", DYN.cornering_stiffness_front, "1/rad", "dynamic model: front cornering stiffness per unit of axle load").feeds(&[field!(DynamicParams.cornering_stiffness_front)]);
+        STIFF_REAR = ParamSpec::float("cornering_stiffness_rear", DYN.cornering_stiffness_rear, "1/rad", "dynamic model: rear cornering stiffness per unit of axle load").feeds(&[field!(DynamicParams.cornering_stiffness_rear)]);
+        MU = ParamSpec::float("friction_coefficient", DYN.friction_coefficient, "", "dynamic model: tyre-road friction (lateral force limit μ·load)").feeds(&[field!(DynamicParams.friction_coefficient)]);
+        LOC_POSITION = ParamSpec::float("localization_position_sigma_m", LOC.position_sigma_m, "m", "`get_model_state` pose: position noise σ per axis (0: none)").feeds(&[field!(LocalizationParams.position_sigma_m)]);
+        LOC_YAW = ParamSpec::float("localization_yaw_sigma_rad", LOC.yaw_sigma_rad, "rad", "`get_model_state` pose: yaw noise σ (0: none)").feeds(&[field!(LocalizationParams.yaw_sigma_rad)]);
+        LOC_RATE = ParamSpec::float("localization_rate_hz", LOC.rate_hz, "Hz", "`get_model_state` pose: refreshed this often and held between (0: every step)").feeds(&[field!(LocalizationParams.rate_hz)]);
+        LOC_LATENCY = ParamSpec::float("localization_latency_s", LOC.latency_s, "s", "`get_model_state` pose: measured this long before it is served (stamped with the measurement time)").feeds(&[field!(LocalizationParams.latency_s)]);
+        LOC_SEED = ParamSpec::int("localization_seed", LOC.seed as i64, "", "`get_model_state` pose: seed of the noise").non_negative();
+    ];
+}
 
 /// Validated settings of the simulator.
 #[derive(Clone, Debug)]
@@ -214,77 +73,53 @@ pub struct Params {
 impl Params {
     /// Reads and validates every parameter.
     pub fn load() -> Result<Params, ParamError> {
-        let positive = |spec: &ParamSpec| spec.positive_f64();
-        let non_negative =
-            |spec: &ParamSpec| checked(spec, |v| v >= 0.0, "must be finite and >= 0");
-        let finite = |spec: &ParamSpec| checked(spec, |_| true, "must be finite");
-        let wheelbase_m = positive(&WHEELBASE)?;
         let chassis = match MODEL.string()?.as_str() {
             "kinematic" => ChassisModel::Kinematic,
-            "dynamic" => {
-                let d = DynamicParams {
-                    mass_kg: MASS.f64()?,
-                    yaw_inertia_kgm2: INERTIA.f64()?,
-                    cg_to_rear_axle_m: CG.f64()?,
-                    cornering_stiffness_front: STIFF_FRONT.f64()?,
-                    cornering_stiffness_rear: STIFF_REAR.f64()?,
-                    friction_coefficient: MU.f64()?,
-                    ..DynamicParams::DEFAULT
-                };
-                d.validate(wheelbase_m).map_err(named)?;
-                ChassisModel::Dynamic(d)
-            }
-            other => {
-                return Err(MODEL.invalid(format!("\"{other}\" is neither dynamic nor kinematic")))
-            }
+            // `dynamic`: the table's check admits no other value.
+            _ => ChassisModel::Dynamic(DynamicParams {
+                mass_kg: MASS.f64()?,
+                yaw_inertia_kgm2: INERTIA.f64()?,
+                cg_to_rear_axle_m: CG.f64()?,
+                cornering_stiffness_front: STIFF_FRONT.f64()?,
+                cornering_stiffness_rear: STIFF_REAR.f64()?,
+                friction_coefficient: MU.f64()?,
+                ..DynamicParams::DEFAULT
+            }),
         };
-        let seed = LOC_SEED.i64()?;
+        let vehicle = VehicleParams {
+            wheelbase_m: WHEELBASE.f64()?,
+            max_steer_rad: MAX_STEER.f64()?,
+            max_steer_rate_rad_s: STEER_RATE.f64()?,
+            steer_time_constant_s: STEER_LAG.f64()?,
+            speed_time_constant_s: SPEED_LAG.f64()?,
+            max_accel_mps2: ACCEL.f64()?,
+            max_decel_mps2: DECEL.f64()?,
+            command_delay_s: DELAY.f64()?,
+            command_timeout_s: TIMEOUT.f64()?,
+            chassis,
+            ..Default::default()
+        };
+        vehicle.validate().map_err(|e| config_error(&PARAMS, e))?;
         let localization = LocalizationParams {
             position_sigma_m: LOC_POSITION.f64()?,
             yaw_sigma_rad: LOC_YAW.f64()?,
             rate_hz: LOC_RATE.f64()?,
             latency_s: LOC_LATENCY.f64()?,
-            seed: u64::try_from(seed)
-                .map_err(|_| LOC_SEED.invalid(format!("{seed} must be >= 0")))?,
+            seed: LOC_SEED.i64()? as u64,
         };
-        localization.validate().map_err(named)?;
+        localization
+            .validate()
+            .map_err(|e| config_error(&PARAMS, e))?;
         Ok(Params {
-            rate_hz: positive(&RATE)?,
-            state_rate_hz: positive(&STATE_RATE)?,
+            rate_hz: RATE.f64()?,
+            state_rate_hz: STATE_RATE.f64()?,
             publish_clock: PUBLISH_CLOCK.bool_value()?,
-            speedup: positive(&SPEEDUP)?,
+            speedup: SPEEDUP.f64()?,
             publish_tf: PUBLISH_TF.bool_value()?,
             model_name: MODEL_NAME.string()?,
-            spawn: Pose::new(finite(&X)?, finite(&Y)?, finite(&YAW)?),
-            vehicle: VehicleParams {
-                wheelbase_m,
-                max_steer_rad: positive(&MAX_STEER)?,
-                max_steer_rate_rad_s: positive(&STEER_RATE)?,
-                steer_time_constant_s: non_negative(&STEER_LAG)?,
-                speed_time_constant_s: non_negative(&SPEED_LAG)?,
-                max_accel_mps2: positive(&ACCEL)?,
-                max_decel_mps2: positive(&DECEL)?,
-                command_delay_s: non_negative(&DELAY)?,
-                command_timeout_s: positive(&TIMEOUT)?,
-                chassis,
-                ..Default::default()
-            },
+            spawn: Pose::new(X.f64()?, Y.f64()?, YAW.f64()?),
+            vehicle,
             localization,
         })
-    }
-}
-
-/// A core `validate()` error as the error of the parameter it names.
-fn named(e: gem_core::config::ConfigError) -> ParamError {
-    gem_ros::params::named_error(&PARAMS, &MODEL, e)
-}
-
-/// Reads a float parameter that must be finite and satisfy `ok`.
-fn checked(spec: &ParamSpec, ok: fn(f64) -> bool, limit: &str) -> Result<f64, ParamError> {
-    let v = spec.f64()?;
-    if v.is_finite() && ok(v) {
-        Ok(v)
-    } else {
-        Err(spec.invalid(format!("{v} {limit}")))
     }
 }

@@ -1,97 +1,28 @@
 //! The state manager's private parameters: one table, read once at start-up.
 
-use gem_core::faults::HoldOff;
-use gem_core::state_manager::StateManagerConfig;
-use gem_ros::params::{ParamError, ParamSpec};
+use gem_core::field;
+use gem_core::state_manager::{HoldOff, StateManagerConfig};
+use gem_ros::params::{config_error, ParamError, ParamSpec};
 use std::time::Duration;
 
 const CORE: StateManagerConfig = StateManagerConfig::DEFAULT;
 
-const RATE: ParamSpec = ParamSpec::float(
-    "rate",
-    20.0,
-    "Hz",
-    "heartbeat rate of `system_state` (changes are also published at once)",
-);
-const STATE_TIMEOUT_MS: ParamSpec = ParamSpec::int(
-    "state_timeout_ms",
-    match CORE.stale_after {
-        Some(d) => d.as_millis() as i64,
-        None => 0,
-    },
-    "ms",
-    "an input (incl. `task_planner_status`) older than this raises STALE_DATA; 0 disables",
-);
-const BATTERY: ParamSpec = ParamSpec::float(
-    "battery_low_below_frac",
-    CORE.battery_low_below_frac as f64,
-    "fraction",
-    "battery below this is low",
-);
-const TEMPERATURE: ParamSpec = ParamSpec::float(
-    "temperature_high_above_c",
-    CORE.temperature_high_above_c as f64,
-    "°C",
-    "temperature above this is high",
-);
-const GPS_BAD: ParamSpec = ParamSpec::float(
-    "gps_bad_above_mm",
-    CORE.gps_bad_above_mm as f64,
-    "mm",
-    "GPS accuracy above this is a bad fix",
-);
-const GPS_LOST: ParamSpec = ParamSpec::float(
-    HoldOff::GpsLost.param(),
-    CORE.gps_lost_after.as_secs_f64(),
-    "s",
-    "bad fixes for longer than this since the last good one raise GPS_LOST",
-);
-const SIGNAL_LOST: ParamSpec = ParamSpec::float(
-    HoldOff::SignalLost.param(),
-    CORE.signal_lost_after.as_secs_f64(),
-    "s",
-    "NOT_CONNECTED for longer than this since the last CONNECTED raises SIGNAL_LOST",
-);
-const SIGNAL_LOW: ParamSpec = ParamSpec::float(
-    HoldOff::SignalLow.param(),
-    CORE.signal_low_after.as_secs_f64(),
-    "s",
-    "LOW_SIGNAL for longer than this since the last CONNECTED raises SIGNAL_LOW",
-);
-const CLOCK_TOLERANCE: ParamSpec = ParamSpec::float(
-    "clock_tolerance_s",
-    CORE.clock_tolerance.as_secs_f64(),
-    "s",
-    "stamps further ahead of now, or ROS time stepping back further, count as bad stamps / a clock reset",
-);
-
-const CLOCK_STALL: ParamSpec = ParamSpec::float(
-    "clock_stall_s",
-    gem_core::time::CLOCK_STALL_S,
-    "s",
-    "sim time: wall time without a `/clock` message (the simulator, or the link to its computer, is gone) after which STALE_DATA is raised, until ROS time moves on (with staleness enabled)",
-);
-
-const PUBLISH_PROCESSED: ParamSpec = ParamSpec::bool(
-    "publish_processed",
-    false,
-    "after each input message is handled, publish its topic and stamp on `~processed` and the handled count on the latched `/replay/ready` (std_msgs/Header), for lockstep drivers and `gemctl replay`",
-);
-
-/// Every parameter, in the order of its documentation table.
-pub const PARAMS: [ParamSpec; 11] = [
-    RATE,
-    STATE_TIMEOUT_MS,
-    BATTERY,
-    TEMPERATURE,
-    GPS_BAD,
-    GPS_LOST,
-    SIGNAL_LOST,
-    SIGNAL_LOW,
-    CLOCK_TOLERANCE,
-    CLOCK_STALL,
-    PUBLISH_PROCESSED,
-];
+gem_ros::param_table! {
+    /// Every parameter, in the order of its documentation table.
+    pub const PARAMS = [
+        RATE = ParamSpec::float("rate", 20.0, "Hz", "heartbeat rate of `system_state` (changes are also published at once)").positive();
+        STATE_TIMEOUT_MS = ParamSpec::int("state_timeout_ms", match CORE.stale_after { Some(d) => d.as_millis() as i64, None => 0 }, "ms", "an input (incl. `task_planner_status`) older than this raises STALE_DATA; 0 disables").non_negative().feeds(&[field!(StateManagerConfig.stale_after)]);
+        BATTERY = ParamSpec::float("battery_low_below_frac", CORE.battery_low_below_frac as f64, "fraction", "battery below this is low").feeds(&[field!(StateManagerConfig.battery_low_below_frac)]);
+        TEMPERATURE = ParamSpec::float("temperature_high_above_c", CORE.temperature_high_above_c as f64, "°C", "temperature above this is high").feeds(&[field!(StateManagerConfig.temperature_high_above_c)]);
+        GPS_BAD = ParamSpec::float("gps_bad_above_mm", CORE.gps_bad_above_mm as f64, "mm", "GPS accuracy above this is a bad fix").feeds(&[field!(StateManagerConfig.gps_bad_above_mm)]);
+        GPS_LOST = ParamSpec::float(HoldOff::GpsLost.param(), CORE.gps_lost_after.as_secs_f64(), "s", "bad fixes for longer than this since the last good one raise GPS_LOST").positive().feeds(&[HoldOff::GpsLost.field()]);
+        SIGNAL_LOST = ParamSpec::float(HoldOff::SignalLost.param(), CORE.signal_lost_after.as_secs_f64(), "s", "NOT_CONNECTED for longer than this since the last CONNECTED raises SIGNAL_LOST").positive().feeds(&[HoldOff::SignalLost.field()]);
+        SIGNAL_LOW = ParamSpec::float(HoldOff::SignalLow.param(), CORE.signal_low_after.as_secs_f64(), "s", "LOW_SIGNAL for longer than this since the last CONNECTED raises SIGNAL_LOW").positive().feeds(&[HoldOff::SignalLow.field()]);
+        CLOCK_TOLERANCE = ParamSpec::float("clock_tolerance_s", CORE.clock_tolerance.as_secs_f64(), "s", "stamps further ahead of now, or ROS time stepping back further, count as bad stamps / a clock reset").positive();
+        CLOCK_STALL = ParamSpec::float("clock_stall_s", gem_core::time::CLOCK_STALL_S, "s", "sim time: wall time without a `/clock` message (the simulator, or the link to its computer, is gone) after which STALE_DATA is raised, until ROS time moves on (with staleness enabled)").positive();
+        PUBLISH_PROCESSED = ParamSpec::bool("publish_processed", false, "after each input message is handled, publish its topic and stamp on `~processed` and the handled count on the latched `/replay/ready` (std_msgs/Header), for lockstep drivers and `gemctl replay`");
+    ];
+}
 
 /// Validated settings of the node.
 #[derive(Clone, Debug)]
@@ -109,35 +40,27 @@ pub struct Params {
 impl Params {
     /// Reads and validates every parameter; the error names the offending one.
     pub fn load() -> Result<Params, ParamError> {
-        let rate_hz = RATE.positive_f64()?;
-        let timeout_ms = STATE_TIMEOUT_MS.i64()?;
-        let stale_after = match timeout_ms {
+        let rate_hz = RATE.f64()?;
+        let stale_after = match STATE_TIMEOUT_MS.i64()? {
             0 => None,
-            ms if ms > 0 => Some(Duration::from_millis(ms as u64)),
-            ms => return Err(STATE_TIMEOUT_MS.invalid(format!("{ms} must be >= 0 (0 disables)"))),
+            ms => Some(Duration::from_millis(ms as u64)),
         };
         let config = StateManagerConfig {
             battery_low_below_frac: BATTERY.f64()? as f32,
             temperature_high_above_c: TEMPERATURE.f64()? as f32,
             gps_bad_above_mm: GPS_BAD.f64()? as f32,
-            gps_lost_after: GPS_LOST.positive_seconds()?,
-            signal_lost_after: SIGNAL_LOST.positive_seconds()?,
-            signal_low_after: SIGNAL_LOW.positive_seconds()?,
+            gps_lost_after: GPS_LOST.seconds()?,
+            signal_lost_after: SIGNAL_LOST.seconds()?,
+            signal_low_after: SIGNAL_LOW.seconds()?,
             stale_after,
-            clock_tolerance: CLOCK_TOLERANCE.positive_seconds()?,
+            clock_tolerance: CLOCK_TOLERANCE.seconds()?,
         };
-        config.validate().map_err(|e| {
-            let spec = PARAMS
-                .iter()
-                .find(|p| p.name.starts_with(e.field))
-                .unwrap_or(&RATE);
-            spec.invalid(e.to_string())
-        })?;
+        config.validate().map_err(|e| config_error(&PARAMS, e))?;
         Ok(Params {
             rate_hz,
             config,
             publish_processed: PUBLISH_PROCESSED.bool_value()?,
-            clock_stall: CLOCK_STALL.positive_seconds()?,
+            clock_stall: CLOCK_STALL.seconds()?,
         })
     }
 

@@ -1,6 +1,7 @@
 //! Tracker edge cases, and short closed loops on the vehicle model.
 
 use super::*;
+use crate::field;
 use crate::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 use std::f64::consts::PI;
 use std::time::Duration;
@@ -273,7 +274,10 @@ fn an_lqr_without_steering_lag_is_rejected_by_name() {
         }),
         ..Default::default()
     };
-    assert_eq!(cfg.validate().unwrap_err().field, "lqr_steering_lag_s");
+    assert_eq!(
+        cfg.validate().unwrap_err().field,
+        field!(LqrConfig.steering_lag_s)
+    );
 }
 
 #[test]
@@ -286,14 +290,20 @@ fn zero_softening_is_rejected_by_name() {
         }),
         ..Default::default()
     };
-    assert_eq!(cfg.validate().unwrap_err().field, "stanley_softening_mps");
+    assert_eq!(
+        cfg.validate().unwrap_err().field,
+        field!(StanleyConfig.softening_mps)
+    );
 }
 
 #[test]
 fn nan_speed_is_rejected_by_name() {
     let mut cfg = TrackerConfig::default();
     cfg.speed.nominal_mps = f64::NAN;
-    assert_eq!(cfg.validate().unwrap_err().field, "nominal_speed_mps");
+    assert_eq!(
+        cfg.validate().unwrap_err().field,
+        field!(SpeedConfig.nominal_mps)
+    );
 }
 
 /// A constant bend at 8 m/s on the dynamic model with soft tyres: the rear axle drifts out
