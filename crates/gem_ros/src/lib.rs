@@ -2,7 +2,8 @@
 //!
 //! Everything a node binary needs beyond wiring lives here once: start-up that waits for the
 //! master instead of panicking ([`node`]), `tracing` bridged to `/rosout` ([`log`]), typed
-//! private parameters with errors that name the parameter ([`params`]), ROS time
+//! private parameters with errors that name the parameter ([`params`]), each node's
+//! topics, services and actions declared once ([`topics`]), ROS time
 //! conversions plus a sim-time-aware ticker ([`time`]), socket options on every link
 //! ([`net`]), a watch on the master that registers again with a restarted one
 //! ([`master`]), real-time priority ([`realtime`]), `~processed` acknowledgements for lockstep
@@ -22,6 +23,7 @@ pub mod procfs;
 pub mod protocols;
 pub mod realtime;
 pub mod time;
+pub mod topics;
 
 /// The suite's one way to take a lock: a thread that panicked while holding it does not
 /// take the data with it (a node keeps going on the state it had).
