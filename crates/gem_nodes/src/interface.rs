@@ -1,0 +1,104 @@
+//! Wiring a node's declared interface: subscriptions and services made from a node's
+//! [`Decl`]s, so the message or service type the node handles is the one its table
+//! documents (publishers come from [`Decl::publish`]).
+//!
+//! Each node module holds its declarations and an `INTERFACE` table of them; the test
+//! below checks every table against the node's page under `docs/nodes/`.
+
+use gem_ros::node::RosError;
+use gem_ros::protocols::direct::{self, Arrival, DirectSubscriber};
+use gem_ros::protocols::service::{self, Answer, Client, Service};
+use gem_ros::topics::Decl;
+use rosrust::{Message, ServicePair};
+
+/// Subscribes to `topic` through [`direct`]: `on_message` gets each message on the link's
+/// own thread, and none is dropped in a burst.
+pub fn subscribe<T: Message>(
+    topic: &Decl<T>,
+    on_message: impl Fn(T, Arrival) + Send + Sync + 'static,
+) -> Result<DirectSubscriber, RosError> {
+    direct::subscribe(topic.name(), on_message)
+}
+
+/// Advertises the service `service`, answering each request with `handler`.
+pub fn serve<S, F>(service: &Decl<S>, handler: F) -> Result<Service, RosError>
+where
+    S: ServicePair,
+    F: Fn(S::Request) -> Answer<S> + Send + Sync + 'static,
+{
+    service::advertise::<S, F>(service.name(), handler)
+}
+
+/// A caller of the service `service` (it connects on the first call).
+pub fn client<S: ServicePair>(service: &Decl<S>) -> Result<Client<S>, RosError> {
+    Client::new(service.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{controller, health_monitor, mock_signals, overlay, planner, sim, state_manager};
+    use gem_ros::topics::{check_docs, Entry};
+
+    /// Each node: its interface table and its page under `docs/nodes/`.
+    const NODES: &[(&[Entry], &str, &str)] = &[
+        (
+            state_manager::INTERFACE,
+            "docs/nodes/state_manager.md",
+            include_str!("../../../docs/nodes/state_manager.md"),
+        ),
+        (
+            controller::INTERFACE,
+            "docs/nodes/controller.md",
+            include_str!("../../../docs/nodes/controller.md"),
+        ),
+        (
+            planner::INTERFACE,
+            "docs/nodes/task_planner.md",
+            include_str!("../../../docs/nodes/task_planner.md"),
+        ),
+        (
+            sim::INTERFACE,
+            "docs/nodes/gem_sim.md",
+            include_str!("../../../docs/nodes/gem_sim.md"),
+        ),
+        (
+            mock_signals::INTERFACE,
+            "docs/nodes/mock_signals.md",
+            include_str!("../../../docs/nodes/mock_signals.md"),
+        ),
+        (
+            overlay::INTERFACE,
+            "docs/nodes/status_overlay.md",
+            include_str!("../../../docs/nodes/status_overlay.md"),
+        ),
+        (
+            health_monitor::INTERFACE,
+            "docs/nodes/health_monitor.md",
+            include_str!("../../../docs/nodes/health_monitor.md"),
+        ),
+    ];
+
+    #[test]
+    fn every_node_documents_exactly_its_interface_table() {
+        let stale: Vec<String> = NODES
+            .iter()
+            .filter_map(|(entries, page, text)| check_docs(entries, page, text).err())
+            .collect();
+        assert!(stale.is_empty(), "{}", stale.join("\n\n"));
+    }
+
+    #[test]
+    fn no_node_declares_a_name_twice() {
+        for (entries, page, _) in NODES {
+            for (i, e) in entries.iter().enumerate() {
+                assert!(
+                    entries[..i]
+                        .iter()
+                        .all(|o| o.name != e.name || o.role != e.role),
+                    "{page}: {} declared twice",
+                    e.name
+                );
+            }
+        }
+    }
+}
