@@ -43,7 +43,7 @@ pub const SIGNAL: Decl<msg::SignalStrengthStamped> =
 pub const TEMPERATURE: Decl<msg::TemperatureStamped> =
     Decl::publishes(Input::Temperature.topic(), 10, "`temperature`, at `~rate`");
 
-/// Every topic of the node.
+/// Every topic of the node: the five sensor inputs of the state manager.
 pub const INTERFACE: &[Entry] = &[
     BATTERY.entry(),
     ESTOP.entry(),

@@ -16,6 +16,11 @@ use node::Shared;
 use params::Params;
 use std::sync::Arc;
 
+/// The planner's status.
+pub const PLANNER_STATUS: Decl<msg::TaskPlannerStatus> = Decl::subscribes(
+    Input::PlannerStatus.topic(),
+    "the task planner's status (a running or paused task makes the state RUNNING)",
+);
 /// Battery charge.
 pub const BATTERY: Decl<msg::BatteryLevelStamped> =
     Decl::subscribes(Input::Battery.topic(), "battery charge, 0..1");
@@ -30,11 +35,6 @@ pub const SIGNAL: Decl<msg::SignalStrengthStamped> =
 /// Temperature.
 pub const TEMPERATURE: Decl<msg::TemperatureStamped> =
     Decl::subscribes(Input::Temperature.topic(), "drive-train temperature, °C");
-/// The planner's status.
-pub const PLANNER_STATUS: Decl<msg::TaskPlannerStatus> = Decl::subscribes(
-    Input::PlannerStatus.topic(),
-    "the task planner's status (a running or paused task makes the state RUNNING)",
-);
 /// The verdict.
 pub const SYSTEM_STATE: Decl<msg::SystemStateStamped> = Decl::publishes(
     names::SYSTEM_STATE,
@@ -42,14 +42,15 @@ pub const SYSTEM_STATE: Decl<msg::SystemStateStamped> = Decl::publishes(
     "IDLE, RUNNING or ERROR with the error bits, at `~rate` and at once on every change of state or error code",
 );
 
-/// Every topic of the node.
+/// Every topic of the node: the planner's status and the sensors in, the verdict and the
+/// acknowledgements out.
 pub const INTERFACE: &[Entry] = &[
+    PLANNER_STATUS.entry(),
     BATTERY.entry(),
     ESTOP.entry(),
     GPS.entry(),
     SIGNAL.entry(),
     TEMPERATURE.entry(),
-    PLANNER_STATUS.entry(),
     SYSTEM_STATE.entry(),
     processed::PROCESSED.entry().with_doc(
         "with `~publish_processed`: topic (`frame_id`) and stamp of each handled input",
