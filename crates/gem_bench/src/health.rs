@@ -4,6 +4,7 @@
 
 use gem_core::health::rule::Rule;
 use gem_core::health::{Monitor, TopicSpec};
+use gem_core::names;
 use gem_core::stats::Summary;
 use gem_core::time::Time;
 use gem_e2e::{ros, wait_until};
@@ -102,7 +103,7 @@ fn node_cpu(seconds: f64) -> anyhow::Result<()> {
     let pid = node.pid().ok_or_else(|| anyhow::anyhow!("no pid"))?;
     let last = std::sync::Arc::new(std::sync::Mutex::new(None::<DiagnosticArray>));
     let sink = last.clone();
-    let _sub = rosrust::subscribe("/diagnostics", 10, move |m: DiagnosticArray| {
+    let _sub = rosrust::subscribe(names::DIAGNOSTICS, 10, move |m: DiagnosticArray| {
         *sink.lock().unwrap() = Some(m);
     })
     .map_err(|e| anyhow::anyhow!("{e}"))?;

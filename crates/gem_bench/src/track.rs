@@ -576,7 +576,7 @@ fn print_lqr_design_time() {
     );
 }
 
-/// Every row of [`DYNAMIC_MATRIX`] for both controllers, with its target.
+/// Every row of [`DYNAMIC_MATRIX`] for each of our three laws, with its target.
 pub fn dynamic_cases() -> Vec<(Case, Option<Target>)> {
     let mut out = Vec::new();
     for (speed, lateral, stiffness, noise) in DYNAMIC_MATRIX {

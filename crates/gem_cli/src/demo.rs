@@ -28,6 +28,7 @@ use gem_core::control::path::Path as TrackPath;
 use gem_core::control::stop::{StopFigures, StopSample};
 use gem_core::faults::{FaultKind, ParamValue};
 use gem_core::geometry::Point;
+use gem_core::names;
 use gem_core::state_manager::{Input, StateManagerConfig};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::actionlib_msgs::GoalStatus;
@@ -66,12 +67,12 @@ const DYNPARAM_LIMIT: Duration = Duration::from_secs(20);
 const LAP_END: &str = "the end of the lap";
 /// The topics whose silence means a node of the suite has stopped, with that node.
 const LIVENESS: [(&str, &str); 5] = [
-    ("/clock", "gem_sim"),
-    ("/system_state", "state_manager"),
+    (names::CLOCK, "gem_sim"),
+    (names::global::SYSTEM_STATE, "state_manager"),
     (Input::PlannerStatus.global_topic(), "task_planner"),
     (Input::Estop.global_topic(), "mock_signals"),
     (
-        "/gem/ackermann_cmd",
+        names::global::ACKERMANN_CMD,
         "the controller (pure_pursuit or stanley)",
     ),
 ];
@@ -144,8 +145,10 @@ fn watch<T: rosrust::Message>(
 
 fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
     Ok(vec![
-        watch(s, "/clock", |n, m: Clock, _| n.sim_now = m.clock.seconds())?,
-        watch(s, "/system_state", |n, m: Sys, at| {
+        watch(s, names::CLOCK, |n, m: Clock, _| {
+            n.sim_now = m.clock.seconds()
+        })?,
+        watch(s, names::global::SYSTEM_STATE, |n, m: Sys, at| {
             n.state.push((at, (m.state, m.error_code)))
         })?,
         watch(
@@ -153,10 +156,14 @@ fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
             Input::PlannerStatus.global_topic(),
             |n, m: msg::TaskPlannerStatus, _| n.planner = m.status,
         )?,
-        watch(s, "/gem/ackermann_cmd", |n, m: AckermannDrive, at| {
-            let sim = n.sim_now;
-            n.cmds.push((at, (m.speed, m.acceleration, sim)));
-        })?,
+        watch(
+            s,
+            names::global::ACKERMANN_CMD,
+            |n, m: AckermannDrive, at| {
+                let sim = n.sim_now;
+                n.cmds.push((at, (m.speed, m.acceleration, sim)));
+            },
+        )?,
         watch(
             s,
             Input::Estop.global_topic(),
@@ -173,7 +180,7 @@ fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
                 n.battery.push((at, (level, m.header.stamp.seconds())))
             },
         )?,
-        watch(s, "/gazebo/model_states", |n, m: ModelStates, _| {
+        watch(s, names::global::MODEL_STATES, |n, m: ModelStates, _| {
             if let (Some(p), Some(t)) = (m.pose.first(), m.twist.first()) {
                 let speed = t.linear.x.hypot(t.linear.y);
                 n.poses.push((n.sim_now, p.position.x, p.position.y, speed));
@@ -181,12 +188,12 @@ fn subscribe(s: &Shared) -> anyhow::Result<Vec<DirectSubscriber>> {
         })?,
         watch(
             s,
-            "/navigate_waypoints/feedback",
+            names::global::navigate_waypoints::FEEDBACK,
             |n, m: NavigateWaypointsActionFeedback, _| n.progress = m.feedback.progress.into(),
         )?,
         watch(
             s,
-            "/navigate_waypoints/result",
+            names::global::navigate_waypoints::RESULT,
             |n, m: NavigateWaypointsActionResult, _| {
                 n.result = Some((m.result.success, m.status.status, m.status.text))
             },
@@ -203,7 +210,7 @@ impl Seen {
             let heard = self.heard.get(topic).copied();
             let (wall, sim) = heard.or(expected_from)?;
             let quiet = now.saturating_duration_since(wall);
-            let sim_moved = topic == "/clock" || self.sim_now - sim > SIM_SILENCE_S;
+            let sim_moved = topic == names::CLOCK || self.sim_now - sim > SIM_SILENCE_S;
             (quiet > SILENCE && sim_moved).then_some(Silence {
                 topic,
                 node,

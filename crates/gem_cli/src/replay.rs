@@ -15,6 +15,7 @@
 //! the bag's time, so the consumers' ROS time is the recording's.
 
 use anyhow::{anyhow, Context};
+use gem_core::names;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
 use ros1_protocols::Lock;
@@ -72,7 +73,7 @@ fn read(args: &Args) -> anyhow::Result<(Vec<Recorded>, BTreeMap<String, Topic>)>
     let mut messages = Vec::new();
     // A recorded /clock is not replayed when the replayer owns /clock.
     let wanted = |t: &str| {
-        (args.no_clock || t != "/clock")
+        (args.no_clock || t != names::CLOCK)
             && (args.topics.is_empty() || args.topics.iter().any(|w| w == t))
     };
     for rec in bag.chunk_records() {
@@ -150,7 +151,7 @@ fn clock_subscribers() -> anyhow::Result<Vec<String>> {
     Ok(state
         .subscribers
         .iter()
-        .filter(|t| t.name == "/clock")
+        .filter(|t| t.name == names::CLOCK)
         .flat_map(|t| t.connections.iter().cloned())
         .filter(|n| *n != rosrust::name() && alive(n))
         .collect())
@@ -180,7 +181,7 @@ fn clock_received(node: &str) -> Option<bool> {
         return None;
     };
     subscribed.iter().find_map(|topic| match topic {
-        Value::Array(t) if matches!(t.first(), Some(Value::String(n)) if n == "/clock") => {
+        Value::Array(t) if matches!(t.first(), Some(Value::String(n)) if n == names::CLOCK) => {
             let Some(Value::Array(connections)) = t.get(1) else {
                 return Some(false);
             };
@@ -239,7 +240,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let clock = if args.no_clock {
         None
     } else {
-        Some(rosrust::publish::<Clock>("/clock", 1000).map_err(|e| anyhow!("/clock: {e}"))?)
+        Some(
+            rosrust::publish::<Clock>(names::CLOCK, 1000)
+                .map_err(|e| anyhow!("{}: {e}", names::CLOCK))?,
+        )
     };
     let ready: Ready = Arc::default();
     let sink = ready.clone();
@@ -355,7 +359,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             if let Some(c) = &clock {
                 let t = rosrust::Time::from_nanos(m.time_ns as i64);
                 c.send(Clock { clock: t })
-                    .map_err(|e| anyhow!("/clock: {e}"))?;
+                    .map_err(|e| anyhow!("{}: {e}", names::CLOCK))?;
             }
             publishers[&m.topic]
                 .send(RawMessage(m.data.clone()))

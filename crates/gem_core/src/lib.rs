@@ -14,6 +14,7 @@ pub mod faults;
 pub mod fsm;
 pub mod geometry;
 pub mod health;
+pub mod names;
 pub mod overlay;
 pub mod planner;
 pub mod scenario;

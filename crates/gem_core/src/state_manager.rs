@@ -29,6 +29,7 @@ pub use crate::config::ConfigError;
 use crate::config::Field;
 use crate::field;
 use crate::fsm::{Fsm, Machine, Transition};
+use crate::names;
 use crate::time::Time;
 use std::fmt;
 use std::time::Duration;
@@ -207,8 +208,15 @@ impl Input {
     ];
 
     /// The topic name the input arrives on (relative, as the node subscribes).
-    pub fn topic(self) -> &'static str {
-        &self.global_topic()[1..]
+    pub const fn topic(self) -> &'static str {
+        match self {
+            Input::Battery => names::BATTERY_LEVEL,
+            Input::Estop => names::ESTOP,
+            Input::Gps => names::GPS_ACCURACY,
+            Input::Signal => names::SIGNAL_STRENGTH,
+            Input::Temperature => names::TEMPERATURE,
+            Input::PlannerStatus => names::TASK_PLANNER_STATUS,
+        }
     }
 
     /// The topic the input is on in the suite as its launch files wire it: the relative
@@ -216,12 +224,12 @@ impl Input {
     /// record the suite find it.
     pub const fn global_topic(self) -> &'static str {
         match self {
-            Input::Battery => "/battery_level",
-            Input::Estop => "/estop",
-            Input::Gps => "/gps_accuracy",
-            Input::Signal => "/signal_strength",
-            Input::Temperature => "/temperature",
-            Input::PlannerStatus => "/task_planner_status",
+            Input::Battery => names::global::BATTERY_LEVEL,
+            Input::Estop => names::global::ESTOP,
+            Input::Gps => names::global::GPS_ACCURACY,
+            Input::Signal => names::global::SIGNAL_STRENGTH,
+            Input::Temperature => names::global::TEMPERATURE,
+            Input::PlannerStatus => names::global::TASK_PLANNER_STATUS,
         }
     }
 

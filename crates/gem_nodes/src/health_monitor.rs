@@ -9,10 +9,7 @@
 //! and rates are measured in ROS time (sim time and bag replay work), and the loop sleeps
 //! until the next heartbeat or the next timeout: no polling.
 //!
-//! | direction | topic | type |
-//! |---|---|---|
-//! | in | every configured topic | any |
-//! | out | `/diagnostics` | `diagnostic_msgs/DiagnosticArray` |
+//! Its topics: [`INTERFACE`].
 
 use gem_core::health::rule::{Fields, Scalar};
 use gem_core::health::{config, Health, Level, Monitor};
@@ -22,6 +19,7 @@ use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::std_msgs::Header;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, to_ros, Ticker, Waker};
+use gem_ros::topics::{Decl, Entry, Role};
 use ros1_protocols::direct::{DirectSubscriber, Link};
 use ros1_protocols::master;
 use ros1_protocols::Lock;
@@ -39,6 +37,23 @@ gem_ros::param_table! {
         HARDWARE_ID = ParamSpec::str("hardware_id", "gem_e2e", "`hardware_id` of every status");
     ];
 }
+
+/// The report.
+pub const DIAGNOSTICS: Decl<DiagnosticArray> = Decl::publishes(
+    gem_core::names::DIAGNOSTICS,
+    10,
+    "one status per configured topic and one for the master, at `~rate` and at once on every level change",
+);
+
+/// Every topic of the node.
+pub const INTERFACE: &[Entry] = &[
+    Entry::configured(
+        "every configured topic",
+        Role::Subscribes,
+        "decoded with the definition its publisher sends",
+    ),
+    DIAGNOSTICS.entry(),
+];
 
 /// A flattened value as the rules see it: integers, floats, times and durations (in
 /// seconds) are numbers; booleans and strings stay what they are.
@@ -152,7 +167,7 @@ impl Shared {
                 .collect(),
         };
         if let Err(e) = self.out.send(msg) {
-            tracing::error!("cannot publish /diagnostics: {e}");
+            tracing::error!("cannot publish {}: {e}", DIAGNOSTICS.name());
         }
         now
     }
@@ -290,7 +305,7 @@ fn run() -> anyhow::Result<()> {
         published: vec![Level::Stale; specs.len()],
         monitor: Monitor::new(specs, now),
         last_now: now,
-        out: rosrust::publish("/diagnostics", 10).map_err(RosError::from)?,
+        out: DIAGNOSTICS.publish().map_err(RosError::from)?,
         hardware_id,
         waker: Waker::default(),
     }));

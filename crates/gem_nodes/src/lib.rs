@@ -4,6 +4,7 @@
 
 pub mod controller;
 pub mod health_monitor;
+pub mod interface;
 pub mod mock_signals;
 pub mod overlay;
 pub mod planner;

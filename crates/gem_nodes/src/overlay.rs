@@ -5,12 +5,9 @@
 //! `TEXT_VIEW_FACING` headline beside it (state and errors, planner status, progress), both
 //! coloured by state and locked to the car's frame (`~marker_frame`, `base_footprint`).
 //!
-//! | direction | topic (relative, remappable) | type |
-//! |---|---|---|
-//! | in | `system_state`, `task_planner_status`, `navigate_waypoints/feedback`, `gem/ackermann_cmd`, the five inputs | as published by the suite |
-//! | out | `gem/status_overlay` | `jsk_rviz_plugins/OverlayText` |
-//! | out | `gem/status_markers` | `visualization_msgs/MarkerArray` (namespaces `gem_body`, `gem_status`) |
+//! Its topics: [`INTERFACE`].
 
+use gem_core::names;
 use gem_core::overlay::{
     headline, planner_name, render, signal_name, state_colour, Rgba, Snapshot, BODY_COLOUR,
     HEADING_COLOUR,
@@ -25,6 +22,7 @@ use gem_msgs::std_msgs::{ColorRGBA, Header};
 use gem_msgs::visualization_msgs::{Marker, MarkerArray};
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, Ticker};
+use gem_ros::topics::{Decl, Entry};
 use ros1_protocols::direct::DirectSubscriber;
 use ros1_protocols::Lock;
 use ros1_protocols::RosError;
@@ -38,6 +36,58 @@ gem_ros::param_table! {
     ];
 }
 
+/// The state and its error names.
+pub const SYSTEM_STATE: Decl<msg::SystemStateStamped> =
+    Decl::subscribes(names::SYSTEM_STATE, "state and error names");
+/// The planner's status.
+pub const PLANNER_STATUS: Decl<msg::TaskPlannerStatus> =
+    Decl::subscribes(Input::PlannerStatus.topic(), "planner status");
+/// The goal's progress.
+pub const FEEDBACK: Decl<NavigateWaypointsActionFeedback> =
+    Decl::subscribes(names::navigate_waypoints::FEEDBACK, "the goal's progress");
+/// The commanded speed.
+pub const COMMAND: Decl<AckermannDrive> = Decl::subscribes(names::ACKERMANN_CMD, "commanded speed");
+/// Battery charge.
+pub const BATTERY: Decl<msg::BatteryLevelStamped> =
+    Decl::subscribes(Input::Battery.topic(), "input signal");
+/// The e-stop.
+pub const ESTOP: Decl<msg::EstopStamped> = Decl::subscribes(Input::Estop.topic(), "input signal");
+/// GPS accuracy.
+pub const GPS: Decl<msg::GpsAccuracyStamped> = Decl::subscribes(Input::Gps.topic(), "input signal");
+/// Link quality.
+pub const SIGNAL: Decl<msg::SignalStrengthStamped> =
+    Decl::subscribes(Input::Signal.topic(), "input signal");
+/// Temperature.
+pub const TEMPERATURE: Decl<msg::TemperatureStamped> =
+    Decl::subscribes(Input::Temperature.topic(), "input signal");
+/// The text overlay.
+pub const OVERLAY: Decl<OverlayText> = Decl::publishes(
+    "gem/status_overlay",
+    5,
+    "every value above as text, in the state's colour, at `~rate`",
+);
+/// The markers.
+pub const MARKERS: Decl<MarkerArray> = Decl::publishes(
+    "gem/status_markers",
+    5,
+    "the car body (namespace `gem_body`) and a headline (namespace `gem_status`), at `~rate`",
+);
+
+/// Every topic of the node.
+pub const INTERFACE: &[Entry] = &[
+    SYSTEM_STATE.entry(),
+    PLANNER_STATUS.entry(),
+    FEEDBACK.entry(),
+    COMMAND.entry(),
+    BATTERY.entry(),
+    ESTOP.entry(),
+    GPS.entry(),
+    SIGNAL.entry(),
+    TEMPERATURE.entry(),
+    OVERLAY.entry(),
+    MARKERS.entry(),
+];
+
 /// The snapshot the subscriptions of [`subscribe`] keep up to date.
 pub type Shared = Arc<Mutex<Snapshot>>;
 
@@ -46,11 +96,11 @@ pub type Shared = Arc<Mutex<Snapshot>>;
 /// drop the latest of a burst silently (a stale ERROR or speed on screen).
 fn watch<T: rosrust::Message>(
     s: &Shared,
-    topic: &str,
+    topic: &Decl<T>,
     apply: fn(&mut Snapshot, T),
 ) -> Result<DirectSubscriber, RosError> {
     let s = s.clone();
-    ros1_protocols::direct::subscribe(topic, move |m: T, _| apply(&mut s.locked(), m))
+    crate::interface::subscribe(topic, move |m, _| apply(&mut s.locked(), m))
 }
 
 fn system(m: &msg::SystemStateStamped) -> (SystemState, ErrorBits) {
@@ -66,43 +116,23 @@ fn system(m: &msg::SystemStateStamped) -> (SystemState, ErrorBits) {
 /// shared with `gemctl status`.
 pub fn subscribe(s: &Shared) -> Result<Vec<DirectSubscriber>, RosError> {
     Ok(vec![
-        watch(s, "system_state", |n, m: msg::SystemStateStamped| {
-            n.system = Some(system(&m))
+        watch(s, &SYSTEM_STATE, |n, m| n.system = Some(system(&m)))?,
+        watch(s, &PLANNER_STATUS, |n, m| {
+            n.planner = Some(planner_name(m.status))
         })?,
-        watch(
-            s,
-            Input::PlannerStatus.topic(),
-            |n, m: msg::TaskPlannerStatus| n.planner = Some(planner_name(m.status)),
-        )?,
-        watch(
-            s,
-            "navigate_waypoints/feedback",
-            |n, m: NavigateWaypointsActionFeedback| n.progress = Some(m.feedback.progress.into()),
-        )?,
-        watch(s, "gem/ackermann_cmd", |n, m: AckermannDrive| {
-            n.speed_mps = Some(m.speed.into())
+        watch(s, &FEEDBACK, |n, m| {
+            n.progress = Some(m.feedback.progress.into())
         })?,
-        watch(
-            s,
-            Input::Battery.topic(),
-            |n, m: msg::BatteryLevelStamped| n.battery_frac = Some(m.battery_level.into()),
-        )?,
-        watch(s, Input::Estop.topic(), |n, m: msg::EstopStamped| {
-            n.estop = Some(m.enabled)
+        watch(s, &COMMAND, |n, m| n.speed_mps = Some(m.speed.into()))?,
+        watch(s, &BATTERY, |n, m| {
+            n.battery_frac = Some(m.battery_level.into())
         })?,
-        watch(s, Input::Gps.topic(), |n, m: msg::GpsAccuracyStamped| {
-            n.gps_mm = Some(m.accuracy.into())
+        watch(s, &ESTOP, |n, m| n.estop = Some(m.enabled))?,
+        watch(s, &GPS, |n, m| n.gps_mm = Some(m.accuracy.into()))?,
+        watch(s, &SIGNAL, |n, m| n.signal = Some(signal_name(m.strength)))?,
+        watch(s, &TEMPERATURE, |n, m| {
+            n.temperature_c = Some(m.temperature.into())
         })?,
-        watch(
-            s,
-            Input::Signal.topic(),
-            |n, m: msg::SignalStrengthStamped| n.signal = Some(signal_name(m.strength)),
-        )?,
-        watch(
-            s,
-            Input::Temperature.topic(),
-            |n, m: msg::TemperatureStamped| n.temperature_c = Some(m.temperature.into()),
-        )?,
     ])
 }
 
@@ -201,15 +231,15 @@ fn run() -> anyhow::Result<()> {
     let mut ticker = Ticker::from_rate(rate);
     let snapshot: Shared = Arc::default();
     let _subs = subscribe(&snapshot)?;
-    let out = rosrust::publish::<OverlayText>("gem/status_overlay", 5).map_err(RosError::from)?;
-    let marks = rosrust::publish::<MarkerArray>("gem/status_markers", 5).map_err(RosError::from)?;
+    let out = OVERLAY.publish().map_err(RosError::from)?;
+    let marks = MARKERS.publish().map_err(RosError::from)?;
     while ticker.wait().is_some() {
         let s = snapshot.locked().clone();
         if let Err(e) = out.send(overlay(&s)) {
-            tracing::error!("cannot publish gem/status_overlay: {e}");
+            tracing::error!("cannot publish {}: {e}", OVERLAY.name());
         }
         if let Err(e) = marks.send(markers(&s, &frame)) {
-            tracing::error!("cannot publish gem/status_markers: {e}");
+            tracing::error!("cannot publish {}: {e}", MARKERS.name());
         }
     }
     Ok(())

@@ -3,6 +3,7 @@
 //!
 //! Start-up that waits for the master instead of panicking ([`node`]), `tracing` bridged to
 //! `/rosout` ([`log`]), typed private parameters declared in one table per node ([`params`]),
+//! each node's topics, services and actions declared once ([`topics`]),
 //! ROS time in core time with a sim-time-aware ticker ([`time`]), conversions between
 //! messages and core types ([`convert`]), the suite's action type ([`action`]), real-time
 //! priority ([`realtime`]), `~processed` acknowledgements for lockstep drivers
@@ -20,3 +21,4 @@ pub mod processed;
 pub mod procfs;
 pub mod realtime;
 pub mod time;
+pub mod topics;

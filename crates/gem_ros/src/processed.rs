@@ -19,6 +19,7 @@
 //! instead of guessing how long the node needs, so a slow or loaded machine changes only
 //! the wall time of a run, never its result.
 
+use crate::topics::Decl;
 use gem_msgs::std_msgs::Header;
 use ros1_protocols::RosError;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -29,7 +30,21 @@ use std::time::Duration;
 pub const RESEND: Duration = Duration::from_millis(20);
 
 /// The topic on which consumers report readiness to a replayer.
-pub const READY_TOPIC: &str = "/replay/ready";
+pub const READY_TOPIC: &str = gem_core::names::REPLAY_READY;
+
+/// The acknowledgement of each handled input.
+pub const PROCESSED: Decl<Header> = Decl::publishes(
+    "~processed",
+    1000,
+    "topic (`frame_id`) and stamp of each handled input",
+);
+
+/// The node's handled count, for a replayer.
+pub const READY: Decl<Header> = Decl::latched(
+    READY_TOPIC,
+    1000,
+    "the node's name (`frame_id`) and how many inputs it has handled (`seq`)",
+);
 
 struct Outputs {
     processed: rosrust::Publisher<Header>,
@@ -46,10 +61,9 @@ impl Acks {
     /// Advertises `~processed` and `/replay/ready` (and registers) when `enabled`.
     pub fn new(enabled: bool) -> Result<Acks, RosError> {
         let outputs = if enabled {
-            let mut ready = rosrust::publish(READY_TOPIC, 1000)?;
-            ready.set_latching(true);
+            let ready = READY.publish()?;
             Some(Outputs {
-                processed: rosrust::publish("~processed", 1000)?,
+                processed: PROCESSED.publish()?,
                 ready,
             })
         } else {
@@ -85,7 +99,7 @@ impl Acks {
             frame_id: topic.to_owned(),
         };
         if let Err(e) = o.processed.send(header) {
-            tracing::warn!("cannot publish ~processed: {e}");
+            tracing::warn!("cannot publish {}: {e}", PROCESSED.name());
         }
         if let Err(e) = o.ready.send(ready_header(seq + 1, stamp)) {
             tracing::warn!("cannot publish {READY_TOPIC}: {e}");

@@ -31,6 +31,7 @@ mod watch;
 use anyhow::{anyhow, bail, Context};
 use gem_core::control::stop::{StopFigures, STOPPED_BELOW_MPS};
 use gem_core::faults::{FaultKind, ParamValue};
+use gem_core::names;
 use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
 use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus};
@@ -253,9 +254,10 @@ impl Profiler<'_> {
     }
 
     fn serve(&self) -> anyhow::Result<()> {
-        rosrust::wait_for_service("/serve_waypoints", Some(NOMINAL_WAIT))
+        rosrust::wait_for_service(names::global::SERVE_WAYPOINTS, Some(NOMINAL_WAIT))
             .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
-        let client = ros1_protocols::service::Client::<ServeWaypoints>::new("/serve_waypoints")?;
+        let client =
+            ros1_protocols::service::Client::<ServeWaypoints>::new(names::global::SERVE_WAYPOINTS)?;
         let file = self.route.to_string_lossy().into_owned();
         let res = client.call(
             &ServeWaypointsReq {
@@ -689,8 +691,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 /// The hold-off windows of the running state manager (`--state-manager`, else the node
 /// that publishes `/system_state`, found once its first message has arrived, so its
 /// parameters are set by then).
-fn read_hold_offs(args: &Args, watch: &Watch) -> anyhow::Result<HoldOffs> {
-    const STATE: &str = "/system_state";
+fn read_hold_offs(args: &Args, watch: &Watch) -> anyhow::Result<hold_offs::HoldOffs> {
+    const STATE: &str = names::global::SYSTEM_STATE;
     let heard = watch.wait(NOMINAL_WAIT, |l| l.state.is_some());
     let node = match &args.state_manager {
         Some(node) => Ok(node.clone()),
@@ -775,9 +777,9 @@ fn verify_connected(
     subs: &[(&'static str, ros1_protocols::direct::DirectSubscriber)],
 ) -> anyhow::Result<()> {
     const EVENT_ONLY: [&str; 3] = [
-        "/navigate_waypoints/goal",
-        "/navigate_waypoints/cancel",
-        "/navigate_waypoints/result",
+        names::global::navigate_waypoints::GOAL,
+        names::global::navigate_waypoints::CANCEL,
+        names::global::navigate_waypoints::RESULT,
     ];
     let ok = watch.wait(NOMINAL_WAIT, |l| {
         subs.iter().all(|(topic, s)| {

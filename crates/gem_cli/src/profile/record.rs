@@ -3,6 +3,7 @@
 //! connecting), stopped with SIGINT after the recovery so the bag is closed properly.
 
 use anyhow::{anyhow, bail, Context};
+use gem_core::names;
 use gem_core::state_manager::Input;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -11,18 +12,18 @@ use std::time::{Duration, Instant};
 
 /// The chain topics every bag holds besides the clock and the state manager's inputs.
 const CHAIN_TOPICS: [&str; 6] = [
-    "/system_state",
-    "/gem/ackermann_cmd",
-    "/navigate_waypoints/goal",
-    "/navigate_waypoints/cancel",
-    "/navigate_waypoints/status",
-    "/navigate_waypoints/result",
+    names::global::SYSTEM_STATE,
+    names::global::ACKERMANN_CMD,
+    names::global::navigate_waypoints::GOAL,
+    names::global::navigate_waypoints::CANCEL,
+    names::global::navigate_waypoints::STATUS,
+    names::global::navigate_waypoints::RESULT,
 ];
 
 /// What every bag holds: the clock, the state manager's inputs (the planner's status
 /// among them), the chain topics.
 fn topics() -> Vec<&'static str> {
-    std::iter::once("/clock")
+    std::iter::once(names::CLOCK)
         .chain(Input::ALL.map(Input::global_topic))
         .chain(CHAIN_TOPICS)
         .collect()

@@ -7,6 +7,7 @@ use anyhow::anyhow;
 use gem_core::control::stop::StopSample;
 use gem_core::faults::FaultKind;
 use gem_core::geometry::Point;
+use gem_core::names;
 use gem_core::state_manager::{ErrorBits, Input};
 use gem_core::time::Time;
 use gem_msgs::ackermann_msgs::AckermannDrive;
@@ -201,8 +202,8 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
     }
     let subs = vec![
         (
-            "/clock",
-            sub(w, "/clock", |w, topic, at, m: Clock| {
+            names::CLOCK,
+            sub(w, names::CLOCK, |w, topic, at, m: Clock| {
                 let t = to_core(m.clock);
                 w.note(topic, at, t, &[Seen::Clock], |l| l.sim = t)
             })?,
@@ -213,8 +214,8 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
         input!(Gps, GpsAccuracyStamped, accuracy),
         input!(Signal, SignalStrengthStamped, strength),
         (
-            "/system_state",
-            sub(w, "/system_state", |w, topic, at, m: Sys| {
+            names::global::SYSTEM_STATE,
+            sub(w, names::global::SYSTEM_STATE, |w, topic, at, m: Sys| {
                 let seen = match m.state {
                     Sys::STATE_ERROR => Some(Seen::SystemError(ErrorBits::from_bits(m.error_code))),
                     Sys::STATE_RUNNING => Some(Seen::SystemRunning),
@@ -243,10 +244,10 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
             )?,
         ),
         (
-            "/gem/ackermann_cmd",
+            names::global::ACKERMANN_CMD,
             sub(
                 w,
-                "/gem/ackermann_cmd",
+                names::global::ACKERMANN_CMD,
                 |w, topic, at, m: AckermannDrive| {
                     w.note(
                         topic,
@@ -259,45 +260,41 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
             )?,
         ),
         (
-            "/gem/base_footprint/odom",
-            sub(
-                w,
-                "/gem/base_footprint/odom",
-                |w, topic, at, m: Odometry| {
-                    // The state's own sim stamp: a windowed deceleration needs exact times.
-                    let t = stamp_of(&m.header);
-                    w.note(topic, at, t, &[], |l| {
-                        let (p, v) = (&m.pose.pose.position, &m.twist.twist.linear);
-                        let speed_mps = v.x.hypot(v.y);
-                        l.car_speed = speed_mps;
-                        if let Some(samples) = &mut l.stop_samples {
-                            samples.push(StopSample {
-                                t: t.as_secs_f64(),
-                                position: Point::new(p.x, p.y),
-                                // The route runs along +x from the origin.
-                                cross_track_m: p.y,
-                                speed_mps,
-                            });
-                        }
-                    })
-                },
-            )?,
+            names::global::ODOM,
+            sub(w, names::global::ODOM, |w, topic, at, m: Odometry| {
+                // The state's own sim stamp: a windowed deceleration needs exact times.
+                let t = stamp_of(&m.header);
+                w.note(topic, at, t, &[], |l| {
+                    let (p, v) = (&m.pose.pose.position, &m.twist.twist.linear);
+                    let speed_mps = v.x.hypot(v.y);
+                    l.car_speed = speed_mps;
+                    if let Some(samples) = &mut l.stop_samples {
+                        samples.push(StopSample {
+                            t: t.as_secs_f64(),
+                            position: Point::new(p.x, p.y),
+                            // The route runs along +x from the origin.
+                            cross_track_m: p.y,
+                            speed_mps,
+                        });
+                    }
+                })
+            })?,
         ),
         (
-            "/navigate_waypoints/cancel",
+            names::global::navigate_waypoints::CANCEL,
             sub(
                 w,
-                "/navigate_waypoints/cancel",
+                names::global::navigate_waypoints::CANCEL,
                 |w, topic, at, _m: GoalID| {
                     w.note(topic, at, Time::ZERO, &[Seen::CancelSent], |_| {})
                 },
             )?,
         ),
         (
-            "/navigate_waypoints/goal",
+            names::global::navigate_waypoints::GOAL,
             sub(
                 w,
-                "/navigate_waypoints/goal",
+                names::global::navigate_waypoints::GOAL,
                 |w, topic, at, m: NavigateWaypointsActionGoal| {
                     w.note(
                         topic,
@@ -310,10 +307,10 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
             )?,
         ),
         (
-            "/navigate_waypoints/status",
+            names::global::navigate_waypoints::STATUS,
             sub(
                 w,
-                "/navigate_waypoints/status",
+                names::global::navigate_waypoints::STATUS,
                 |w, topic, at, m: GoalStatusArray| {
                     let seen: Vec<Seen> = m
                         .status_list
@@ -326,10 +323,10 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
             )?,
         ),
         (
-            "/navigate_waypoints/result",
+            names::global::navigate_waypoints::RESULT,
             sub(
                 w,
-                "/navigate_waypoints/result",
+                names::global::navigate_waypoints::RESULT,
                 |w, topic, at, m: NavigateWaypointsActionResult| {
                     let seen: &[Seen] = if m.status.status == GoalStatus::PREEMPTED {
                         &[Seen::GoalPreempted]
@@ -341,10 +338,10 @@ pub fn subscribe(w: &Arc<Watch>) -> anyhow::Result<Vec<(&'static str, DirectSubs
             )?,
         ),
         (
-            "/navigate_waypoints/feedback",
+            names::global::navigate_waypoints::FEEDBACK,
             sub(
                 w,
-                "/navigate_waypoints/feedback",
+                names::global::navigate_waypoints::FEEDBACK,
                 |w, topic, at, m: NavigateWaypointsActionFeedback| {
                     w.note(topic, at, stamp_of(&m.header), &[], |l| {
                         l.progress = f64::from(m.feedback.progress)

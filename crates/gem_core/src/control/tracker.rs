@@ -85,8 +85,9 @@ pub struct TrackerConfig {
 
 impl TrackerConfig {
     /// The defaults, readable in `const` context (a node's parameter table reads them).
-    /// The 0.15 s prediction horizon is the best for both laws on the GEM e2 model with its
-    /// actuator delay and steering lag (`gem_bench track`).
+    /// The 0.15 s prediction horizon is the best for pure pursuit and Stanley on the GEM e2
+    /// model with its actuator delay and steering lag (`gem_bench track`); the LQR uses it
+    /// too.
     pub const DEFAULT: TrackerConfig = TrackerConfig {
         law: Law::PurePursuit(PurePursuitConfig::DEFAULT),
         speed: SpeedConfig::DEFAULT,

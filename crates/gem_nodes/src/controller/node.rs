@@ -94,7 +94,7 @@ impl Outputs {
             ..Default::default()
         };
         if let Err(e) = self.command.send(cmd) {
-            tracing::error!("cannot publish gem/ackermann_cmd: {e}");
+            tracing::error!("cannot publish {}: {e}", super::COMMAND.name());
         }
     }
 
@@ -180,7 +180,7 @@ impl Controller {
     /// cancel (give the loop's ticker the same one).
     pub fn new(params: Params, waker: Waker) -> Result<Self, RosError> {
         let out = Arc::new(Outputs {
-            command: rosrust::publish("gem/ackermann_cmd", 10)?,
+            command: super::COMMAND.publish()?,
             last: Mutex::new((0.0, 0.0)),
             driving: AtomicBool::new(false),
             gated: AtomicBool::new(false),
@@ -192,12 +192,10 @@ impl Controller {
             limits: params.stop_limits,
             period_s: 1.0 / params.rate_hz,
         });
-        let mut path = rosrust::publish("~debug/path", 1)?;
-        path.set_latching(true);
         let debug = Debug {
-            path,
-            target: rosrust::publish("~debug/target", 5)?,
-            cross_track: rosrust::publish("~debug/cross_track", 5)?,
+            path: super::DEBUG_PATH.publish()?,
+            target: super::DEBUG_TARGET.publish()?,
+            cross_track: super::DEBUG_CROSS_TRACK.publish()?,
         };
         let gate = if params.safety_gate {
             Some(safety_gate(out.clone())?)
@@ -205,8 +203,8 @@ impl Controller {
             None
         };
         Ok(Controller {
-            server: ActionServer::new("navigate_waypoints")?.with_waker(waker),
-            pose: Client::new("gazebo/get_model_state")?,
+            server: ActionServer::new(super::NAVIGATE.name())?.with_waker(waker),
+            pose: crate::interface::client(&super::POSE)?,
             params,
             out,
             debug,
@@ -577,7 +575,7 @@ impl Controller {
 /// Starts (or escalates) a stop the moment `system_state` reports ERROR while a goal or a
 /// stop is driven, and sends its first braking command from the callback itself.
 fn safety_gate(out: Arc<Outputs>) -> Result<DirectSubscriber, RosError> {
-    ros1_protocols::direct::subscribe("system_state", move |m: SystemStateStamped, _| {
+    crate::interface::subscribe(&super::SYSTEM_STATE, move |m, _| {
         let error = m.state == SystemStateStamped::STATE_ERROR;
         out.state_watch.locked().feed(gem_ros::time::now());
         let was_silent = out.silent.swap(false, Ordering::Relaxed);

@@ -2,19 +2,15 @@
 //! with ROS now, with values reconfigurable through dynamic_reconfigure
 //! (`rosrun dynamic_reconfigure dynparam set /mock_signals battery_level 30`, rqt_reconfigure).
 //!
-//! | direction | topic (relative, remappable) | type |
-//! |---|---|---|
-//! | out | `battery_level` | `gem_state_msgs/BatteryLevelStamped` (`battery_level` / 100) |
-//! | out | `estop` | `gem_state_msgs/EstopStamped` |
-//! | out | `gps_accuracy` | `gem_state_msgs/GpsAccuracyStamped` |
-//! | out | `signal_strength` | `gem_state_msgs/SignalStrengthStamped` |
-//! | out | `temperature` | `gem_state_msgs/TemperatureStamped` |
+//! Its topics: [`INTERFACE`].
 
 use gem_core::scenario::{Player, Scenario, Setting};
+use gem_core::state_manager::Input;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::std_msgs::Header;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, to_ros, Ticker};
+use gem_ros::topics::{Decl, Entry};
 use ros1_protocols::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
 use ros1_protocols::RosError;
 
@@ -25,6 +21,34 @@ gem_ros::param_table! {
         SCENARIO = ParamSpec::str("scenario", "", "a YAML file of timed value changes (`gem_core::scenario`), played from the first publication in ROS time; empty: none");
     ];
 }
+
+/// Battery charge.
+pub const BATTERY: Decl<msg::BatteryLevelStamped> = Decl::publishes(
+    Input::Battery.topic(),
+    10,
+    "`battery_level` / 100, at `~rate`",
+);
+/// The e-stop.
+pub const ESTOP: Decl<msg::EstopStamped> =
+    Decl::publishes(Input::Estop.topic(), 10, "`estop_enabled`, at `~rate`");
+/// GPS accuracy.
+pub const GPS: Decl<msg::GpsAccuracyStamped> =
+    Decl::publishes(Input::Gps.topic(), 10, "`gps_accuracy`, at `~rate`");
+/// Link quality.
+pub const SIGNAL: Decl<msg::SignalStrengthStamped> =
+    Decl::publishes(Input::Signal.topic(), 10, "`signal_strength`, at `~rate`");
+/// Temperature.
+pub const TEMPERATURE: Decl<msg::TemperatureStamped> =
+    Decl::publishes(Input::Temperature.topic(), 10, "`temperature`, at `~rate`");
+
+/// Every topic of the node: the five sensor inputs of the state manager.
+pub const INTERFACE: &[Entry] = &[
+    BATTERY.entry(),
+    ESTOP.entry(),
+    GPS.entry(),
+    SIGNAL.entry(),
+    TEMPERATURE.entry(),
+];
 
 /// The reconfigurable values and their defaults (those of the original suite).
 pub const DYN_PARAMS: &[DynParam] = &[
@@ -87,13 +111,12 @@ struct Publishers {
 
 impl Publishers {
     fn new() -> Result<Self, RosError> {
-        use gem_core::state_manager::Input;
         Ok(Publishers {
-            battery: rosrust::publish(Input::Battery.topic(), 10)?,
-            estop: rosrust::publish(Input::Estop.topic(), 10)?,
-            gps: rosrust::publish(Input::Gps.topic(), 10)?,
-            signal: rosrust::publish(Input::Signal.topic(), 10)?,
-            temperature: rosrust::publish(Input::Temperature.topic(), 10)?,
+            battery: BATTERY.publish()?,
+            estop: ESTOP.publish()?,
+            gps: GPS.publish()?,
+            signal: SIGNAL.publish()?,
+            temperature: TEMPERATURE.publish()?,
         })
     }
 

@@ -48,8 +48,8 @@ impl PlannerNode {
     /// Connects the action client and advertises the status.
     pub fn new(params: Params) -> Result<Arc<Self>, RosError> {
         Ok(Arc::new(PlannerNode {
-            client: ActionClient::new("navigate_waypoints")?,
-            status_pub: rosrust::publish("task_planner_status", 10)?,
+            client: ActionClient::new(super::NAVIGATE.name())?,
+            status_pub: super::STATUS.publish()?,
             planner: Mutex::new(Planner::default()),
             ids: Mutex::default(),
             last_status: Mutex::new(None),
@@ -175,7 +175,8 @@ impl PlannerNode {
                 && !std::mem::replace(&mut ids.complained, true)
             {
                 tracing::error!(
-                    "no action server on navigate_waypoints after {:.0} s; the task waits for it",
+                    "no action server on {} after {:.0} s; the task waits for it",
+                    super::NAVIGATE.name(),
                     since.elapsed().as_secs_f64()
                 );
             }
@@ -233,7 +234,7 @@ impl PlannerNode {
                 status: status.as_u8(),
             };
             if let Err(e) = self.status_pub.send(msg) {
-                tracing::error!("cannot publish task_planner_status: {e}");
+                tracing::error!("cannot publish {}: {e}", super::STATUS.name());
             }
         }
     }

@@ -2,16 +2,7 @@
 //! `gem_core::vehicle` (docs/spec.md §4–5): the single-track model with tyre slip by
 //! default (`~model`), and on request a localization model behind `get_model_state`.
 //!
-//! | direction | name (relative, remappable) | type |
-//! |---|---|---|
-//! | in | `gem/ackermann_cmd` | `ackermann_msgs/AckermannDrive` |
-//! | service | `gazebo/get_model_state` | `gazebo_msgs/GetModelState` (unknown model: `success: false` and a message) |
-//! | service | `gazebo/set_model_state` | `gazebo_msgs/SetModelState` (teleport; the car stops) |
-//! | out | `gazebo/model_states` | `gazebo_msgs/ModelStates` |
-//! | out | `gem/base_footprint/odom` | `nav_msgs/Odometry` (frame `world`, child `base_footprint`) |
-//! | out | `/clock` (with `~publish_clock`) | `rosgraph_msgs/Clock` |
-//! | out | `/tf` (with `~publish_tf`) | `tf2_msgs/TFMessage`: `world` → `base_footprint`, at the state rate |
-//! | out | `/tf_static` (with `~publish_tf`, latched) | `tf2_msgs/TFMessage`: `base_footprint` → `base_link` → `center_link` |
+//! Its topics and services: [`INTERFACE`].
 //!
 //! With `~publish_clock` the simulator owns time: it steps the model at `~rate`, publishes
 //! `/clock` after each step, and paces itself at `~speedup` × real time, so a 300 s lap
@@ -28,6 +19,7 @@
 pub mod params;
 
 use gem_core::geometry::Pose;
+use gem_core::names;
 use gem_core::time::Time;
 use gem_core::vehicle::frames::{self, FIXED_JOINTS};
 use gem_core::vehicle::localization::Localizer;
@@ -43,6 +35,7 @@ use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
 use gem_msgs::tf2_msgs::TFMessage;
 use gem_ros::time::{self, to_ros, Ticker};
+use gem_ros::topics::{Decl, Entry};
 use params::Params;
 use ros1_protocols::direct::DirectSubscriber;
 use ros1_protocols::dynamic_reconfigure::{DynParam, Kind, Server};
@@ -51,6 +44,59 @@ use ros1_protocols::Lock;
 use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// The drive commands.
+pub const COMMAND: Decl<AckermannDrive> = Decl::subscribes(
+    names::ACKERMANN_CMD,
+    "drive commands, each applied on the thread that read it (none dropped in a burst)",
+);
+/// The pose, through the localization model.
+pub const GET_MODEL_STATE: Decl<GetModelState> = Decl::serves(
+    names::GET_MODEL_STATE,
+    "the pose and twist as localization reports them, stamped with the measurement time; persistent connections accepted; an unknown model: `success: false` and a message",
+);
+/// Teleport.
+pub const SET_MODEL_STATE: Decl<SetModelState> =
+    Decl::serves(names::SET_MODEL_STATE, "teleports the car, which stops");
+/// The true state, as Gazebo publishes it.
+pub const MODEL_STATES: Decl<ModelStates> =
+    Decl::publishes(names::MODEL_STATES, 10, "the true state at `~state_rate`");
+/// The true state, as odometry.
+pub const ODOM: Decl<Odometry> = Decl::publishes(
+    names::ODOM,
+    10,
+    "the true state at `~state_rate`, frame `world`, child `base_footprint`",
+);
+/// Sim time, when the simulator owns it.
+pub const CLOCK: Decl<Clock> = Decl::latched(
+    names::CLOCK,
+    10,
+    "with `~publish_clock`: sim time after each step",
+);
+/// The car's pose as a transform.
+pub const TF: Decl<TFMessage> = Decl::publishes(
+    names::TF,
+    100,
+    "with `~publish_tf`: `world` → `base_footprint`, at `~state_rate`",
+);
+/// The description's fixed joints.
+pub const TF_STATIC: Decl<TFMessage> = Decl::latched(
+    names::TF_STATIC,
+    1,
+    "with `~publish_tf`: `base_footprint` → `base_link` → `center_link`, once",
+);
+
+/// Every topic and service of the node.
+pub const INTERFACE: &[Entry] = &[
+    COMMAND.entry(),
+    GET_MODEL_STATE.entry(),
+    SET_MODEL_STATE.entry(),
+    MODEL_STATES.entry(),
+    ODOM.entry(),
+    CLOCK.entry(),
+    TF.entry(),
+    TF_STATIC.entry(),
+];
 
 /// The model and what localization makes of it, shared by the command subscriber, the
 /// services and the stepping loop.
@@ -146,9 +192,7 @@ pub const DYN_PARAMS: &[DynParam] = &[DynParam {
 /// Owns `/clock`: step, publish the clock, sleep until the wall time this sim time is due
 /// ([`Pacer`]: a stall is not made up in a burst of sim time).
 fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow::Result<()> {
-    let mut clock: rosrust::Publisher<Clock> =
-        rosrust::publish("/clock", 10).map_err(RosError::from)?;
-    clock.set_latching(true);
+    let clock = CLOCK.publish().map_err(RosError::from)?;
     let server = Server::new(DYN_PARAMS, Box::new(|_| Ok(())))?;
     let dt = Duration::from_secs_f64(1.0 / p.rate_hz);
     let every = ((p.rate_hz / p.state_rate_hz).round() as u64).max(1);
@@ -241,85 +285,77 @@ fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyho
 /// timeout).
 fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service), RosError> {
     let w = world.clone();
-    let cmd =
-        ros1_protocols::direct::subscribe("gem/ackermann_cmd", move |m: AckermannDrive, _| {
-            w.lock().vehicle.command(DriveCommand {
-                steering_rad: m.steering_angle.into(),
-                speed_mps: m.speed.into(),
-                // As ackermann_msgs defines it: a magnitude, 0 meaning as fast as it can.
-                accel_limit_mps2: m.acceleration.into(),
+    let cmd = crate::interface::subscribe(&COMMAND, move |m, _| {
+        w.lock().vehicle.command(DriveCommand {
+            steering_rad: m.steering_angle.into(),
+            speed_mps: m.speed.into(),
+            // As ackermann_msgs defines it: a magnitude, 0 meaning as fast as it can.
+            accel_limit_mps2: m.acceleration.into(),
+        });
+    })?;
+    let w = world.clone();
+    let get = crate::interface::serve(&GET_MODEL_STATE, move |req| {
+        let m = w.lock();
+        if req.model_name != w.name {
+            let status_message =
+                format!("GetModelState: model [{}] does not exist", req.model_name);
+            return Ok(GetModelStateRes {
+                success: false,
+                status_message,
+                ..Default::default()
             });
-        })?;
+        }
+        // What localization reports, stamped with when it was measured.
+        let (at, s) = match m.localizer.report() {
+            Some(r) => (r.measured_at, r.state),
+            None => (m.vehicle.now(), m.vehicle.state()),
+        };
+        Ok(GetModelStateRes {
+            header: Header {
+                seq: 0,
+                stamp: to_ros(at),
+                frame_id: req.relative_entity_name,
+            },
+            pose: pose_msg(s.pose),
+            twist: twist_msg(&s),
+            success: true,
+            status_message: "GetModelState: got properties".into(),
+        })
+    })?;
     let w = world.clone();
-    let get = ros1_protocols::service::advertise::<GetModelState, _>(
-        "gazebo/get_model_state",
-        move |req| {
-            let m = w.lock();
-            if req.model_name != w.name {
-                let status_message =
-                    format!("GetModelState: model [{}] does not exist", req.model_name);
-                return Ok(GetModelStateRes {
-                    success: false,
-                    status_message,
-                    ..Default::default()
-                });
-            }
-            // What localization reports, stamped with when it was measured.
-            let (at, s) = match m.localizer.report() {
-                Some(r) => (r.measured_at, r.state),
-                None => (m.vehicle.now(), m.vehicle.state()),
-            };
-            Ok(GetModelStateRes {
-                header: Header {
-                    seq: 0,
-                    stamp: to_ros(at),
-                    frame_id: req.relative_entity_name,
-                },
-                pose: pose_msg(s.pose),
-                twist: twist_msg(&s),
-                success: true,
-                status_message: "GetModelState: got properties".into(),
-            })
-        },
-    )?;
-    let w = world.clone();
-    let set = ros1_protocols::service::advertise::<SetModelState, _>(
-        "gazebo/set_model_state",
-        move |req| {
-            let ms = req.model_state;
-            if ms.model_name != w.name {
-                let status_message =
-                    format!("SetModelState: model [{}] does not exist", ms.model_name);
-                return Ok(SetModelStateRes {
-                    success: false,
-                    status_message,
-                });
-            }
-            let (p, q) = (&ms.pose.position, &ms.pose.orientation);
-            let pose = Pose::new(
-                p.x,
-                p.y,
-                gem_core::geometry::yaw_from_quaternion(q.x, q.y, q.z, q.w),
-            );
-            if !pose.is_finite() {
-                return Ok(SetModelStateRes {
-                    success: false,
-                    status_message: "SetModelState: pose is not finite".into(),
-                });
-            }
-            let mut m = w.lock();
-            m.vehicle.reset(pose);
-            m.localizer.reset();
-            let (now, state) = (m.vehicle.now(), m.vehicle.state());
-            m.localizer.observe(now, state);
-            drop(m);
-            tracing::info!("teleported to {pose:?}");
-            Ok(SetModelStateRes {
-                success: true,
-                status_message: "SetModelState: set model state done".into(),
-            })
-        },
-    )?;
+    let set = crate::interface::serve(&SET_MODEL_STATE, move |req| {
+        let ms = req.model_state;
+        if ms.model_name != w.name {
+            let status_message = format!("SetModelState: model [{}] does not exist", ms.model_name);
+            return Ok(SetModelStateRes {
+                success: false,
+                status_message,
+            });
+        }
+        let (p, q) = (&ms.pose.position, &ms.pose.orientation);
+        let pose = Pose::new(
+            p.x,
+            p.y,
+            gem_core::geometry::yaw_from_quaternion(q.x, q.y, q.z, q.w),
+        );
+        if !pose.is_finite() {
+            return Ok(SetModelStateRes {
+                success: false,
+                status_message: "SetModelState: pose is not finite".into(),
+            });
+        }
+        let mut m = w.lock();
+        m.vehicle.reset(pose);
+        m.localizer.reset();
+        let (now, state) = (m.vehicle.now(), m.vehicle.state());
+        m.localizer.observe(now, state);
+        drop(m);
+        tracing::info!("teleported to {pose:?}");
+        Ok(SetModelStateRes {
+            success: true,
+            status_message: "SetModelState: set model state done".into(),
+        })
+    })?;
     Ok((cmd, get, set))
 }
 
@@ -333,9 +369,8 @@ struct StatePublishers {
 impl StatePublishers {
     fn new(publish_tf: bool, start: Time) -> Result<Self, RosError> {
         let tf = if publish_tf {
-            let tf = rosrust::publish("/tf", 100)?;
-            let mut fixed = rosrust::publish("/tf_static", 1)?;
-            fixed.set_latching(true);
+            let tf = TF.publish()?;
+            let fixed = TF_STATIC.publish()?;
             let joints = FIXED_JOINTS
                 .iter()
                 .map(|j| {
@@ -351,8 +386,8 @@ impl StatePublishers {
             None
         };
         Ok(StatePublishers {
-            model_states: rosrust::publish("gazebo/model_states", 10)?,
-            odom: rosrust::publish("gem/base_footprint/odom", 10)?,
+            model_states: MODEL_STATES.publish()?,
+            odom: ODOM.publish()?,
             tf,
         })
     }

@@ -1,25 +1,64 @@
 //! The `state_manager` node: docs/spec.md §2 rules from `gem_core::state_manager` on ROS topics.
 //!
-//! | direction | topic (relative, remappable) | type |
-//! |---|---|---|
-//! | in | `battery_level` | `gem_state_msgs/BatteryLevelStamped` |
-//! | in | `estop` | `gem_state_msgs/EstopStamped` |
-//! | in | `gps_accuracy` | `gem_state_msgs/GpsAccuracyStamped` |
-//! | in | `signal_strength` | `gem_state_msgs/SignalStrengthStamped` |
-//! | in | `temperature` | `gem_state_msgs/TemperatureStamped` |
-//! | in | `task_planner_status` | `gem_state_msgs/TaskPlannerStatus` |
-//! | out | `system_state` | `gem_state_msgs/SystemStateStamped`, at `~rate` and at once on every change |
+//! Its topics: [`INTERFACE`].
 
 pub mod node;
 pub mod params;
 
 use anyhow::Context;
-use gem_core::state_manager::StateManager;
+use gem_core::names;
+use gem_core::state_manager::{Input, StateManager};
 use gem_msgs::gem_state_msgs as msg;
+use gem_ros::processed;
 use gem_ros::time::{self, Ticker, Waker};
+use gem_ros::topics::{Decl, Entry};
 use node::Shared;
 use params::Params;
 use std::sync::Arc;
+
+/// The planner's status.
+pub const PLANNER_STATUS: Decl<msg::TaskPlannerStatus> = Decl::subscribes(
+    Input::PlannerStatus.topic(),
+    "the task planner's status (a running or paused task makes the state RUNNING)",
+);
+/// Battery charge.
+pub const BATTERY: Decl<msg::BatteryLevelStamped> =
+    Decl::subscribes(Input::Battery.topic(), "battery charge, 0..1");
+/// The e-stop.
+pub const ESTOP: Decl<msg::EstopStamped> = Decl::subscribes(Input::Estop.topic(), "e-stop pressed");
+/// GPS accuracy.
+pub const GPS: Decl<msg::GpsAccuracyStamped> =
+    Decl::subscribes(Input::Gps.topic(), "GPS horizontal accuracy, mm");
+/// Link quality.
+pub const SIGNAL: Decl<msg::SignalStrengthStamped> =
+    Decl::subscribes(Input::Signal.topic(), "radio link quality");
+/// Temperature.
+pub const TEMPERATURE: Decl<msg::TemperatureStamped> =
+    Decl::subscribes(Input::Temperature.topic(), "drive-train temperature, °C");
+/// The verdict.
+pub const SYSTEM_STATE: Decl<msg::SystemStateStamped> = Decl::publishes(
+    names::SYSTEM_STATE,
+    10,
+    "IDLE, RUNNING or ERROR with the error bits, at `~rate` and at once on every change of state or error code",
+);
+
+/// Every topic of the node: the planner's status and the sensors in, the verdict and the
+/// acknowledgements out.
+pub const INTERFACE: &[Entry] = &[
+    PLANNER_STATUS.entry(),
+    BATTERY.entry(),
+    ESTOP.entry(),
+    GPS.entry(),
+    SIGNAL.entry(),
+    TEMPERATURE.entry(),
+    SYSTEM_STATE.entry(),
+    processed::PROCESSED.entry().with_doc(
+        "with `~publish_processed`: topic (`frame_id`) and stamp of each handled input",
+    ),
+    processed::READY.entry().with_doc(
+        "with `~publish_processed`: the node's name (`frame_id`) and how many inputs it has handled (`seq`), for lockstep drivers and `gemctl replay`",
+    ),
+];
 
 /// `state_manager`'s `main`.
 pub fn main() -> anyhow::Result<()> {
@@ -70,32 +109,38 @@ fn subscribe(
     Ok(vec![
         s.subscribe(
             Battery,
-            |m: &msg::BatteryLevelStamped| &m.header,
+            &BATTERY,
+            |m| &m.header,
             |sm, t, m, now| sm.update_battery(t, m.battery_level, now),
         )?,
         s.subscribe(
             Estop,
-            |m: &msg::EstopStamped| &m.header,
+            &ESTOP,
+            |m| &m.header,
             |sm, t, m, now| sm.update_estop(t, m.enabled, now),
         )?,
         s.subscribe(
             Gps,
-            |m: &msg::GpsAccuracyStamped| &m.header,
+            &GPS,
+            |m| &m.header,
             |sm, t, m, now| sm.update_gps(t, m.accuracy, now),
         )?,
         s.subscribe(
             Signal,
-            |m: &msg::SignalStrengthStamped| &m.header,
+            &SIGNAL,
+            |m| &m.header,
             |sm, t, m, now| sm.update_signal(t, m.strength, now),
         )?,
         s.subscribe(
             Temperature,
-            |m: &msg::TemperatureStamped| &m.header,
+            &TEMPERATURE,
+            |m| &m.header,
             |sm, t, m, now| sm.update_temperature(t, m.temperature, now),
         )?,
         s.subscribe(
             PlannerStatus,
-            |m: &msg::TaskPlannerStatus| &m.header,
+            &PLANNER_STATUS,
+            |m| &m.header,
             |sm, t, m, now| sm.update_planner(t, m.status, now),
         )?,
     ])

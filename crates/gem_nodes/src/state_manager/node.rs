@@ -8,6 +8,7 @@ use gem_msgs::std_msgs::Header;
 use gem_ros::convert;
 use gem_ros::processed::Acks;
 use gem_ros::time::Waker;
+use gem_ros::topics::Decl;
 use ros1_protocols::direct::DirectSubscriber;
 use ros1_protocols::Lock;
 use std::sync::{Arc, Mutex};
@@ -28,14 +29,14 @@ struct Inner {
 }
 
 impl Shared {
-    /// Wraps a core and advertises `system_state` (and `~processed` when `acks`); `waker`
+    /// Wraps a core and advertises `system_state` (and the acknowledgements when `acks`); `waker`
     /// is the timer loop's.
     pub fn new(
         core: StateManager,
         acks: bool,
         waker: Waker,
     ) -> Result<Arc<Self>, ros1_protocols::RosError> {
-        let publisher = rosrust::publish("system_state", 10)?;
+        let publisher = super::SYSTEM_STATE.publish()?;
         let inner = Mutex::new(Inner {
             core,
             issues: IssueFilter::default(),
@@ -89,16 +90,18 @@ impl Shared {
         self.acks.ack(input.topic(), stamp);
     }
 
-    /// Subscribes to `input`'s topic: each message goes through `update` (given the
-    /// header stamp, the message and ROS now) and then [`Shared::ingest`].
+    /// Subscribes to `input` on `topic` (its declaration): each message goes through
+    /// `update` (given the header stamp, the message and ROS now) and then
+    /// [`Shared::ingest`].
     pub fn subscribe<T: rosrust::Message>(
         self: &Arc<Self>,
         input: Input,
+        topic: &Decl<T>,
         header: fn(&T) -> &Header,
         update: fn(&mut StateManager, Time, &T, Time) -> Vec<InputIssue>,
     ) -> Result<DirectSubscriber, ros1_protocols::RosError> {
         let shared = self.clone();
-        ros1_protocols::direct::subscribe(input.topic(), move |m: T, _| {
+        crate::interface::subscribe(topic, move |m, _| {
             let h = header(&m);
             shared.ingest(input, h.stamp, |sm, now| {
                 update(sm, convert::stamp(h), &m, now)
@@ -140,7 +143,7 @@ impl Shared {
                 self.publisher
                     .send(convert::system_state(report.state, report.errors, now))
             {
-                tracing::error!("cannot publish system_state: {e}");
+                tracing::error!("cannot publish {}: {e}", super::SYSTEM_STATE.name());
             }
         }
         log_report(inner, &report, before, now);
