@@ -167,3 +167,49 @@ fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
         }
     }
 }
+
+/// Every node's interface table against its documentation page.
+mod interfaces {
+    use crate::{controller, health_monitor, mock_signals, overlay, planner, sim, state_manager};
+    use gem_ros::topics::{check_docs, Entry};
+
+    /// Each node: its interface table and its page, `docs/nodes/<page>.md`.
+    const NODES: &[(&[Entry], &str)] = &[
+        (state_manager::INTERFACE, "state_manager"),
+        (controller::INTERFACE, "controller"),
+        (planner::INTERFACE, "task_planner"),
+        (sim::INTERFACE, "gem_sim"),
+        (mock_signals::INTERFACE, "mock_signals"),
+        (overlay::INTERFACE, "status_overlay"),
+        (health_monitor::INTERFACE, "health_monitor"),
+    ];
+
+    #[test]
+    fn every_node_documents_exactly_its_interface_table() {
+        let stale: Vec<String> = NODES
+            .iter()
+            .filter_map(|(entries, page)| {
+                let page = format!("docs/nodes/{page}.md");
+                let path = format!("{}/../../{page}", env!("CARGO_MANIFEST_DIR"));
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+                check_docs(entries, &page, &text).err()
+            })
+            .collect();
+        assert!(stale.is_empty(), "{}", stale.join("\n\n"));
+    }
+
+    #[test]
+    fn no_node_declares_a_name_twice() {
+        for (entries, page) in NODES {
+            for (i, e) in entries.iter().enumerate() {
+                assert!(
+                    entries[..i]
+                        .iter()
+                        .all(|o| o.name != e.name || o.role != e.role),
+                    "{page}: {} declared twice",
+                    e.name
+                );
+            }
+        }
+    }
+}

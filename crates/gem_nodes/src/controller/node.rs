@@ -94,7 +94,7 @@ impl Outputs {
             ..Default::default()
         };
         if let Err(e) = self.command.send(cmd) {
-            tracing::error!("cannot publish {}: {e}", super::COMMAND.name());
+            tracing::error!("cannot publish {}: {e}", super::topics::COMMAND.name());
         }
     }
 
@@ -180,7 +180,7 @@ impl Controller {
     /// cancel (give the loop's ticker the same one).
     pub fn new(params: Params, waker: Waker) -> Result<Self, RosError> {
         let out = Arc::new(Outputs {
-            command: super::COMMAND.publish()?,
+            command: super::topics::COMMAND.publish()?,
             last: Mutex::new((0.0, 0.0)),
             driving: AtomicBool::new(false),
             gated: AtomicBool::new(false),
@@ -193,9 +193,9 @@ impl Controller {
             period_s: 1.0 / params.rate_hz,
         });
         let debug = Debug {
-            path: super::DEBUG_PATH.publish()?,
-            target: super::DEBUG_TARGET.publish()?,
-            cross_track: super::DEBUG_CROSS_TRACK.publish()?,
+            path: super::topics::DEBUG_PATH.publish()?,
+            target: super::topics::DEBUG_TARGET.publish()?,
+            cross_track: super::topics::DEBUG_CROSS_TRACK.publish()?,
         };
         let gate = if params.safety_gate {
             Some(safety_gate(out.clone())?)
@@ -203,8 +203,8 @@ impl Controller {
             None
         };
         Ok(Controller {
-            server: ActionServer::new(super::NAVIGATE.name())?.with_waker(waker),
-            pose: crate::interface::client(&super::POSE)?,
+            server: ActionServer::new(super::topics::NAVIGATE.name())?.with_waker(waker),
+            pose: crate::interface::client(&super::topics::POSE)?,
             params,
             out,
             debug,
@@ -575,7 +575,7 @@ impl Controller {
 /// Starts (or escalates) a stop the moment `system_state` reports ERROR while a goal or a
 /// stop is driven, and sends its first braking command from the callback itself.
 fn safety_gate(out: Arc<Outputs>) -> Result<DirectSubscriber, RosError> {
-    crate::interface::subscribe(&super::SYSTEM_STATE, move |m, _| {
+    crate::interface::subscribe(&super::topics::SYSTEM_STATE, move |m, _| {
         let error = m.state == SystemStateStamped::STATE_ERROR;
         out.state_watch.locked().feed(gem_ros::time::now());
         let was_silent = out.silent.swap(false, Ordering::Relaxed);

@@ -48,8 +48,8 @@ impl PlannerNode {
     /// Connects the action client and advertises the status.
     pub fn new(params: Params) -> Result<Arc<Self>, RosError> {
         Ok(Arc::new(PlannerNode {
-            client: ActionClient::new(super::NAVIGATE.name())?,
-            status_pub: super::STATUS.publish()?,
+            client: ActionClient::new(super::topics::NAVIGATE.name())?,
+            status_pub: super::topics::STATUS.publish()?,
             planner: Mutex::new(Planner::default()),
             ids: Mutex::default(),
             last_status: Mutex::new(None),
@@ -176,7 +176,7 @@ impl PlannerNode {
             {
                 tracing::error!(
                     "no action server on {} after {:.0} s; the task waits for it",
-                    super::NAVIGATE.name(),
+                    super::topics::NAVIGATE.name(),
                     since.elapsed().as_secs_f64()
                 );
             }
@@ -234,7 +234,7 @@ impl PlannerNode {
                 status: status.as_u8(),
             };
             if let Err(e) = self.status_pub.send(msg) {
-                tracing::error!("cannot publish {}: {e}", super::STATUS.name());
+                tracing::error!("cannot publish {}: {e}", super::topics::STATUS.name());
             }
         }
     }

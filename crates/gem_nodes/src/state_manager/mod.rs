@@ -4,61 +4,19 @@
 
 pub mod node;
 pub mod params;
+pub mod topics;
+
+pub use topics::INTERFACE;
+use topics::*;
 
 use anyhow::Context;
-use gem_core::names;
-use gem_core::state_manager::{Input, StateManager};
-use gem_msgs::gem_state_msgs as msg;
-use gem_ros::processed;
+use gem_core::state_manager::StateManager;
+
 use gem_ros::time::{self, Ticker, Waker};
-use gem_ros::topics::{Decl, Entry};
+
 use node::Shared;
 use params::Params;
 use std::sync::Arc;
-
-/// The planner's status.
-pub const PLANNER_STATUS: Decl<msg::TaskPlannerStatus> = Decl::subscribes(
-    Input::PlannerStatus.topic(),
-    "the task planner's status (a running or paused task makes the state RUNNING)",
-);
-/// Battery charge.
-pub const BATTERY: Decl<msg::BatteryLevelStamped> =
-    Decl::subscribes(Input::Battery.topic(), "battery charge, 0..1");
-/// The e-stop.
-pub const ESTOP: Decl<msg::EstopStamped> = Decl::subscribes(Input::Estop.topic(), "e-stop pressed");
-/// GPS accuracy.
-pub const GPS: Decl<msg::GpsAccuracyStamped> =
-    Decl::subscribes(Input::Gps.topic(), "GPS horizontal accuracy, mm");
-/// Link quality.
-pub const SIGNAL: Decl<msg::SignalStrengthStamped> =
-    Decl::subscribes(Input::Signal.topic(), "radio link quality");
-/// Temperature.
-pub const TEMPERATURE: Decl<msg::TemperatureStamped> =
-    Decl::subscribes(Input::Temperature.topic(), "drive-train temperature, °C");
-/// The verdict.
-pub const SYSTEM_STATE: Decl<msg::SystemStateStamped> = Decl::publishes(
-    names::SYSTEM_STATE,
-    10,
-    "IDLE, RUNNING or ERROR with the error bits, at `~rate` and at once on every change of state or error code",
-);
-
-/// Every topic of the node: the planner's status and the sensors in, the verdict and the
-/// acknowledgements out.
-pub const INTERFACE: &[Entry] = &[
-    PLANNER_STATUS.entry(),
-    BATTERY.entry(),
-    ESTOP.entry(),
-    GPS.entry(),
-    SIGNAL.entry(),
-    TEMPERATURE.entry(),
-    SYSTEM_STATE.entry(),
-    processed::PROCESSED.entry().with_doc(
-        "with `~publish_processed`: topic (`frame_id`) and stamp of each handled input",
-    ),
-    processed::READY.entry().with_doc(
-        "with `~publish_processed`: the node's name (`frame_id`) and how many inputs it has handled (`seq`), for lockstep drivers and `gemctl replay`",
-    ),
-];
 
 /// `state_manager`'s `main`.
 pub fn main() -> anyhow::Result<()> {

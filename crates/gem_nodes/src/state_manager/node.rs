@@ -36,7 +36,7 @@ impl Shared {
         acks: bool,
         waker: Waker,
     ) -> Result<Arc<Self>, ros1_protocols::RosError> {
-        let publisher = super::SYSTEM_STATE.publish()?;
+        let publisher = super::topics::SYSTEM_STATE.publish()?;
         let inner = Mutex::new(Inner {
             core,
             issues: IssueFilter::default(),
@@ -143,7 +143,7 @@ impl Shared {
                 self.publisher
                     .send(convert::system_state(report.state, report.errors, now))
             {
-                tracing::error!("cannot publish {}: {e}", super::SYSTEM_STATE.name());
+                tracing::error!("cannot publish {}: {e}", super::topics::SYSTEM_STATE.name());
             }
         }
         log_report(inner, &report, before, now);
