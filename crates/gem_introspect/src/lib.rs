@@ -18,6 +18,7 @@
 //! messages, so decoding a stream of same-shaped messages allocates nothing.
 #![warn(missing_docs)]
 
+pub mod encode;
 pub mod rename;
 pub mod schema;
 

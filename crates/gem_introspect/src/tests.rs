@@ -1,3 +1,4 @@
+use crate::encode::Encoder;
 use crate::rename;
 use crate::*;
 
@@ -12,31 +13,8 @@ fn joint_state_definition() -> String {
     )
 }
 
-/// A little encoder for hand-built test messages.
-#[derive(Default)]
-struct Enc(Vec<u8>);
-
-impl Enc {
-    fn u32(mut self, v: u32) -> Self {
-        self.0.extend(v.to_le_bytes());
-        self
-    }
-    fn f64(mut self, v: f64) -> Self {
-        self.0.extend(v.to_le_bytes());
-        self
-    }
-    fn str(self, s: &str) -> Self {
-        let mut e = self.u32(s.len() as u32);
-        e.0.extend(s.as_bytes());
-        e
-    }
-    fn f64s(self, v: &[f64]) -> Self {
-        v.iter().fold(self.u32(v.len() as u32), |e, x| e.f64(*x))
-    }
-}
-
 fn joint_state(names: &[&str], position: &[f64]) -> Vec<u8> {
-    let e = Enc::default().u32(7).u32(100).u32(5).str("base");
+    let e = Encoder::default().u32(7).u32(100).u32(5).str("base");
     let e = names
         .iter()
         .fold(e.u32(names.len() as u32), |e, n| e.str(n));
@@ -204,7 +182,13 @@ fn trailing_bytes_are_an_error() {
 
 #[test]
 fn absurd_array_length_is_refused_at_once() {
-    let bytes = Enc::default().u32(0).u32(0).u32(0).str("").u32(u32::MAX).0;
+    let bytes = Encoder::default()
+        .u32(0)
+        .u32(0)
+        .u32(0)
+        .str("")
+        .u32(u32::MAX)
+        .0;
     let e = decoder().flatten(&bytes, &mut Flat::default()).unwrap_err();
     assert!(
         matches!(&e, IntrospectError::Truncated { key, .. } if key == "name"),
@@ -214,7 +198,7 @@ fn absurd_array_length_is_refused_at_once() {
 
 #[test]
 fn bad_utf8_is_an_error() {
-    let mut bytes = Enc::default().u32(0).u32(0).u32(0).u32(2).0;
+    let mut bytes = Encoder::default().u32(0).u32(0).u32(0).u32(2).0;
     bytes.extend([0xff, 0xfe]);
     let e = decoder().flatten(&bytes, &mut Flat::default()).unwrap_err();
     assert!(matches!(e, IntrospectError::Utf8 { .. }));
@@ -245,7 +229,7 @@ fn definition_errors_are_clear() {
 #[test]
 fn fixed_arrays_have_no_length_prefix() {
     let d = Decoder::from_definition("a/B", "float64[2] xy\nuint8 tail\n").unwrap();
-    let mut bytes = Enc::default().f64(1.0).f64(2.0).0;
+    let mut bytes = Encoder::default().f64(1.0).f64(2.0).0;
     bytes.push(9);
     let mut f = Flat::default();
     d.flatten(&bytes, &mut f).unwrap();
@@ -312,7 +296,7 @@ fn stored_keys_are_not_reused_after_a_renamer_changed_them() {
 #[test]
 fn another_decoder_on_the_same_flat_writes_its_own_keys() {
     let other = Decoder::from_definition("a/B", "float64[2] xy\nuint8 tail\n").unwrap();
-    let mut bytes = Enc::default().f64(1.0).f64(2.0).0;
+    let mut bytes = Encoder::default().f64(1.0).f64(2.0).0;
     bytes.push(9);
     let mut f = Flat::default();
     decoder()

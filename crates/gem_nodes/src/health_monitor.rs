@@ -332,40 +332,13 @@ fn run() -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gem_introspect::encode::Encoder;
 
     #[test]
     fn shipped_config_parses() {
         let text = include_str!("../../../launch/config/health_monitor.yaml");
         let specs = config::parse(text).unwrap_or_else(|e| panic!("{e}"));
         assert!(specs.len() >= 9);
-    }
-
-    /// Little-endian encoding of hand-built test messages.
-    #[derive(Default)]
-    struct Enc(Vec<u8>);
-
-    impl Enc {
-        fn u32(mut self, v: u32) -> Self {
-            self.0.extend(v.to_le_bytes());
-            self
-        }
-        fn i32(mut self, v: i32) -> Self {
-            self.0.extend(v.to_le_bytes());
-            self
-        }
-        fn f64(mut self, v: f64) -> Self {
-            self.0.extend(v.to_le_bytes());
-            self
-        }
-        fn u8(mut self, v: u8) -> Self {
-            self.0.push(v);
-            self
-        }
-        fn str(self, s: &str) -> Self {
-            let mut e = self.u32(s.len() as u32);
-            e.0.extend(s.as_bytes());
-            e
-        }
     }
 
     const SEP: &str =
@@ -381,7 +354,11 @@ mod tests {
         let mut md = MessageDecoder::new("gem_test/Sample", &definition).unwrap();
         assert_eq!(md.type_name(), "gem_test/Sample");
         let sample = |points: &[f64]| {
-            let e = Enc::default().u32(41).u32(12).u32(500_000_000).str("map");
+            let e = Encoder::default()
+                .u32(41)
+                .u32(12)
+                .u32(500_000_000)
+                .str("map");
             let e = points
                 .iter()
                 .fold(e.u32(points.len() as u32), |e, x| e.f64(*x));

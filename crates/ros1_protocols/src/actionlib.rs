@@ -87,9 +87,30 @@ pub trait Action: Send + Sync + 'static {
 /// this crate's [`crate::msgs`].
 #[macro_export]
 macro_rules! impl_action {
-    ($name:ident, $msgs:path, $($m:ident)::+, $goal:ident, $result:ident, $feedback:ident, $agoal:ident, $aresult:ident, $afeedback:ident) => {
+    ($name:ident, $($msgs:ident)::+, $($m:ident)::+, $goal:ident, $result:ident, $feedback:ident, $agoal:ident, $aresult:ident, $afeedback:ident) => {
         /// Marker type for the action.
         pub struct $name;
+
+        impl $name {
+            fn header_out(h: $crate::msgs::std_msgs::Header) -> $($msgs)::+::std_msgs::Header {
+                use $($msgs)::+ as m;
+                m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id }
+            }
+            fn header_in(h: $($msgs)::+::std_msgs::Header) -> $crate::msgs::std_msgs::Header {
+                $crate::msgs::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id }
+            }
+            fn status_out(s: $crate::msgs::actionlib_msgs::GoalStatus) -> $($msgs)::+::actionlib_msgs::GoalStatus {
+                use $($msgs)::+ as m;
+                let id = m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id };
+                m::actionlib_msgs::GoalStatus { goal_id: id, status: s.status, text: s.text }
+            }
+            fn status_in(s: $($msgs)::+::actionlib_msgs::GoalStatus) -> $crate::msgs::actionlib_msgs::GoalStatus {
+                use $crate::msgs as m;
+                let id = m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id };
+                m::actionlib_msgs::GoalStatus { goal_id: id, status: s.status, text: s.text }
+            }
+        }
+
         impl $crate::actionlib::Action for $name {
             type Goal = $($m)::+::$goal;
             type Result = $($m)::+::$result;
@@ -98,71 +119,25 @@ macro_rules! impl_action {
             type ActionResult = $($m)::+::$aresult;
             type ActionFeedback = $($m)::+::$afeedback;
             fn wrap_goal(h: $crate::msgs::std_msgs::Header, id: $crate::msgs::actionlib_msgs::GoalID, goal: Self::Goal) -> Self::ActionGoal {
-                use $msgs as m;
-                Self::ActionGoal {
-                    header: m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
-                    goal_id: m::actionlib_msgs::GoalID { stamp: id.stamp, id: id.id },
-                    goal,
-                }
+                use $($msgs)::+ as m;
+                let goal_id = m::actionlib_msgs::GoalID { stamp: id.stamp, id: id.id };
+                Self::ActionGoal { header: Self::header_out(h), goal_id, goal }
             }
             fn unwrap_goal(g: Self::ActionGoal) -> ($crate::msgs::std_msgs::Header, $crate::msgs::actionlib_msgs::GoalID, Self::Goal) {
-                use $crate::msgs as m;
-                let (h, id) = (g.header, g.goal_id);
-                (
-                    m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
-                    m::actionlib_msgs::GoalID { stamp: id.stamp, id: id.id },
-                    g.goal,
-                )
+                let id = $crate::msgs::actionlib_msgs::GoalID { stamp: g.goal_id.stamp, id: g.goal_id.id };
+                (Self::header_in(g.header), id, g.goal)
             }
             fn wrap_result(h: $crate::msgs::std_msgs::Header, s: $crate::msgs::actionlib_msgs::GoalStatus, result: Self::Result) -> Self::ActionResult {
-                use $msgs as m;
-                Self::ActionResult {
-                    header: m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
-                    status: m::actionlib_msgs::GoalStatus {
-                        goal_id: m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id },
-                        status: s.status,
-                        text: s.text,
-                    },
-                    result,
-                }
+                Self::ActionResult { header: Self::header_out(h), status: Self::status_out(s), result }
             }
             fn unwrap_result(r: Self::ActionResult) -> ($crate::msgs::std_msgs::Header, $crate::msgs::actionlib_msgs::GoalStatus, Self::Result) {
-                use $crate::msgs as m;
-                let (h, s) = (r.header, r.status);
-                (
-                    m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
-                    m::actionlib_msgs::GoalStatus {
-                        goal_id: m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id },
-                        status: s.status,
-                        text: s.text,
-                    },
-                    r.result,
-                )
+                (Self::header_in(r.header), Self::status_in(r.status), r.result)
             }
             fn wrap_feedback(h: $crate::msgs::std_msgs::Header, s: $crate::msgs::actionlib_msgs::GoalStatus, feedback: Self::Feedback) -> Self::ActionFeedback {
-                use $msgs as m;
-                Self::ActionFeedback {
-                    header: m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
-                    status: m::actionlib_msgs::GoalStatus {
-                        goal_id: m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id },
-                        status: s.status,
-                        text: s.text,
-                    },
-                    feedback,
-                }
+                Self::ActionFeedback { header: Self::header_out(h), status: Self::status_out(s), feedback }
             }
             fn unwrap_feedback(f: Self::ActionFeedback) -> ($crate::msgs::std_msgs::Header, $crate::msgs::actionlib_msgs::GoalStatus, Self::Feedback) {
-                use $crate::msgs as m;
-                let (h, s) = (f.header, f.status);
-                (
-                    m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id },
-                    m::actionlib_msgs::GoalStatus {
-                        goal_id: m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id },
-                        status: s.status,
-                        text: s.text,
-                    },
-                    f.feedback,
-                )
+                (Self::header_in(f.header), Self::status_in(f.status), f.feedback)
             }
         }
     };

@@ -64,42 +64,24 @@ fn subscribe(
     s: &Arc<Shared>,
 ) -> Result<Vec<ros1_protocols::direct::DirectSubscriber>, ros1_protocols::RosError> {
     use gem_core::state_manager::Input::*;
+    // Each input: its topic's declaration, the message field it carries and the core's
+    // update for it (every message has a header, whose stamp the core judges).
+    macro_rules! input {
+        ($input:ident, $decl:ident, $field:ident, $update:ident) => {
+            s.subscribe(
+                $input,
+                &$decl,
+                |m| &m.header,
+                |sm, t, m, now| sm.$update(t, m.$field, now),
+            )?
+        };
+    }
     Ok(vec![
-        s.subscribe(
-            Battery,
-            &BATTERY,
-            |m| &m.header,
-            |sm, t, m, now| sm.update_battery(t, m.battery_level, now),
-        )?,
-        s.subscribe(
-            Estop,
-            &ESTOP,
-            |m| &m.header,
-            |sm, t, m, now| sm.update_estop(t, m.enabled, now),
-        )?,
-        s.subscribe(
-            Gps,
-            &GPS,
-            |m| &m.header,
-            |sm, t, m, now| sm.update_gps(t, m.accuracy, now),
-        )?,
-        s.subscribe(
-            Signal,
-            &SIGNAL,
-            |m| &m.header,
-            |sm, t, m, now| sm.update_signal(t, m.strength, now),
-        )?,
-        s.subscribe(
-            Temperature,
-            &TEMPERATURE,
-            |m| &m.header,
-            |sm, t, m, now| sm.update_temperature(t, m.temperature, now),
-        )?,
-        s.subscribe(
-            PlannerStatus,
-            &PLANNER_STATUS,
-            |m| &m.header,
-            |sm, t, m, now| sm.update_planner(t, m.status, now),
-        )?,
+        input!(Battery, BATTERY, battery_level, update_battery),
+        input!(Estop, ESTOP, enabled, update_estop),
+        input!(Gps, GPS, accuracy, update_gps),
+        input!(Signal, SIGNAL, strength, update_signal),
+        input!(Temperature, TEMPERATURE, temperature, update_temperature),
+        input!(PlannerStatus, PLANNER_STATUS, status, update_planner),
     ])
 }
