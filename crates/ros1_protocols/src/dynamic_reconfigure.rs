@@ -560,27 +560,14 @@ mod tests {
     fn a_wrong_type_or_unknown_name_changes_nothing() {
         let mut v = bound(PARAMS, |_| None);
         let before = v.clone();
-        assert!(apply(
-            PARAMS,
-            &mut v,
-            &[("flag".into(), Value::Double(1.0))],
-            &accept_all
-        )
-        .is_err());
-        assert!(apply(
-            PARAMS,
-            &mut v,
-            &[("nope".into(), Value::Int(1))],
-            &accept_all
-        )
-        .is_err());
-        assert!(apply(
-            PARAMS,
-            &mut v,
-            &[("level".into(), Value::Double(f64::NAN))],
-            &accept_all
-        )
-        .is_err());
+        for bad in [
+            ("flag", Value::Double(1.0)),
+            ("nope", Value::Int(1)),
+            ("level", Value::Double(f64::NAN)),
+        ] {
+            let change = [(bad.0.to_string(), bad.1)];
+            assert!(apply(PARAMS, &mut v, &change, &accept_all).is_err(), "{bad:?}");
+        }
         assert_eq!(v, before);
     }
 
