@@ -1,6 +1,6 @@
 //! Helpers for tests that record bags with Debian's `rosbag record` and run `gemctl`.
 
-use crate::{cli_background, cli_ok, wait_for_subscriber, NodeProc};
+use gem_testbed::{cli_background, cli_ok, wait_for_subscriber, NodeProc};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -65,7 +65,7 @@ pub fn record_published(
 
 /// Runs `gemctl` with `args`, asserting success; its stdout.
 pub fn gemctl(args: &[&str]) -> String {
-    let bin = crate::node_binary("gemctl");
+    let bin = gem_testbed::node_binary("gemctl");
     cli_ok(
         bin.to_str().expect("utf-8 path"),
         args,

@@ -6,9 +6,9 @@
 
 use gem_core::state_manager::Input;
 use gem_e2e::sm_scenarios::{self as sc, secs, Driver, Scenario};
-use gem_e2e::{ros, wait_until, NodeProc, RosGuard};
 use gem_msgs::gem_state_msgs::SystemStateStamped as S;
 use gem_ros::procfs;
+use gem_testbed::{ros, wait_until, NodeProc, RosGuard};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 

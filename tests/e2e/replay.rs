@@ -6,9 +6,11 @@
 
 use gem_core::state_manager::Input;
 use gem_e2e::bags::{gemctl, record_published, scratch_dir as dir, start_recording};
-use gem_e2e::{cli_background, cli_ok, ros, wait_for_subscriber, wait_until, Collector, NodeProc};
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus, TemperatureStamped};
 use gem_msgs::std_msgs::Header;
+use gem_testbed::{
+    cli_background, cli_ok, ros, wait_for_subscriber, wait_until, Collector, NodeProc,
+};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
@@ -25,8 +27,8 @@ fn handled(ready: &Collector<Header>, consumer: &str) -> u32 {
 }
 
 fn slow_consumer(ns: &str) -> NodeProc {
-    let script = gem_e2e::repo_root().join("tests/py/slow_consumer.py");
-    gem_e2e::NodeBuilder::new("/usr/bin/python3")
+    let script = gem_testbed::repo_root().join("tests/py/slow_consumer.py");
+    gem_testbed::NodeBuilder::new("/usr/bin/python3")
         .arg(script.to_str().unwrap())
         .arg(&format!("__ns:={ns}"))
         .name("slow_consumer")
@@ -55,7 +57,7 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
     // Debian's rosbag play at the recorded rate: the consumer cannot keep up.
     let consumer = slow_consumer("/rp1");
     assert!(
-        gem_e2e::wait_until(T, || ready
+        gem_testbed::wait_until(T, || ready
             .all()
             .iter()
             .any(|h| h.frame_id == "/rp1/slow_consumer")),
@@ -81,7 +83,7 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
     let marker_seen =
         |h: &Header| h.frame_id == "/rp1/slow_consumer" && h.stamp.sec == MARKER as u32;
     assert!(
-        gem_e2e::wait_until(T, || ready.all().iter().any(marker_seen)),
+        gem_testbed::wait_until(T, || ready.all().iter().any(marker_seen)),
         "the consumer did not handle the marker\n{}",
         consumer.output()
     );
@@ -125,7 +127,7 @@ fn a_sim_time_consumer_has_the_clock_before_the_first_replayed_message() {
     let topic = "/rp3/data";
     record_published(&bag, topic, 20, "50", "std_msgs/Float64", "data: 2.5");
     r.set_sim_time(true);
-    let script = gem_e2e::repo_root().join("tests/py/clock_consumer.py");
+    let script = gem_testbed::repo_root().join("tests/py/clock_consumer.py");
     let mut zeros = Vec::new();
     for run in 0..20 {
         let ready = Collector::<Header>::new("/replay/ready");
@@ -134,7 +136,7 @@ fn a_sim_time_consumer_has_the_clock_before_the_first_replayed_message() {
             .iter()
             .map(|n| {
                 let (ns, name) = n.rsplit_once('/').unwrap();
-                gem_e2e::NodeBuilder::new("/usr/bin/python3")
+                gem_testbed::NodeBuilder::new("/usr/bin/python3")
                     .arg(script.to_str().unwrap())
                     .arg(&format!("__ns:={ns}"))
                     .name(name)

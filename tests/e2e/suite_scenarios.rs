@@ -1,10 +1,10 @@
 //! The suite's end-to-end scenarios (`gem_e2e::suite`), each on a fresh
 //! `roslaunch gem_bringup integration_run.launch` (gem_sim at 3×, real master, every node
 //! a process, faults injected with Debian's `dynparam`). The same scenarios run under
-//! rostest from `launch/test/suite_*.test` (see `tests/rostest_files.rs`).
+//! rostest from `launch/test/suite_*.test` (see `tests/e2e/rostest_files.rs`).
 
 use gem_e2e::suite::{scenario, tool_result, Suite, COMMON_ARGS};
-use gem_e2e::{cli, cli_background, ros};
+use gem_testbed::{cli, cli_background, ros};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(60);

@@ -1,9 +1,9 @@
 //! `gem_ros::protocols::service` on a real master: rospy's persistent and one-shot callers, rosservice,
 //! callers that misbehave, and our client's timeouts and reconnection.
 
-use gem_e2e::{cli, cli_ok, ros};
 use gem_msgs::std_srvs::{SetBool, SetBoolReq, SetBoolRes};
 use gem_ros::protocols::service::{advertise, CallError, Client, Service};
+use gem_testbed::{cli, cli_ok, ros};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! a `sensor_msgs/JointState` from `rostopic pub` exported with renamer rules.
 
 use gem_e2e::bags::{finish, gemctl, scratch_dir as dir, start_recording};
-use gem_e2e::{cli, cli_background, ros};
+use gem_testbed::{cli, cli_background, ros};
 use std::path::Path;
 use std::time::Duration;
 
@@ -34,7 +34,7 @@ fn exported_csv_holds_the_published_values() {
     let d = dir("signals");
     let bag = d.join("signals.bag");
     let signals = r.node("mock_signals").arg("__ns:=/bag1").spawn();
-    gem_e2e::dynparam_set("/bag1/mock_signals", "battery_level", "42", T);
+    gem_testbed::dynparam_set("/bag1/mock_signals", "battery_level", "42", T);
     finish(start_recording(
         &bag,
         Some(20),
@@ -135,7 +135,7 @@ fn joint_state_export_with_renamer_rules() {
 #[test]
 fn unknown_topic_and_missing_bag_are_clear_errors() {
     let _r = ros();
-    let bin = gem_e2e::node_binary("gemctl");
+    let bin = gem_testbed::node_binary("gemctl");
     let out = cli(
         bin.to_str().unwrap(),
         &["bag", "info", "/nonexistent/x.bag"],
