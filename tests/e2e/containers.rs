@@ -20,24 +20,11 @@ fn leftovers_of_a_killed_run_are_removed() {
     crate::scenario(available, leftovers_of_a_killed_run);
 }
 
-#[test]
-fn a_supervisor_cut_off_the_network() {
-    on_a_fresh_deployment(supervisor_cut_off);
-}
-
-#[test]
-fn b_supervisor_paused() {
-    on_a_fresh_deployment(supervisor_paused);
-}
-
-#[test]
-fn c_supervisor_killed() {
-    on_a_fresh_deployment(supervisor_killed);
-}
-
-#[test]
-fn d_master_restarted() {
-    on_a_fresh_deployment(master_restarted);
+scenario_tests! { on_a_fresh_deployment:
+    a_supervisor_cut_off_the_network => supervisor_cut_off,
+    b_supervisor_paused => supervisor_paused,
+    c_supervisor_killed => supervisor_killed,
+    d_master_restarted => master_restarted,
 }
 
 /// Runs `check` on a lap of a fresh deployment.

@@ -13,21 +13,12 @@ use gem_e2e::lap::{
 };
 use std::time::Duration;
 
-/// (a) and (e) ride on (b)'s lap: the tools are tried before the cut, and the lap that
-/// completes after it is a lap across the three hosts (one suite start and one lap less).
-#[test]
-fn abe_lap_across_three_hosts_with_a_cable_cut() {
-    on_three_hosts(supervisor_vehicle_link_cut);
-}
-
-#[test]
-fn c_supervisor_host_dies() {
-    on_three_hosts(supervisor_host_dies);
-}
-
-#[test]
-fn d_master_dies_mid_lap() {
-    on_three_hosts(master_dies_mid_lap);
+// (a) and (e) ride on (b)'s lap: the tools are tried before the cut, and the lap that
+// completes after it is a lap across the three hosts (one suite start and one lap less).
+scenario_tests! { on_three_hosts:
+    abe_lap_across_three_hosts_with_a_cable_cut => supervisor_vehicle_link_cut,
+    c_supervisor_host_dies => supervisor_host_dies,
+    d_master_dies_mid_lap => master_dies_mid_lap,
 }
 
 /// Runs `check` on the suite started on three fresh hosts.

@@ -6,6 +6,27 @@
 //! tests that only read files run alongside. `cargo test --release --test e2e hosts::`
 //! runs one module.
 
+/// One test per scenario, named as the scenario: `runner(check)` for `name => check`, and
+/// `runner("name")` for a bare `name`.
+macro_rules! scenario_tests {
+    ($runner:ident: $($name:ident => $check:ident),+ $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                $runner($check);
+            }
+        )+
+    };
+    ($runner:ident: $($name:ident),+ $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                $runner(stringify!($name));
+            }
+        )+
+    };
+}
+
 mod bag;
 mod containers;
 mod controller;

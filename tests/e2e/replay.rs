@@ -5,12 +5,10 @@
 //! rospy consumers never see ROS time 0 in their first callback (20 runs).
 
 use gem_core::state_manager::Input;
-use gem_e2e::bags::{gemctl, record_published, scratch_dir as dir, start_recording};
+use gem_e2e::bags::{gemctl, record_published, recording, start_recording};
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus, TemperatureStamped};
 use gem_msgs::std_msgs::Header;
-use gem_testbed::{
-    cli_background, cli_ok, ros, wait_for_subscriber, wait_until, Collector, NodeProc,
-};
+use gem_testbed::{cli_background, cli_ok, wait_for_subscriber, wait_until, Collector, NodeProc};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
@@ -37,10 +35,7 @@ fn slow_consumer(ns: &str) -> NodeProc {
 
 #[test]
 fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not() {
-    let r = ros();
-    r.set_sim_time(false);
-    let d = dir("slow");
-    let bag = d.join("data.bag");
+    let (_r, _d, bag) = recording("slow", "data.bag");
     let topic = "/rp1/data";
     // 2 s at 200 Hz: far more than the consumer's 50 ms per message and queue of 10 take.
     const MESSAGES: u32 = 400;
@@ -120,10 +115,7 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
 /// fresh rospy consumers each.
 #[test]
 fn a_sim_time_consumer_has_the_clock_before_the_first_replayed_message() {
-    let r = ros();
-    r.set_sim_time(false);
-    let d = dir("clock_first");
-    let bag = d.join("data.bag");
+    let (r, _d, bag) = recording("clock_first", "data.bag");
     let topic = "/rp3/data";
     record_published(&bag, topic, 20, "50", "std_msgs/Float64", "data: 2.5");
     r.set_sim_time(true);
@@ -177,10 +169,7 @@ fn a_sim_time_consumer_has_the_clock_before_the_first_replayed_message() {
 
 #[test]
 fn replaying_a_failure_scenario_into_the_state_manager_is_deterministic() {
-    let r = ros();
-    r.set_sim_time(false);
-    let d = dir("failure");
-    let bag = d.join("failure.bag");
+    let (r, d, bag) = recording("failure", "failure.bag");
     let ns = "/rp2";
     let scenario = d.join("faults.yaml");
     std::fs::write(

@@ -32,27 +32,10 @@ fn run(name: &str) {
     }
 }
 
-#[test]
-fn estop_before_serving() {
-    run("estop_before_serving");
-}
-
-#[test]
-fn every_fault_then_completion() {
-    run("every_fault_then_completion");
-}
-
-#[test]
-fn state_manager_death() {
-    run("state_manager_death");
-}
-
-#[test]
-fn task_planner_death() {
-    run("task_planner_death");
-}
-
-#[test]
-fn simulator_death() {
-    run("simulator_death");
+scenario_tests! { run:
+    estop_before_serving,
+    every_fault_then_completion,
+    state_manager_death,
+    task_planner_death,
+    simulator_death,
 }
