@@ -3,8 +3,9 @@
 //! One private `rosmaster` per process on a free loopback port, started on first use and
 //! killed (its whole process group) when the process exits. The process itself joins it as
 //! a rosrust node. [`ros`] serialises its callers, because `/clock` and `/use_sim_time`
-//! are global to a master; [`exclusive`] serialises a scenario that brings its own
-//! masters (rostest, network namespaces, containers) against them.
+//! are global to a master, and gives each the parameters of a fresh master; [`exclusive`]
+//! serialises a scenario that brings its own masters (rostest, network namespaces,
+//! containers) against them.
 
 use crate::process::{kill_group, spawn_in_own_group, NodeBuilder};
 use crate::wait::wait_until;
@@ -113,7 +114,22 @@ pub fn ros() -> RosGuard {
         rosrust::try_init_with_options("gem_e2e", false)
             .expect("rosrust init against the test master");
     }
+    reset_parameters();
     RosGuard { _lock: lock }
+}
+
+/// Leaves on the master only the parameters it had when it started, so each test starts
+/// as on a fresh master whatever earlier tests (or their nodes) set.
+fn reset_parameters() {
+    static FRESH: OnceLock<Vec<String>> = OnceLock::new();
+    let fresh = FRESH.get_or_init(|| rosrust::parameters().expect("the master's parameters"));
+    for name in rosrust::parameters().expect("the master's parameters") {
+        if !fresh.contains(&name) {
+            if let Some(p) = rosrust::param(&name) {
+                let _ = p.delete();
+            }
+        }
+    }
 }
 
 /// What this process's master has logged so far (`$ROS_HOME/log/master.log`).
