@@ -44,7 +44,7 @@ elif [ "${CI:-}" = true ]; then
   echo "[test] error: CI=true but no Docker engine answers (docker info): the Docker steps cannot run" >&2
   exit 1
 else
-  echo "[test] Docker steps skipped: no Docker engine answers (docker info); tests/containers.rs reports its scenarios as skipped"
+  echo "[test] Docker steps skipped: no Docker engine answers (docker info); tests/e2e/containers.rs reports its scenarios as skipped"
 fi
 step "cargo test --release --workspace"
 cargo test --release --workspace -- --nocapture

@@ -1,6 +1,6 @@
 //! Helpers for tests that record bags with Debian's `rosbag record` and run `gemctl`.
 
-use crate::{cli_background, cli_ok, wait_for_subscriber, NodeProc};
+use gem_testbed::{cli_background, cli_ok, ros, wait_for_subscriber, NodeProc, RosGuard};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -12,6 +12,16 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch directory");
     d
+}
+
+/// The start of a test that records a bag: the master (on wall time), a fresh scratch
+/// directory `name` and the path of the bag `bag` in it.
+pub fn recording(name: &str, bag: &str) -> (RosGuard, PathBuf, PathBuf) {
+    let ros = ros();
+    ros.set_sim_time(false);
+    let dir = scratch_dir(name);
+    let bag = dir.join(bag);
+    (ros, dir, bag)
 }
 
 /// Starts `rosbag record -O file` of `limit` messages per topic (or `duration` seconds)
@@ -65,7 +75,7 @@ pub fn record_published(
 
 /// Runs `gemctl` with `args`, asserting success; its stdout.
 pub fn gemctl(args: &[&str]) -> String {
-    let bin = crate::node_binary("gemctl");
+    let bin = gem_testbed::node_binary("gemctl");
     cli_ok(
         bin.to_str().expect("utf-8 path"),
         args,

@@ -12,7 +12,7 @@
 
 use crate::hosts::{spawn_ros, HostProc, RosEnv};
 use crate::lap::{SPEEDUP, TIMEOUT_S};
-use crate::repo_root;
+use gem_testbed::repo_root;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};

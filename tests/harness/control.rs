@@ -1,12 +1,12 @@
 //! A simulator and one controller in a fresh namespace, and helpers to drive goals through
 //! the action server: shared by the controller and stop tests.
 
-use crate::{repo_root, NodeProc, RosGuard};
 use gem_msgs::gem_controller_action::{
     NavigateWaypointsFeedback, NavigateWaypointsGoal, NavigateWaypointsResult,
 };
 use gem_msgs::geometry_msgs::Pose2D;
 use gem_ros::action::NavigateWaypoints;
+use gem_testbed::{repo_root, NodeProc, RosGuard};
 use ros1_protocols::actionlib::{ActionClient, ClientEvent};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};

@@ -22,8 +22,8 @@
 //! kills every process in the namespaces and deletes them, however a test ends; namespaces
 //! left by a test process that was killed are deleted by the next one.
 
-use crate::{repo_root, user_env, wait_until};
 use gem_ros::launch::{spawn_group, stop_group, SIGINT_GRACE};
+use gem_testbed::{repo_root, user_env, wait_until};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;

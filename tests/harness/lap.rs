@@ -1,6 +1,6 @@
 //! A lap of the GEM track across computers, watched from them: the bounds the multi-host
-//! tests (`tests/hosts.rs`, namespaces) and the multi-container tests
-//! (`tests/containers.rs`, Docker) share, and [`Observer`], a `tests/py/host_observer.py`
+//! tests (`tests/e2e/hosts.rs`, namespaces) and the multi-container tests
+//! (`tests/e2e/containers.rs`, Docker) share, and [`Observer`], a `tests/py/host_observer.py`
 //! read from its log.
 
 use crate::hosts::HostProc;
@@ -55,7 +55,7 @@ impl Observer {
     /// Waits for the first event (from the start) that satisfies `pred`.
     pub fn wait(&self, timeout: Duration, pred: impl Fn(&Value) -> bool) -> Option<Value> {
         let mut found = None;
-        crate::wait_until(timeout, || {
+        gem_testbed::wait_until(timeout, || {
             found = self.events().into_iter().find(|e| pred(e));
             found.is_some()
         });
@@ -239,7 +239,7 @@ pub fn no_panics(logs: &str) -> Result<(), String> {
 /// Waits until the controller's log (read by `log`) shows a goal beyond the first
 /// `goals_before`, and returns the waypoint index the newest one starts from.
 pub fn new_goal_start(log: impl Fn() -> String, goals_before: usize) -> Result<u64, String> {
-    crate::wait_until(Duration::from_secs(20), || {
+    gem_testbed::wait_until(Duration::from_secs(20), || {
         goal_starts(&log()).len() > goals_before
     })
     .then(|| goal_starts(&log()).last().copied())
@@ -258,7 +258,7 @@ pub type Tool<'a> = &'a dyn Fn(&str, &[&str], Duration) -> (bool, String);
 pub fn graph_back(run: Tool, since: f64) -> Result<f64, String> {
     let t = Duration::from_secs(20);
     let mut listed = String::new();
-    let all_back = crate::wait_until(Duration::from_secs(30), || {
+    let all_back = gem_testbed::wait_until(Duration::from_secs(30), || {
         listed = run("rosnode", &["list"], t).1;
         NODES.iter().all(|n| listed.lines().any(|l| l.trim() == *n))
     });

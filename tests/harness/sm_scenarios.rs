@@ -1,4 +1,4 @@
-//! State-manager scenarios on sim time, shared by the cargo tests (`tests/state_manager.rs`,
+//! State-manager scenarios on sim time, shared by the cargo tests (`tests/e2e/state_manager.rs`,
 //! one fresh node per scenario) and the rostest runner (`launch/test/state_manager.test`,
 //! one node for all of them).
 //!
@@ -8,11 +8,11 @@
 //! second of wall time and every assertion is about a known ROS time. Each scenario starts
 //! from a nominal, error-free state and asserts both sides of each threshold.
 
-use crate::check;
 use gem_core::state_manager::Input;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
+use gem_testbed::check;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -186,7 +186,7 @@ impl Driver {
 
     fn wait_connected(&self) -> Result<(), String> {
         let p = &self.pubs;
-        let ok = crate::wait_until(Duration::from_secs(20), || {
+        let ok = gem_testbed::wait_until(Duration::from_secs(20), || {
             [
                 p.battery.subscriber_count(),
                 p.estop.subscriber_count(),

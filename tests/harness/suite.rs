@@ -1,12 +1,11 @@
 //! The whole suite's end-to-end scenarios (docs/spec.md §6), written once and run two
-//! ways: by the cargo tests in `tests/suite_scenarios.rs` (which bring the suite up with
+//! ways: by the cargo tests in `tests/e2e/suite_scenarios.rs` (which bring the suite up with
 //! `roslaunch`) and by the rostest runner `tests/rostest/suite_rostest.rs` (which rostest
 //! starts beside the suite from `launch/test/*.test`). A scenario only observes topics and
 //! uses real ROS tools (`dynparam`, `rosservice`, `rosnode`), so it does not care who
 //! launched the nodes. Scenarios return `Err(reason)` instead of panicking, so the rostest
 //! runner can report every case.
 
-use crate::{check, wait_until, Collector};
 use gem_core::faults::{Fault, CATALOGUE};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::actionlib_msgs::GoalStatusArray;
@@ -15,6 +14,7 @@ use gem_msgs::gem_controller_action::{
     NavigateWaypointsActionFeedback, NavigateWaypointsActionGoal, NavigateWaypointsActionResult,
 };
 use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus as Planner};
+use gem_testbed::{check, wait_until, Collector};
 use std::time::Duration;
 
 /// A scenario's verdict.

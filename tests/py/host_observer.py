@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What one computer of the suite sees, as JSON lines on stdout (a rospy node).
 
-Used by the multi-host tests (tests/hosts.rs): each computer runs one, so a test can tell
+Used by the multi-host tests (tests/e2e/hosts.rs): each computer runs one, so a test can tell
 what reached which side of a cut link. Every line has "w" (wall time, s since the epoch)
 and "ev":
   state    /system_state changed: "state", "errors"

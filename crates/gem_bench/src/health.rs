@@ -7,10 +7,10 @@ use gem_core::health::{Monitor, TopicSpec};
 use gem_core::names;
 use gem_core::stats::Summary;
 use gem_core::time::Time;
-use gem_e2e::{ros, wait_until};
 use gem_msgs::diagnostic_msgs::DiagnosticArray;
 use gem_msgs::nav_msgs::Odometry;
 use gem_nodes::health_monitor::MessageDecoder;
+use gem_testbed::{ros, wait_until};
 use rosrust::{Message, RosMsg};
 use std::time::{Duration, Instant};
 

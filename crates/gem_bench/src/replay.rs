@@ -3,7 +3,7 @@
 //! the real `state_manager` acknowledging every message, at several burst sizes (a rosrust
 //! consumer drops what exceeds 8 messages arriving at once on one topic, so bursts stay small).
 
-use gem_e2e::{cli_background, cli_ok, ros, wait_for_subscriber};
+use gem_testbed::{cli_background, cli_ok, ros, wait_for_subscriber};
 use std::time::{Duration, Instant};
 
 const TOPICS: [&str; 5] = [
@@ -49,7 +49,7 @@ pub fn run(messages_per_topic: usize) -> anyhow::Result<()> {
     }
     let total = messages_per_topic * TOPICS.len();
     r.set_sim_time(true);
-    let gemctl = gem_e2e::node_binary("gemctl");
+    let gemctl = gem_testbed::node_binary("gemctl");
     for burst in [1usize, 5, 10] {
         let node = r
             .node("state_manager")

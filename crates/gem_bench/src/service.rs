@@ -5,8 +5,8 @@
 //! noisy stretch of the machine does not land on one kind only.
 
 use gem_core::stats::Summary;
-use gem_e2e::{ros, wait_until};
 use gem_msgs::std_srvs::{SetBool, SetBoolReq, SetBoolRes};
+use gem_testbed::{ros, wait_until};
 use std::time::{Duration, Instant};
 
 /// One kind of call, made once.

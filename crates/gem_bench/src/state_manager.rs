@@ -4,8 +4,8 @@
 use gem_core::state_manager::{StateManager, StateManagerConfig};
 use gem_core::stats::Summary;
 use gem_core::time::Time;
-use gem_e2e::{ros, wait_until};
 use gem_msgs::gem_state_msgs::{EstopStamped, SystemStateStamped};
+use gem_testbed::{ros, wait_until};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 

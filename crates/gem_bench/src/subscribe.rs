@@ -6,8 +6,8 @@
 //! machine does not land on one kind only.
 
 use gem_core::stats::Summary;
-use gem_e2e::{ros, wait_until};
 use gem_msgs::std_msgs::Float64;
+use gem_testbed::{ros, wait_until};
 use ros1_protocols::Lock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};

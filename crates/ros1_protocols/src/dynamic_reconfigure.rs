@@ -566,7 +566,10 @@ mod tests {
             ("level", Value::Double(f64::NAN)),
         ] {
             let change = [(bad.0.to_string(), bad.1)];
-            assert!(apply(PARAMS, &mut v, &change, &accept_all).is_err(), "{bad:?}");
+            assert!(
+                apply(PARAMS, &mut v, &change, &accept_all).is_err(),
+                "{bad:?}"
+            );
         }
         assert_eq!(v, before);
     }

@@ -245,33 +245,16 @@ fn idle_cancel_does_nothing() {
 }
 
 #[test]
-fn running_succeeded_ends_the_task() {
-    let mut p = running();
-    p.step(Event::Done {
-        goal: 1,
-        outcome: GoalOutcome::Succeeded,
-    });
-    assert_eq!(p.status(), Status::NoTask);
-}
-
-#[test]
-fn running_aborted_ends_the_task() {
-    let mut p = running();
-    p.step(Event::Done {
-        goal: 1,
-        outcome: GoalOutcome::Aborted,
-    });
-    assert_eq!(p.status(), Status::NoTask);
-}
-
-#[test]
-fn running_rejected_ends_the_task() {
-    let mut p = running();
-    p.step(Event::Done {
-        goal: 1,
-        outcome: GoalOutcome::Rejected,
-    });
-    assert_eq!(p.status(), Status::NoTask);
+fn running_succeeded_aborted_or_rejected_ends_the_task() {
+    for outcome in [
+        GoalOutcome::Succeeded,
+        GoalOutcome::Aborted,
+        GoalOutcome::Rejected,
+    ] {
+        let mut p = running();
+        p.step(Event::Done { goal: 1, outcome });
+        assert_eq!(p.status(), Status::NoTask, "{outcome:?}");
+    }
 }
 
 #[test]

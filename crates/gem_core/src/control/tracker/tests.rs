@@ -266,44 +266,36 @@ fn default_configs_are_valid() {
 }
 
 #[test]
-fn an_lqr_without_steering_lag_is_rejected_by_name() {
-    let cfg = TrackerConfig {
-        law: Law::Lqr(LqrConfig {
-            steering_lag_s: 0.0,
-            ..LqrConfig::DEFAULT
-        }),
-        ..Default::default()
-    };
-    assert_eq!(
-        cfg.validate().unwrap_err().field,
-        field!(LqrConfig.steering_lag_s)
-    );
-}
-
-#[test]
-fn zero_softening_is_rejected_by_name() {
-    let cfg = TrackerConfig {
-        law: Law::Stanley(StanleyConfig {
-            gain_per_s: 1.0,
-            softening_mps: 0.0,
-            ..StanleyConfig::DEFAULT
-        }),
-        ..Default::default()
-    };
-    assert_eq!(
-        cfg.validate().unwrap_err().field,
-        field!(StanleyConfig.softening_mps)
-    );
-}
-
-#[test]
-fn nan_speed_is_rejected_by_name() {
-    let mut cfg = TrackerConfig::default();
-    cfg.speed.nominal_mps = f64::NAN;
-    assert_eq!(
-        cfg.validate().unwrap_err().field,
-        field!(SpeedConfig.nominal_mps)
-    );
+fn an_invalid_value_is_rejected_by_name() {
+    let mut nan_speed = TrackerConfig::default();
+    nan_speed.speed.nominal_mps = f64::NAN;
+    let cases = [
+        (
+            TrackerConfig {
+                law: Law::Lqr(LqrConfig {
+                    steering_lag_s: 0.0,
+                    ..LqrConfig::DEFAULT
+                }),
+                ..Default::default()
+            },
+            field!(LqrConfig.steering_lag_s),
+        ),
+        (
+            TrackerConfig {
+                law: Law::Stanley(StanleyConfig {
+                    gain_per_s: 1.0,
+                    softening_mps: 0.0,
+                    ..StanleyConfig::DEFAULT
+                }),
+                ..Default::default()
+            },
+            field!(StanleyConfig.softening_mps),
+        ),
+        (nan_speed, field!(SpeedConfig.nominal_mps)),
+    ];
+    for (cfg, field) in cases {
+        assert_eq!(cfg.validate().unwrap_err().field, field);
+    }
 }
 
 /// A constant bend at 8 m/s on the dynamic model with soft tyres: the rear axle drifts out

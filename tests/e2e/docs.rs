@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
-    gem_e2e::repo_root()
+    gem_testbed::repo_root()
 }
 
 /// Every file under `dirs`, recursively.

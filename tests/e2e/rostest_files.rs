@@ -1,11 +1,12 @@
 //! The rostest files in `launch/test/` pass under Debian's `rostest` (its own master,
 //! roslaunch starting our nodes from `rosrun`-style package lookup).
 
-use gem_e2e::cli;
+use gem_testbed::{cli, exclusive};
 use std::time::Duration;
 
 #[test]
 fn state_manager_test_file_passes_under_rostest() {
+    let _machine = exclusive();
     let out = cli(
         "rostest",
         &["gem_bringup", "state_manager.test"],
@@ -26,7 +27,7 @@ fn state_manager_test_file_passes_under_rostest() {
 fn every_suite_scenario_has_a_matching_test_file() {
     use gem_e2e::suite::{COMMON_ARGS, SCENARIOS};
     for sc in &SCENARIOS {
-        let path = gem_e2e::repo_root().join(format!("launch/test/suite_{}.test", sc.name));
+        let path = gem_testbed::repo_root().join(format!("launch/test/suite_{}.test", sc.name));
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let args: Vec<String> = text
@@ -52,6 +53,7 @@ fn every_suite_scenario_has_a_matching_test_file() {
 /// from the `.test` file, the runner `suite_rostest` as the test node).
 #[test]
 fn suite_test_files_pass_under_rostest() {
+    let _machine = exclusive();
     for sc in &gem_e2e::suite::SCENARIOS {
         let file = format!("suite_{}.test", sc.name);
         let out = cli("rostest", &["gem_bringup", &file], Duration::from_secs(300));

@@ -1,7 +1,7 @@
 //! Wire interop between our Rust types and Debian's ROS 1 tools on a real master.
 
-use gem_e2e::{cli, cli_background, cli_ok, ros, wait_for_service, Collector};
 use gem_msgs::{gem_controller_action, gem_state_msgs};
+use gem_testbed::{cli, cli_background, cli_ok, ros, wait_for_service, Collector};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(20);
@@ -108,7 +108,7 @@ fn action_client_resends_a_goal_the_server_never_listed() {
     let id = client.send_goal(Default::default()).unwrap();
     assert!(
         goals.wait_for(T, |g| g.goal_id.id == id).is_some()
-            && gem_e2e::wait_until(T, || goals.len() >= 2),
+            && gem_testbed::wait_until(T, || goals.len() >= 2),
         "the goal was not sent again\n{}",
         silent.output()
     );
@@ -116,12 +116,13 @@ fn action_client_resends_a_goal_the_server_never_listed() {
     drop(silent);
     let listing = format!("{{status_list: [{{goal_id: {{id: '{id}'}}, status: 1}}]}}");
     let _server = status(&listing);
-    assert!(gem_e2e::wait_until(T, || client.status_of(&id) == Some(1)));
+    assert!(gem_testbed::wait_until(T, || client.status_of(&id) == Some(1)));
     let copies = goals.len();
     // Absence over three acknowledgement periods: no further copy.
-    assert!(!gem_e2e::wait_until(Duration::from_millis(1500), || goals
-        .len()
-        > copies));
+    assert!(!gem_testbed::wait_until(
+        Duration::from_millis(1500),
+        || goals.len() > copies
+    ));
 }
 
 #[test]
@@ -154,13 +155,13 @@ fn direct_subscriber_reads_python_and_rust_publishers_and_refuses_a_wrong_type()
         &["pub", "-r", "20", topic, "std_msgs/Float64", "2.5"],
     );
     assert!(
-        gem_e2e::wait_until(T, || has(2.5)),
+        gem_testbed::wait_until(T, || has(2.5)),
         "nothing from rostopic pub"
     );
     // A rosrust publisher in this process.
     let publisher = rosrust::publish::<Float64>(topic, 10).unwrap();
     assert!(
-        gem_e2e::wait_until(T, || {
+        gem_testbed::wait_until(T, || {
             publisher.send(Float64 { data: 7.0 }).unwrap();
             has(7.0)
         }),
@@ -176,7 +177,7 @@ fn direct_subscriber_reads_python_and_rust_publishers_and_refuses_a_wrong_type()
     // Dropped: unregistered from the master, links closed.
     drop(sub);
     assert!(
-        gem_e2e::wait_until(T, || !cli_ok("rostopic", &["info", topic], T)
+        gem_testbed::wait_until(T, || !cli_ok("rostopic", &["info", topic], T)
             .split("Subscribers:")
             .nth(1)
             .is_some_and(|s| s.contains(&rosrust::name()))),

@@ -4,9 +4,9 @@
 //! its publisher, a malformed configuration, and its output read by `rostopic echo` and
 //! by Debian's `diagnostic_aggregator`.
 
-use gem_e2e::{cli_background, cli_ok, ros, Collector, NodeProc, RosGuard};
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus};
 use gem_msgs::rosgraph_msgs::Clock;
+use gem_testbed::{cli_background, cli_ok, ros, Collector, NodeProc, RosGuard};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -87,7 +87,7 @@ fn never_started_alive_then_stale_at_the_timeout_in_sim_time() {
     // 0.25 s steps until a report about our topic arrives.
     let mut now = 100.0;
     assert!(
-        gem_e2e::wait_until(T, || {
+        gem_testbed::wait_until(T, || {
             now += 0.25;
             clock.set(now);
             diag.last()
@@ -215,7 +215,7 @@ fn a_type_defined_only_by_its_publisher_is_monitored() {
     bytes.extend(7i32.to_le_bytes());
     let publisher =
         rosrust::publish_with_description::<rosrust::RawMessage>(&topic, 10, description).unwrap();
-    let ok = gem_e2e::wait_until(T, || {
+    let ok = gem_testbed::wait_until(T, || {
         publisher.send(rosrust::RawMessage(bytes.clone())).unwrap();
         diag.last()
             .is_some_and(|m| m.status.iter().any(|s| s.name == topic && s.level == OK))

@@ -1,8 +1,8 @@
 //! `ros1_protocols::service` on a real master: rospy's persistent and one-shot callers, rosservice,
 //! callers that misbehave, and our client's timeouts and reconnection.
 
-use gem_e2e::{cli, cli_ok, ros};
 use gem_msgs::std_srvs::{SetBool, SetBoolReq, SetBoolRes};
+use gem_testbed::{cli, cli_ok, ros};
 use ros1_protocols::service::{advertise, CallError, Client, Service};
 use std::io::{Read, Write};
 use std::net::TcpStream;

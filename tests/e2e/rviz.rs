@@ -10,9 +10,9 @@
 //! Needs Debian's `rviz`, `xvfb` and `imagemagick` (`runners/setup.sh` installs them).
 
 use gem_core::overlay::{Rgba, BODY_COLOUR, ERROR_COLOUR, RUNNING_COLOUR};
-use gem_e2e::{repo_root, ros, wait_until, Collector, NodeBuilder, NodeProc};
 use gem_msgs::gem_controller_action::NavigateWaypointsActionFeedback;
 use gem_msgs::gem_state_msgs::SystemStateStamped as Sys;
+use gem_testbed::{repo_root, ros, wait_until, Collector, NodeBuilder, NodeProc};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -363,7 +363,7 @@ fn rviz_shows_the_car_on_its_path_and_the_state_colour_follows_an_estop() {
 
     // An e-stop, as an operator presses it.
     let started = Instant::now();
-    gem_e2e::dynparam_set(
+    gem_testbed::dynparam_set(
         "/mock_signals",
         "estop_enabled",
         "true",

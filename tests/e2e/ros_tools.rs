@@ -3,7 +3,7 @@
 //! `rosnode kill`, a start-up error), `rosnode` and `rostopic` and `rosservice` read the
 //! nodes, and rospy's persistent service clients call each of our services 100 times.
 
-use gem_e2e::{cli, cli_ok, master_log, ros, wait_until, NodeProc, RosGuard};
+use gem_testbed::{cli, cli_ok, master_log, ros, wait_until, NodeProc, RosGuard};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(20);
@@ -19,7 +19,7 @@ struct Case {
 }
 
 fn nodes() -> Vec<Case> {
-    let config = gem_e2e::repo_root().join("launch/config/health_monitor.yaml");
+    let config = gem_testbed::repo_root().join("launch/config/health_monitor.yaml");
     let case = |binary, up| Case {
         binary,
         up,
@@ -228,7 +228,7 @@ fn documented_parameters(binary: &str) -> Vec<String> {
         "pure_pursuit" | "stanley" => "controller",
         other => other,
     };
-    let path = gem_e2e::repo_root().join(format!("docs/nodes/{page}.md"));
+    let path = gem_testbed::repo_root().join(format!("docs/nodes/{page}.md"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
     text.lines()
         .filter_map(|l| l.strip_prefix("| `~")?.split('`').next())

@@ -4,11 +4,11 @@
 //! task"). Run at 2× with 3 s (ROS time) staleness, state and pose timeouts: at 5× on a
 //! loaded 2-core machine a 0.6 s scheduling stall already looks like a dead input.
 
-use gem_e2e::{cli_background, ros, wait_until, Collector};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::diagnostic_msgs::DiagnosticArray;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
+use gem_testbed::{cli_background, ros, wait_until, Collector};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(60);
@@ -86,7 +86,7 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
         "no lost_messages count for /system_state: {state_diag:?}"
     );
 
-    let dynparam = |v: &str| gem_e2e::dynparam_set("/mock_signals", "estop_enabled", v, T);
+    let dynparam = |v: &str| gem_testbed::dynparam_set("/mock_signals", "estop_enabled", v, T);
     dynparam("true");
     let error = state
         .wait_latest(T, |m| m.state == SystemStateStamped::STATE_ERROR)
@@ -165,7 +165,7 @@ fn tf_is_the_gazebo_tree_and_carries_the_pose(poses: &Collector<ModelStates>) {
 /// expects (so a layout does not silently show nothing).
 fn rviz_config_names_live_topics_of_the_right_type(timeout: Duration) {
     for (layout, displays_with_a_topic) in [("gem.rviz", 3), ("gem_jsk.rviz", 4)] {
-        let file = gem_e2e::repo_root().join("launch/rviz").join(layout);
+        let file = gem_testbed::repo_root().join("launch/rviz").join(layout);
         let config: serde_yaml::Value =
             serde_yaml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         let displays = config["Visualization Manager"]["Displays"]

@@ -7,11 +7,11 @@ use gem_core::control::path::Path;
 use gem_core::control::stop::{StopLimits, StopProfile, STOPPED_BELOW_MPS};
 use gem_core::geometry::Point;
 use gem_e2e::control::{fresh_ns, goal, wait_done, Stack};
-use gem_e2e::{ros, wait_until, Collector};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gem_state_msgs::SystemStateStamped as Sys;
 use gem_msgs::geometry_msgs::Pose2D;
 use gem_msgs::nav_msgs::Odometry;
+use gem_testbed::{ros, wait_until, Collector};
 use ros1_protocols::actionlib::status;
 use std::f64::consts::PI;
 use std::time::Duration;
@@ -52,7 +52,7 @@ struct Drive {
 }
 
 impl Drive {
-    fn start(ros: &gem_e2e::RosGuard, extra: &[(&str, &str)]) -> Drive {
+    fn start(ros: &gem_testbed::RosGuard, extra: &[(&str, &str)]) -> Drive {
         let mut params = vec![
             ("nominal_speed_mps", "5.5"),
             ("max_lateral_accel_mps2", "2.5"),

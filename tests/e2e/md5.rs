@@ -2,8 +2,8 @@
 //! report it, equals the table. A renamed field, a changed type or a reordered constant
 //! changes both sums and fails this test.
 
-use gem_e2e::repo_root;
 use gem_msgs::*;
+use gem_testbed::repo_root;
 use rosrust::Message;
 use std::collections::HashMap;
 use std::process::Command;

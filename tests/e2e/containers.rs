@@ -3,12 +3,11 @@
 //! network, each with a fixed address. `docker-compose up` drives a lap; `gemctl status`
 //! on the host shows it; mid-lap the supervisor's container is cut off the network,
 //! paused or killed, or the master's container is restarted. The bounds are those of
-//! `tests/hosts.rs` (`gem_e2e::lap`). Each scenario prints its figures.
+//! `tests/e2e/hosts.rs` (`gem_e2e::lap`). Each scenario prints its figures.
 //!
-//! A test binary of its own (`harness = false`): without a Docker engine, docker-compose
-//! or the image, every scenario is reported as *skipped* with the reason, never as passed
-//! (`runners/test.sh` fails instead when `CI=true`).
-//! `cargo test --release --test containers -- [NAME...]` runs the named scenarios only.
+//! Without a Docker engine, docker-compose or the image, every scenario writes
+//! `skipped: <reason>` and passes (`runners/test.sh` fails instead when `CI=true`).
+//! `cargo test --release --test e2e containers::` runs them.
 
 use gem_e2e::containers::{available, Compose, Service};
 use gem_e2e::lap::{
@@ -16,46 +15,40 @@ use gem_e2e::lap::{
 };
 use std::time::Duration;
 
-/// A scenario: on its own, or on a lap of a fresh deployment.
-enum Scenario {
-    Alone(fn() -> Result<(), String>),
-    Lap(fn(&Suite) -> Result<(), String>),
+#[test]
+fn leftovers_of_a_killed_run_are_removed() {
+    crate::scenario(available, leftovers_of_a_killed_run);
 }
 
-const SCENARIOS: [(&str, Scenario); 5] = [
-    (
-        "leftovers_of_a_killed_run_are_removed",
-        Scenario::Alone(leftovers_of_a_killed_run_are_removed),
-    ),
-    (
-        "a_supervisor_cut_off_the_network",
-        Scenario::Lap(supervisor_cut_off),
-    ),
-    ("b_supervisor_paused", Scenario::Lap(supervisor_paused)),
-    ("c_supervisor_killed", Scenario::Lap(supervisor_killed)),
-    ("d_master_restarted", Scenario::Lap(master_restarted)),
-];
+scenario_tests! { on_a_fresh_deployment:
+    a_supervisor_cut_off_the_network => supervisor_cut_off,
+    b_supervisor_paused => supervisor_paused,
+    c_supervisor_killed => supervisor_killed,
+    d_master_restarted => master_restarted,
+}
+
+/// Runs `check` on a lap of a fresh deployment.
+fn on_a_fresh_deployment(check: fn(&Suite) -> Result<(), String>) {
+    crate::scenario(available, || {
+        crate::on_lap(|| Suite::start(Compose::up()?), check)
+    });
+}
 
 /// Sim seconds into the lap before a scenario's fault.
 const MID_LAP_S: f64 = 40.0;
 
-fn main() {
-    gem_e2e::scenario_main(
-        "container scenarios",
-        &SCENARIOS,
-        available,
-        |scenario| match scenario {
-            Scenario::Alone(run) => run(),
-            Scenario::Lap(run) => {
-                let suite = Suite::start(Compose::up()?)?;
-                let outcome = run(&suite);
-                if outcome.is_err() {
-                    suite.dump();
-                }
-                outcome.and_then(|()| suite.no_panics())
-            }
-        },
-    );
+impl crate::Deployment for Suite {
+    fn dump(&self) {
+        eprintln!("{}", self.logs());
+        eprintln!(
+            "(kept in {} after the containers are removed)",
+            self.compose.dir.display()
+        );
+    }
+
+    fn no_panics(&self) -> Result<(), String> {
+        no_panics(&self.logs())
+    }
 }
 
 /// A deployment driving a lap, and an observer on the host.
@@ -104,18 +97,6 @@ impl Suite {
             .collect()
     }
 
-    fn dump(&self) {
-        eprintln!("{}", self.logs());
-        eprintln!(
-            "(kept in {} after the containers are removed)",
-            self.compose.dir.display()
-        );
-    }
-
-    fn no_panics(&self) -> Result<(), String> {
-        no_panics(&self.logs())
-    }
-
     /// The controller's log (the vehicle container's output).
     fn controller_log(&self) -> String {
         self.compose.logs(Service::Vehicle)
@@ -132,7 +113,7 @@ fn logged_after(
     timeout: Duration,
 ) -> Option<f64> {
     let mut found = None;
-    gem_e2e::wait_until(timeout, || {
+    gem_testbed::wait_until(timeout, || {
         found = s.compose.logs(service).lines().find_map(|l| {
             let (stamp, text) = l.split_once(' ')?;
             let w = rfc3339_secs(stamp)?;
@@ -166,7 +147,7 @@ fn rfc3339_secs(stamp: &str) -> Option<f64> {
 
 /// A killed test run leaves a labelled container and network behind; the next run's
 /// start removes them, and leaves alone what a live process owns.
-fn leftovers_of_a_killed_run_are_removed() -> Result<(), String> {
+fn leftovers_of_a_killed_run() -> Result<(), String> {
     // A process that has ended: its pid is the owner of the "leftovers".
     let mut gone = std::process::Command::new("true")
         .spawn()

@@ -10,7 +10,7 @@
 
 use gem_e2e::bags::scratch_dir;
 use gem_e2e::suite::pid_of_node;
-use gem_e2e::{repo_root, ros, wait_until};
+use gem_testbed::{repo_root, ros, wait_until};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -2,8 +2,8 @@
 //! (no committed fixtures): our `mock_signals` with a battery level set by `dynparam`, and
 //! a `sensor_msgs/JointState` from `rostopic pub` exported with renamer rules.
 
-use gem_e2e::bags::{finish, gemctl, scratch_dir as dir, start_recording};
-use gem_e2e::{cli, cli_background, ros};
+use gem_e2e::bags::{finish, gemctl, recording, start_recording};
+use gem_testbed::{cli, cli_background, ros};
 use std::path::Path;
 use std::time::Duration;
 
@@ -29,12 +29,9 @@ fn column<'a>(header: &[String], rows: &'a [Vec<String>], name: &str) -> Vec<&'a
 
 #[test]
 fn exported_csv_holds_the_published_values() {
-    let r = ros();
-    r.set_sim_time(false);
-    let d = dir("signals");
-    let bag = d.join("signals.bag");
+    let (r, d, bag) = recording("signals", "signals.bag");
     let signals = r.node("mock_signals").arg("__ns:=/bag1").spawn();
-    gem_e2e::dynparam_set("/bag1/mock_signals", "battery_level", "42", T);
+    gem_testbed::dynparam_set("/bag1/mock_signals", "battery_level", "42", T);
     finish(start_recording(
         &bag,
         Some(20),
@@ -92,10 +89,7 @@ fn exported_csv_holds_the_published_values() {
 
 #[test]
 fn joint_state_export_with_renamer_rules() {
-    let r = ros();
-    r.set_sim_time(false);
-    let d = dir("joints");
-    let bag = d.join("joints.bag");
+    let (_r, d, bag) = recording("joints", "joints.bag");
     let topic = "/bag2/joint_states";
     let msg = "{name: [first_joint, second_joint], position: [0.1, 0.2], velocity: [], effort: [1.5, 2.5]}";
     let publisher = cli_background(
@@ -135,7 +129,7 @@ fn joint_state_export_with_renamer_rules() {
 #[test]
 fn unknown_topic_and_missing_bag_are_clear_errors() {
     let _r = ros();
-    let bin = gem_e2e::node_binary("gemctl");
+    let bin = gem_testbed::node_binary("gemctl");
     let out = cli(
         bin.to_str().unwrap(),
         &["bag", "info", "/nonexistent/x.bag"],

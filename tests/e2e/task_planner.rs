@@ -2,13 +2,13 @@
 //! real master; `serve_waypoints` and `cancel_tasks` are called with Debian's `rosservice`;
 //! the test plays the state manager by publishing `system_state`.
 
-use gem_e2e::{cli, ros, wait_until, Collector, NodeProc, RosGuard};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_controller_action::{
     NavigateWaypointsActionFeedback, NavigateWaypointsActionGoal,
 };
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
+use gem_testbed::{cli, ros, wait_until, Collector, NodeProc, RosGuard};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;

@@ -6,9 +6,9 @@
 
 use gem_core::state_manager::Input;
 use gem_e2e::sm_scenarios::{self as sc, secs, Driver, Scenario};
-use gem_e2e::{ros, wait_until, NodeProc, RosGuard};
 use gem_msgs::gem_state_msgs::SystemStateStamped as S;
 use gem_ros::procfs;
+use gem_testbed::{ros, wait_until, NodeProc, RosGuard};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -63,51 +63,25 @@ fn play((name, body): Scenario) {
     );
 }
 
-fn scenario(name: &str) -> Scenario {
-    *sc::ALL
-        .iter()
-        .find(|(n, _)| *n == name)
-        .expect("scenario exists")
+/// Plays the scenario of `sc::ALL` called `name`.
+fn play_named(name: &str) {
+    play(
+        *sc::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .expect("scenario exists"),
+    );
 }
 
-#[test]
-fn battery_ramp() {
-    play(scenario("battery_ramp"));
-}
-
-#[test]
-fn temperature() {
-    play(scenario("temperature"));
-}
-
-#[test]
-fn gps_hold_off() {
-    play(scenario("gps_hold_off"));
-}
-
-#[test]
-fn network_low_connected_not_connected() {
-    play(scenario("network_low_connected_not_connected"));
-}
-
-#[test]
-fn estop() {
-    play(scenario("estop"));
-}
-
-#[test]
-fn staleness() {
-    play(scenario("staleness"));
-}
-
-#[test]
-fn planner_status() {
-    play(scenario("planner_status"));
-}
-
-#[test]
-fn bad_values() {
-    play(scenario("bad_values"));
+scenario_tests! { play_named:
+    battery_ramp,
+    temperature,
+    gps_hold_off,
+    network_low_connected_not_connected,
+    estop,
+    staleness,
+    planner_status,
+    bad_values,
 }
 
 #[test]

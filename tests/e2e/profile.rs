@@ -12,8 +12,8 @@
 
 use gem_core::faults::FaultKind;
 use gem_e2e::bags::scratch_dir;
-use gem_e2e::{cli, node_binary, ros};
 use gem_profile::{check, early_samples, runs_of, Direction, RunRecord};
+use gem_testbed::{cli, node_binary, ros};
 use std::time::Duration;
 
 const RUNS: usize = 3;

@@ -1,12 +1,12 @@
 //! `mock_signals` reconfigured with Debian's `dynparam`, alone and driving the real
 //! `state_manager` (the e-stop round trip of docs/spec.md §6).
 
-use gem_e2e::{cli, cli_ok, ros, Collector, NodeProc, RosGuard};
 use gem_msgs::gem_state_msgs::{
     BatteryLevelStamped, EstopStamped, SignalStrengthStamped, SystemStateStamped,
     TemperatureStamped,
 };
 use gem_msgs::jsk_rviz_plugins::OverlayText;
+use gem_testbed::{cli, cli_ok, ros, Collector, NodeProc, RosGuard};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 

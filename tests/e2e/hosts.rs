@@ -3,9 +3,8 @@
 //! killed, the master killed and restarted. Sim time comes from the vehicle (gem_sim at
 //! 5×). Each scenario prints its figures.
 //!
-//! A test binary of its own (`harness = false`): without root or iproute2 every scenario
-//! is reported as *skipped*, with the reason, never as passed.
-//! `cargo test --release --test hosts -- [NAME...]` runs the named scenarios only.
+//! Without root or iproute2 every scenario writes `skipped: <reason>` and passes.
+//! `cargo test --release --test e2e hosts::` runs them.
 
 use gem_e2e::hosts::{available, HostProc, Hosts, Role};
 use gem_e2e::lap::{
@@ -14,29 +13,29 @@ use gem_e2e::lap::{
 };
 use std::time::Duration;
 
-type Scenario = fn(&Suite) -> Result<(), String>;
+// (a) and (e) ride on (b)'s lap: the tools are tried before the cut, and the lap that
+// completes after it is a lap across the three hosts (one suite start and one lap less).
+scenario_tests! { on_three_hosts:
+    abe_lap_across_three_hosts_with_a_cable_cut => supervisor_vehicle_link_cut,
+    c_supervisor_host_dies => supervisor_host_dies,
+    d_master_dies_mid_lap => master_dies_mid_lap,
+}
 
-const SCENARIOS: [(&str, Scenario); 3] = [
-    // (a) and (e) ride on (b)'s lap: the tools are tried before the cut, and the lap that
-    // completes after it is a lap across the three hosts (one suite start and one lap less).
-    (
-        "abe_lap_across_three_hosts_with_a_cable_cut",
-        supervisor_vehicle_link_cut,
-    ),
-    ("c_supervisor_host_dies", supervisor_host_dies),
-    ("d_master_dies_mid_lap", master_dies_mid_lap),
-];
-
-fn main() {
-    gem_e2e::scenario_main("multi-host scenarios", &SCENARIOS, available, |scenario| {
-        let hosts = Hosts::build()?;
-        let suite = Suite::start(hosts)?;
-        let outcome = scenario(&suite);
-        if outcome.is_err() {
-            suite.dump();
-        }
-        outcome.and_then(|()| suite.no_panics())
+/// Runs `check` on the suite started on three fresh hosts.
+fn on_three_hosts(check: fn(&Suite) -> Result<(), String>) {
+    crate::scenario(available, || {
+        crate::on_lap(|| Suite::start(Hosts::build()?), check)
     });
+}
+
+impl crate::Deployment for Suite {
+    fn dump(&self) {
+        eprintln!("{}", self.logs());
+    }
+
+    fn no_panics(&self) -> Result<(), String> {
+        no_panics(&self.logs())
+    }
 }
 
 /// The suite on three hosts, and an observer on the supervisor and on the vehicle.
@@ -109,15 +108,6 @@ impl Suite {
             .chain([&self.supervisor_view.proc, &self.vehicle_view.proc])
             .map(|p| format!("--- {} ({}) ---\n{}", p.label, p.log.display(), p.output()))
             .collect()
-    }
-
-    fn dump(&self) {
-        eprintln!("{}", self.logs());
-    }
-
-    /// No process panicked.
-    fn no_panics(&self) -> Result<(), String> {
-        no_panics(&self.logs())
     }
 
     /// The output of the process whose label ends with `suffix`.
@@ -229,7 +219,7 @@ fn master_dies_mid_lap(s: &Suite) -> Result<(), String> {
     s.hosts.kill_host(Role::Master);
     // Every node says so (a warning reaches the launch's screen from every node).
     const LOST: &str = "is unreachable";
-    let logged = gem_e2e::wait_until(Duration::from_secs(10), || {
+    let logged = gem_testbed::wait_until(Duration::from_secs(10), || {
         s.output_of("roslaunch").matches(LOST).count() >= NODES.len()
     });
     if !logged {

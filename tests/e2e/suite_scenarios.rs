@@ -1,10 +1,10 @@
 //! The suite's end-to-end scenarios (`gem_e2e::suite`), each on a fresh
 //! `roslaunch gem_bringup integration_run.launch` (gem_sim at 3×, real master, every node
 //! a process, faults injected with Debian's `dynparam`). The same scenarios run under
-//! rostest from `launch/test/suite_*.test` (see `tests/rostest_files.rs`).
+//! rostest from `launch/test/suite_*.test` (see `tests/e2e/rostest_files.rs`).
 
 use gem_e2e::suite::{scenario, tool_result, Suite, COMMON_ARGS};
-use gem_e2e::{cli, cli_background, ros};
+use gem_testbed::{cli, cli_background, ros};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(60);
@@ -32,27 +32,10 @@ fn run(name: &str) {
     }
 }
 
-#[test]
-fn estop_before_serving() {
-    run("estop_before_serving");
-}
-
-#[test]
-fn every_fault_then_completion() {
-    run("every_fault_then_completion");
-}
-
-#[test]
-fn state_manager_death() {
-    run("state_manager_death");
-}
-
-#[test]
-fn task_planner_death() {
-    run("task_planner_death");
-}
-
-#[test]
-fn simulator_death() {
-    run("simulator_death");
+scenario_tests! { run:
+    estop_before_serving,
+    every_fault_then_completion,
+    state_manager_death,
+    task_planner_death,
+    simulator_death,
 }

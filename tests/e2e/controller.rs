@@ -8,12 +8,12 @@ use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
 use gem_core::vehicle::VehicleParams;
 use gem_e2e::control::{fresh_ns, gem_track, goal, line, wait_done, Stack};
-use gem_e2e::{cli, cli_background, repo_root, ros, wait_until, Collector};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::geometry_msgs::Pose2D;
 use gem_ros::action::NavigateWaypoints;
+use gem_testbed::{cli, cli_background, repo_root, ros, wait_until, Collector};
 use ros1_protocols::actionlib::{status, ActionClient, ClientEvent, RESULT_GRACE};
 use std::time::{Duration, Instant};
 

@@ -5,10 +5,10 @@
 //! rospy consumers never see ROS time 0 in their first callback (20 runs).
 
 use gem_core::state_manager::Input;
-use gem_e2e::bags::{gemctl, record_published, scratch_dir as dir, start_recording};
-use gem_e2e::{cli_background, cli_ok, ros, wait_for_subscriber, wait_until, Collector, NodeProc};
+use gem_e2e::bags::{gemctl, record_published, recording, start_recording};
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus, TemperatureStamped};
 use gem_msgs::std_msgs::Header;
+use gem_testbed::{cli_background, cli_ok, wait_for_subscriber, wait_until, Collector, NodeProc};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
@@ -25,8 +25,8 @@ fn handled(ready: &Collector<Header>, consumer: &str) -> u32 {
 }
 
 fn slow_consumer(ns: &str) -> NodeProc {
-    let script = gem_e2e::repo_root().join("tests/py/slow_consumer.py");
-    gem_e2e::NodeBuilder::new("/usr/bin/python3")
+    let script = gem_testbed::repo_root().join("tests/py/slow_consumer.py");
+    gem_testbed::NodeBuilder::new("/usr/bin/python3")
         .arg(script.to_str().unwrap())
         .arg(&format!("__ns:={ns}"))
         .name("slow_consumer")
@@ -35,10 +35,7 @@ fn slow_consumer(ns: &str) -> NodeProc {
 
 #[test]
 fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not() {
-    let r = ros();
-    r.set_sim_time(false);
-    let d = dir("slow");
-    let bag = d.join("data.bag");
+    let (_r, _d, bag) = recording("slow", "data.bag");
     let topic = "/rp1/data";
     // 2 s at 200 Hz: far more than the consumer's 50 ms per message and queue of 10 take.
     const MESSAGES: u32 = 400;
@@ -55,7 +52,7 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
     // Debian's rosbag play at the recorded rate: the consumer cannot keep up.
     let consumer = slow_consumer("/rp1");
     assert!(
-        gem_e2e::wait_until(T, || ready
+        gem_testbed::wait_until(T, || ready
             .all()
             .iter()
             .any(|h| h.frame_id == "/rp1/slow_consumer")),
@@ -81,7 +78,7 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
     let marker_seen =
         |h: &Header| h.frame_id == "/rp1/slow_consumer" && h.stamp.sec == MARKER as u32;
     assert!(
-        gem_e2e::wait_until(T, || ready.all().iter().any(marker_seen)),
+        gem_testbed::wait_until(T, || ready.all().iter().any(marker_seen)),
         "the consumer did not handle the marker\n{}",
         consumer.output()
     );
@@ -118,14 +115,11 @@ fn lockstep_delivers_every_message_to_a_slow_consumer_and_rosbag_play_does_not()
 /// fresh rospy consumers each.
 #[test]
 fn a_sim_time_consumer_has_the_clock_before_the_first_replayed_message() {
-    let r = ros();
-    r.set_sim_time(false);
-    let d = dir("clock_first");
-    let bag = d.join("data.bag");
+    let (r, _d, bag) = recording("clock_first", "data.bag");
     let topic = "/rp3/data";
     record_published(&bag, topic, 20, "50", "std_msgs/Float64", "data: 2.5");
     r.set_sim_time(true);
-    let script = gem_e2e::repo_root().join("tests/py/clock_consumer.py");
+    let script = gem_testbed::repo_root().join("tests/py/clock_consumer.py");
     let mut zeros = Vec::new();
     for run in 0..20 {
         let ready = Collector::<Header>::new("/replay/ready");
@@ -134,7 +128,7 @@ fn a_sim_time_consumer_has_the_clock_before_the_first_replayed_message() {
             .iter()
             .map(|n| {
                 let (ns, name) = n.rsplit_once('/').unwrap();
-                gem_e2e::NodeBuilder::new("/usr/bin/python3")
+                gem_testbed::NodeBuilder::new("/usr/bin/python3")
                     .arg(script.to_str().unwrap())
                     .arg(&format!("__ns:={ns}"))
                     .name(name)
@@ -175,10 +169,7 @@ fn a_sim_time_consumer_has_the_clock_before_the_first_replayed_message() {
 
 #[test]
 fn replaying_a_failure_scenario_into_the_state_manager_is_deterministic() {
-    let r = ros();
-    r.set_sim_time(false);
-    let d = dir("failure");
-    let bag = d.join("failure.bag");
+    let (r, d, bag) = recording("failure", "failure.bag");
     let ns = "/rp2";
     let scenario = d.join("faults.yaml");
     std::fs::write(

@@ -1,0 +1,24 @@
+//! A test bed against a real ROS master, for the end-to-end tests (`tests/e2e`), the
+//! rostest runners (`tests/rostest`) and the benchmarks (`gem_bench`).
+//!
+//! - [`ros`] starts (once per process) a private `rosmaster` on a free loopback port, joins
+//!   it as a rosrust node and serialises its callers, each starting with the parameters of a
+//!   fresh master; the master is killed when the process exits. [`exclusive`] serialises a
+//!   scenario that brings its own masters against them.
+//! - [`NodeBuilder`] starts one of our node binaries ([`node_binary`]) or any executable as
+//!   a [`NodeProc`], [`cli`] and friends run ROS command-line tools; both get the
+//!   environment `runners/env.sh` gives a user, pointed at the private master.
+//! - Every wait is bounded ([`wait_until`], [`Collector`]); nothing sleeps to synchronise.
+
+#![warn(missing_docs)]
+
+mod group;
+mod master;
+mod process;
+mod wait;
+
+pub use master::{bin_dir, exclusive, master_log, node_binary, repo_root, ros, user_env, RosGuard};
+pub use process::{cli, cli_background, cli_ok, dynparam_set, NodeBuilder, NodeProc};
+pub use wait::{
+    check, wait_for_publisher, wait_for_service, wait_for_subscriber, wait_until, Collector,
+};

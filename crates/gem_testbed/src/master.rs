@@ -1,0 +1,217 @@
+//! The master of this process and the exclusive use of the machine.
+//!
+//! One private `rosmaster` per process on a free loopback port, started on first use and
+//! killed (its whole process group) when the process exits. The process itself joins it as
+//! a rosrust node. [`ros`] serialises its callers, because `/clock` and `/use_sim_time`
+//! are global to a master, and gives each the parameters of a fresh master; [`exclusive`]
+//! serialises a scenario that brings its own masters (rostest, network namespaces,
+//! containers) against them.
+
+use crate::group::{kill_group, spawn_in_own_group};
+use crate::wait::wait_until;
+use ros1_protocols::Lock;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+/// The workspace root (this crate lives in `crates/gem_testbed`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+/// Directory holding the build's binaries (`target/release` or `target/debug`), found
+/// from the running executable: a test (`target/<profile>/deps/<test>-<hash>`) or a
+/// binary such as the benchmark (`target/<profile>/gem_bench`).
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let dir = exe.parent().expect("executable directory");
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.parent().expect("profile dir").to_path_buf()
+    } else {
+        dir.to_path_buf()
+    }
+}
+
+/// Path of one of our node binaries; panics with a hint when it has not been built.
+pub fn node_binary(name: &str) -> PathBuf {
+    let path = bin_dir().join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build the nodes first (`cargo build --release --workspace --bins`, \
+         which runners/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// The master of this process.
+pub(crate) struct Master {
+    pub(crate) uri: String,
+    pgid: i32,
+    pub(crate) home: PathBuf,
+    /// Kept so the process is owned (and reaped by `kill_group` at exit).
+    _child: Mutex<Child>,
+}
+
+static MASTER: OnceLock<Master> = OnceLock::new();
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The machine for the calling test alone: no other caller of [`exclusive`] or [`ros`]
+/// runs until the guard is dropped. For a scenario that starts its own masters and whose
+/// bounds hold on a machine that is not running another scenario.
+pub fn exclusive() -> MutexGuard<'static, ()> {
+    SERIAL.locked()
+}
+
+/// Exclusive use of this process's master and of the in-process rosrust node.
+pub struct RosGuard {
+    _lock: MutexGuard<'static, ()>,
+}
+
+impl RosGuard {
+    /// The master's URI.
+    pub fn master_uri(&self) -> &str {
+        &master().uri
+    }
+
+    /// Sets `/use_sim_time` for nodes started after this call (the test process itself
+    /// always runs on wall time; it drives `/clock` explicitly).
+    pub fn set_sim_time(&self, on: bool) {
+        let p = rosrust::param("/use_sim_time").expect("param name");
+        p.set(&on).expect("set /use_sim_time");
+    }
+}
+
+impl Drop for RosGuard {
+    fn drop(&mut self) {
+        // Leave the master as a fresh test expects it.
+        if let Some(p) = rosrust::param("/use_sim_time") {
+            let _ = p.delete();
+        }
+    }
+}
+
+/// Starts (once) the master and the in-process node, and serialises the calling test
+/// against the others in this process (as [`exclusive`] does).
+pub fn ros() -> RosGuard {
+    let lock = exclusive();
+    let m = master();
+    if !rosrust::is_initialized() {
+        // rosrust reads these when it initialises; set them before any node thread exists.
+        std::env::set_var("ROS_MASTER_URI", &m.uri);
+        std::env::set_var("ROS_IP", "127.0.0.1");
+        std::env::set_var("ROS_HOME", &m.home);
+        rosrust::try_init_with_options("gem_e2e", false)
+            .expect("rosrust init against the test master");
+    }
+    reset_parameters();
+    RosGuard { _lock: lock }
+}
+
+/// Leaves on the master only the parameters it had when it started, so each test starts
+/// as on a fresh master whatever earlier tests (or their nodes) set.
+fn reset_parameters() {
+    static FRESH: OnceLock<Vec<String>> = OnceLock::new();
+    let fresh = FRESH.get_or_init(|| rosrust::parameters().expect("the master's parameters"));
+    for name in rosrust::parameters().expect("the master's parameters") {
+        if !fresh.contains(&name) {
+            if let Some(p) = rosrust::param(&name) {
+                let _ = p.delete();
+            }
+        }
+    }
+}
+
+/// What this process's master has logged so far (`$ROS_HOME/log/master.log`).
+pub fn master_log() -> String {
+    std::fs::read_to_string(master().home.join("log/master.log")).unwrap_or_default()
+}
+
+pub(crate) fn master() -> &'static Master {
+    MASTER.get_or_init(start_master)
+}
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("local addr").port()
+}
+
+fn start_master() -> Master {
+    let home = std::env::temp_dir().join(format!("gem_e2e_ros_home_{}", std::process::id()));
+    std::fs::create_dir_all(&home).expect("ROS_HOME");
+    for _attempt in 0..5 {
+        let port = free_port();
+        let uri = format!("http://127.0.0.1:{port}/");
+        let mut cmd = Command::new("/usr/bin/rosmaster");
+        cmd.args(["--core", "-p", &port.to_string(), "-w", "3"]);
+        apply_env(&mut cmd, &uri, &home);
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        let mut child =
+            spawn_in_own_group(&mut cmd).expect("start /usr/bin/rosmaster (run runners/setup.sh)");
+        let pgid = child.id() as i32;
+        if wait_until(Duration::from_secs(10), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        }) {
+            // Kill the master when this process exits, however its tests ended.
+            extern "C" fn kill_master() {
+                if let Some(m) = MASTER.get() {
+                    kill_group(m.pgid);
+                }
+            }
+            unsafe { libc::atexit(kill_master) };
+            return Master {
+                uri,
+                pgid,
+                home,
+                _child: Mutex::new(child),
+            };
+        }
+        kill_group(pgid);
+        let _ = child.wait();
+    }
+    panic!("rosmaster did not come up on a free port in 5 attempts");
+}
+
+/// The variables `runners/env.sh` sets, captured once by sourcing it in bash.
+pub fn user_env() -> &'static Vec<(String, String)> {
+    static ENV: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let script = repo_root().join("runners/env.sh");
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "source '{}' >/dev/null && env -0",
+                script.display()
+            ))
+            .output()
+            .expect("source runners/env.sh");
+        assert!(
+            out.status.success(),
+            "runners/env.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .split('\0')
+            .filter_map(|kv| kv.split_once('='))
+            .filter(|(k, _)| matches!(*k, "ROS_PACKAGE_PATH" | "PYTHONPATH" | "PATH" | "GEM_ROOT"))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    })
+}
+
+/// The environment a user gets from `runners/env.sh`, pointed at the master `uri`.
+pub(crate) fn apply_env(cmd: &mut Command, uri: &str, home: &Path) {
+    for (k, v) in user_env() {
+        cmd.env(k, v);
+    }
+    cmd.env("ROS_MASTER_URI", uri)
+        .env("ROS_IP", "127.0.0.1")
+        .env("ROS_HOME", home)
+        .env("ROS_LOG_DIR", home.join("log"))
+        .env_remove("ROS_HOSTNAME");
+}
