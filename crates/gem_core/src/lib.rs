@@ -1,6 +1,6 @@
-//! ROS-agnostic core of the GEM e2 node suite.
+//! Every rule, threshold, control law and vehicle model of the GEM e2 suite, free of ROS.
 //!
-//! Every rule, threshold and control law of the suite lives here, beside its unit tests,
+//! Each lives here beside its unit tests,
 //! with no dependency on ROS: the node binaries in `gem_nodes` only convert messages to the
 //! core's types, call it, and publish what it returns. Keeping ROS out means the logic is
 //! tested in microseconds with explicit time (no clock is ever read here: every

@@ -1,5 +1,7 @@
-//! Run-time introspection of ROS 1 messages, with no dependency on ROS and no compile-time
-//! message types: parse the full definition text a bag connection or a TCPROS connection
+//! Any ROS 1 message decoded at run time from its definition text, with no dependency on ROS
+//! and no compile-time message types.
+//!
+//! How: parse the full definition text a bag connection or a TCPROS connection
 //! header carries (the main definition, then each dependency after a line of `=` and
 //! `MSG: pkg/Type`; see [`schema`]), then decode serialized bytes into a flat list of
 //! `key → value` pairs in wire order (`header.seq`, `pose.position.x`, `points.3.x`).

@@ -1,5 +1,5 @@
-//! Per-node glue for the GEM e2 binaries in `src/bin/`: each node's parameter table and the
-//! small amount of state that ties its subscriptions to the core. Rules live in `gem_core`.
+//! The suite's nodes, one module per binary in `src/bin/`: each node's parameter and
+//! interface tables and the wiring that ties its topics to the core. Rules live in `gem_core`.
 #![warn(missing_docs)]
 
 pub mod controller;
