@@ -45,6 +45,16 @@ macro_rules! value {
 }
 pub(crate) use value;
 
+/// One kind of check on several fields of one configuration, for `Config::validate`:
+/// `each![positive; self; SpeedConfig: nominal_mps, creep_mps]` is
+/// `[positive(value!(self, SpeedConfig.nominal_mps)), positive(value!(self, SpeedConfig.creep_mps))]`.
+macro_rules! each {
+    ($check:ident; $config:ident; $ty:ident: $($field:ident),+ $(,)?) => {
+        [$($crate::config::$check($crate::config::value!($config, $ty.$field))),+]
+    };
+}
+pub(crate) use each;
+
 /// A configuration value outside its valid range: which field, its value, the limit.
 #[derive(Debug, Error, PartialEq)]
 #[error("{} = {value} is invalid: {limit}", field.name)]

@@ -27,7 +27,7 @@
 //!
 //! Not handled here: projection onto the path, speed, the pose's prediction (the tracker).
 
-use crate::config::{check, first_invalid, positive, value, within, ConfigError};
+use crate::config::{check, each, first_invalid, value, within, ConfigError};
 use nalgebra::{Matrix1, Matrix3, Matrix4, RowVector3, Vector3};
 
 /// LQR settings: the size of each state and of the steering that is acceptable.
@@ -66,11 +66,9 @@ impl LqrConfig {
 impl LqrConfig {
     /// Checks the weights, the model and the period; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        first_invalid([
-            positive(value!(self, LqrConfig.lateral_m)),
-            positive(value!(self, LqrConfig.heading_rad)),
-            positive(value!(self, LqrConfig.yaw_rate_rad_s)),
-            positive(value!(self, LqrConfig.steering_rad)),
+        let weights = each![positive; self; LqrConfig:
+            lateral_m, heading_rad, yaw_rate_rad_s, steering_rad];
+        first_invalid(weights.into_iter().chain([
             within(value!(self, LqrConfig.steering_lag_s), 0.01, 2.0),
             within(value!(self, LqrConfig.preview_s), 0.0, 2.0),
             check(
@@ -78,7 +76,7 @@ impl LqrConfig {
                 (1.0..=1000.0).contains(&(1.0 / self.period_s)),
                 "must be within 0.001..1 s (a rate of 1..1000 Hz)",
             ),
-        ])
+        ]))
     }
 }
 

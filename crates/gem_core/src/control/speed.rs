@@ -17,7 +17,7 @@
 //! obstacles, reversing.
 
 use super::path::Path;
-use crate::config::{first_invalid, positive, value, ConfigError};
+use crate::config::{each, first_invalid, ConfigError};
 use crate::vehicle::VehicleParams;
 
 /// Speed profile settings. `Default`: the specified nominal speed (docs/spec.md §5), comfortable GEM e2 limits.
@@ -57,14 +57,9 @@ impl SpeedConfig {
 impl SpeedConfig {
     /// Checks the speeds and limits; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        first_invalid([
-            positive(value!(self, SpeedConfig.nominal_mps)),
-            positive(value!(self, SpeedConfig.max_lateral_accel_mps2)),
-            positive(value!(self, SpeedConfig.brake_decel_mps2)),
-            positive(value!(self, SpeedConfig.approach_mps)),
-            positive(value!(self, SpeedConfig.steering_rate_rad_s)),
-            positive(value!(self, SpeedConfig.creep_mps)),
-        ])
+        first_invalid(each![positive; self; SpeedConfig:
+            nominal_mps, max_lateral_accel_mps2, brake_decel_mps2, approach_mps,
+            steering_rate_rad_s, creep_mps])
     }
 }
 

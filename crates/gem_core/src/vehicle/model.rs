@@ -12,7 +12,7 @@
 
 use super::dynamic::{self, DynamicParams};
 use super::kinematic;
-use crate::config::{first_invalid, non_negative, positive, value, ConfigError};
+use crate::config::{each, first_invalid, ConfigError};
 use crate::geometry::Pose;
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -85,17 +85,12 @@ impl VehicleParams {
     /// Checks the geometry, the actuators and the chassis model; the error names the field
     /// (of [`DynamicParams`] for the chassis).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        first_invalid([
-            positive(value!(self, VehicleParams.wheelbase_m)),
-            positive(value!(self, VehicleParams.max_steer_rad)),
-            positive(value!(self, VehicleParams.max_steer_rate_rad_s)),
-            non_negative(value!(self, VehicleParams.steer_time_constant_s)),
-            non_negative(value!(self, VehicleParams.speed_time_constant_s)),
-            positive(value!(self, VehicleParams.max_accel_mps2)),
-            positive(value!(self, VehicleParams.max_decel_mps2)),
-            non_negative(value!(self, VehicleParams.command_delay_s)),
-            positive(value!(self, VehicleParams.command_timeout_s)),
-        ])?;
+        let positives = each![positive; self; VehicleParams:
+            wheelbase_m, max_steer_rad, max_steer_rate_rad_s, max_accel_mps2, max_decel_mps2,
+            command_timeout_s];
+        let lags = each![non_negative; self; VehicleParams:
+            steer_time_constant_s, speed_time_constant_s, command_delay_s];
+        first_invalid(positives.into_iter().chain(lags))?;
         match &self.chassis {
             ChassisModel::Kinematic => Ok(()),
             ChassisModel::Dynamic(d) => d.validate(self.wheelbase_m),
