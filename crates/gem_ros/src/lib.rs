@@ -3,7 +3,8 @@
 //!
 //! Start-up that waits for the master instead of panicking ([`node`]), `tracing` bridged to
 //! `/rosout` ([`log`]), typed private parameters declared in one table per node ([`params`]),
-//! each node's topics, services and actions declared once ([`topics`]),
+//! each node's topics, services and actions declared once ([`topics`]), the docs tables
+//! made from both ([`docs`]),
 //! ROS time in core time with a sim-time-aware ticker ([`time`]), conversions between
 //! messages and core types ([`convert`]), the suite's action type ([`action`]), real-time
 //! priority ([`realtime`]), `~processed` acknowledgements for lockstep drivers
@@ -13,6 +14,7 @@
 
 pub mod action;
 pub mod convert;
+pub mod docs;
 pub mod launch;
 pub mod log;
 pub mod node;

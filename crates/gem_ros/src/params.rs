@@ -565,34 +565,25 @@ pub fn config_error(params: &[ParamSpec], e: ConfigError) -> ParamError {
 /// The documentation's parameter table for `params`, one row per parameter. The `valid`
 /// column shows the table's check, or the core configurations that check the value.
 pub fn markdown_table(params: &[ParamSpec]) -> String {
-    let mut out = String::from(
-        "| parameter | type | default | valid | unit | meaning |\n|---|---|---|---|---|---|\n",
-    );
-    for p in params {
-        out.push_str(&format!(
-            "| `~{}` | {} | {} | {} | {} | {} |\n",
-            p.name,
-            p.type_text(),
+    let columns = ["parameter", "type", "default", "valid", "unit", "meaning"];
+    crate::docs::markdown_table(&columns, params, |p| {
+        let name = format!("`~{}`", p.name);
+        let (unit, doc) = (p.unit.to_owned(), p.doc.to_owned());
+        vec![
+            name,
+            p.type_text().to_owned(),
             p.default_text(),
             p.valid_text(),
-            p.unit,
-            p.doc
-        ));
-    }
-    out
+            unit,
+            doc,
+        ]
+    })
 }
 
 /// Checks that the documentation page `page` (its text: `doc`) contains `params`' table
 /// verbatim; the error shows the table it must contain.
 pub fn check_docs(params: &[ParamSpec], page: &str, doc: &str) -> Result<(), String> {
-    let table = markdown_table(params);
-    if doc.contains(&table) {
-        Ok(())
-    } else {
-        Err(format!(
-            "the parameter table of {page} is out of date; it must contain:\n{table}"
-        ))
-    }
+    crate::docs::check_page("parameter", &markdown_table(params), page, doc)
 }
 
 #[cfg(test)]

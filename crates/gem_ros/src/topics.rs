@@ -213,32 +213,20 @@ impl<T: rosrust::Message> Decl<T> {
 
 /// The documentation's interface table for `entries`, one row per name.
 pub fn markdown_table(entries: &[Entry]) -> String {
-    let mut out = String::from("| direction | name | type | meaning |\n|---|---|---|---|\n");
-    for e in entries {
+    let columns = ["direction", "name", "type", "meaning"];
+    crate::docs::markdown_table(&columns, entries, |e| {
         let (name, ros_type) = match e.ros_type() {
             Some(t) => (format!("`{}`", e.name), format!("`{t}`")),
             None => (e.name.to_owned(), "any".to_owned()),
         };
-        out.push_str(&format!(
-            "| {} | {name} | {ros_type} | {} |\n",
-            e.role.text(),
-            e.doc
-        ));
-    }
-    out
+        vec![e.role.text().to_owned(), name, ros_type, e.doc.to_owned()]
+    })
 }
 
 /// Checks that the documentation page `page` (its text: `doc`) contains the interface
 /// table of `entries` verbatim; the error shows the table it must contain.
 pub fn check_docs(entries: &[Entry], page: &str, doc: &str) -> Result<(), String> {
-    let table = markdown_table(entries);
-    if doc.contains(&table) {
-        Ok(())
-    } else {
-        Err(format!(
-            "the interface table of {page} is out of date; it must contain:\n{table}"
-        ))
-    }
+    crate::docs::check_page("interface", &markdown_table(entries), page, doc)
 }
 
 #[cfg(test)]
