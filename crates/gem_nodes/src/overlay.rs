@@ -22,7 +22,7 @@ use gem_msgs::std_msgs::{ColorRGBA, Header};
 use gem_msgs::visualization_msgs::{Marker, MarkerArray};
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, Ticker};
-use gem_ros::topics::{Decl, Entry};
+use gem_ros::topics::Decl;
 use ros1_protocols::direct::DirectSubscriber;
 use ros1_protocols::Lock;
 use ros1_protocols::RosError;
@@ -36,57 +36,33 @@ gem_ros::param_table! {
     ];
 }
 
-/// The state and its error names.
-pub const SYSTEM_STATE: Decl<msg::SystemStateStamped> =
-    Decl::subscribes(names::SYSTEM_STATE, "state and error names");
-/// The planner's status.
-pub const PLANNER_STATUS: Decl<msg::TaskPlannerStatus> =
-    Decl::subscribes(Input::PlannerStatus.topic(), "planner status");
-/// The goal's progress.
-pub const FEEDBACK: Decl<NavigateWaypointsActionFeedback> =
-    Decl::subscribes(names::navigate_waypoints::FEEDBACK, "the goal's progress");
-/// The commanded speed.
-pub const COMMAND: Decl<AckermannDrive> = Decl::subscribes(names::ACKERMANN_CMD, "commanded speed");
-/// Battery charge.
-pub const BATTERY: Decl<msg::BatteryLevelStamped> =
-    Decl::subscribes(Input::Battery.topic(), "input signal");
-/// The e-stop.
-pub const ESTOP: Decl<msg::EstopStamped> = Decl::subscribes(Input::Estop.topic(), "input signal");
-/// GPS accuracy.
-pub const GPS: Decl<msg::GpsAccuracyStamped> = Decl::subscribes(Input::Gps.topic(), "input signal");
-/// Link quality.
-pub const SIGNAL: Decl<msg::SignalStrengthStamped> =
-    Decl::subscribes(Input::Signal.topic(), "input signal");
-/// Temperature.
-pub const TEMPERATURE: Decl<msg::TemperatureStamped> =
-    Decl::subscribes(Input::Temperature.topic(), "input signal");
-/// The text overlay.
-pub const OVERLAY: Decl<OverlayText> = Decl::publishes(
-    "gem/status_overlay",
-    5,
-    "every value above as text, in the state's colour, at `~rate`",
-);
-/// The markers.
-pub const MARKERS: Decl<MarkerArray> = Decl::publishes(
-    "gem/status_markers",
-    5,
-    "the car body (namespace `gem_body`) and a headline (namespace `gem_status`), at `~rate`",
-);
-
-/// Every topic of the node.
-pub const INTERFACE: &[Entry] = &[
-    SYSTEM_STATE.entry(),
-    PLANNER_STATUS.entry(),
-    FEEDBACK.entry(),
-    COMMAND.entry(),
-    BATTERY.entry(),
-    ESTOP.entry(),
-    GPS.entry(),
-    SIGNAL.entry(),
-    TEMPERATURE.entry(),
-    OVERLAY.entry(),
-    MARKERS.entry(),
-];
+gem_ros::interface_table! {
+    /// Every topic of the node.
+    pub const INTERFACE = [
+        /// The state and its error names.
+        SYSTEM_STATE: msg::SystemStateStamped = Decl::subscribes(names::SYSTEM_STATE, "state and error names");
+        /// The planner's status.
+        PLANNER_STATUS: msg::TaskPlannerStatus = Decl::subscribes(Input::PlannerStatus.topic(), "planner status");
+        /// The goal's progress.
+        FEEDBACK: NavigateWaypointsActionFeedback = Decl::subscribes(names::navigate_waypoints::FEEDBACK, "the goal's progress");
+        /// The commanded speed.
+        COMMAND: AckermannDrive = Decl::subscribes(names::ACKERMANN_CMD, "commanded speed");
+        /// Battery charge.
+        BATTERY: msg::BatteryLevelStamped = Decl::subscribes(Input::Battery.topic(), "input signal");
+        /// The e-stop.
+        ESTOP: msg::EstopStamped = Decl::subscribes(Input::Estop.topic(), "input signal");
+        /// GPS accuracy.
+        GPS: msg::GpsAccuracyStamped = Decl::subscribes(Input::Gps.topic(), "input signal");
+        /// Link quality.
+        SIGNAL: msg::SignalStrengthStamped = Decl::subscribes(Input::Signal.topic(), "input signal");
+        /// Temperature.
+        TEMPERATURE: msg::TemperatureStamped = Decl::subscribes(Input::Temperature.topic(), "input signal");
+        /// The text overlay.
+        OVERLAY: OverlayText = Decl::publishes("gem/status_overlay", 5, "every value above as text, in the state's colour, at `~rate`");
+        /// The markers.
+        MARKERS: MarkerArray = Decl::publishes("gem/status_markers", 5, "the car body (namespace `gem_body`) and a headline (namespace `gem_status`), at `~rate`");
+    ];
+}
 
 /// The snapshot the subscriptions of [`subscribe`] keep up to date.
 pub type Shared = Arc<Mutex<Snapshot>>;

@@ -229,6 +229,31 @@ pub fn check_docs(entries: &[Entry], page: &str, doc: &str) -> Result<(), String
     crate::docs::check_page("interface", &markdown_table(entries), page, doc)
 }
 
+/// Declares a node's interface once: one `const` [`Decl`] per name the node uses, and the
+/// table of them all (followed by any entries declared elsewhere):
+///
+/// ```
+/// use gem_msgs::std_msgs::Header;
+/// use gem_ros::topics::Decl;
+/// gem_ros::interface_table! {
+///     /// Every name the node uses.
+///     pub const INTERFACE = [
+///         /// Its output.
+///         OUT: Header = Decl::publishes("out", 10, "the last header");
+///     ];
+/// }
+/// assert_eq!(INTERFACE.len(), 1);
+/// assert_eq!(OUT.name(), "out");
+/// ```
+#[macro_export]
+macro_rules! interface_table {
+    ($(#[$meta:meta])* $vis:vis const $table:ident = [$($(#[$m:meta])* $name:ident: $ty:ty = $decl:expr;)*] $(+ [$($extra:expr),* $(,)?])?;) => {
+        $($(#[$m])* pub const $name: $crate::topics::Decl<$ty> = $decl;)*
+        $(#[$meta])*
+        $vis const $table: &[$crate::topics::Entry] = &[$($name.entry(),)* $($($extra),*)?];
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,51 +9,24 @@ use gem_msgs::nav_msgs::Path;
 use gem_msgs::std_msgs::Float64;
 use gem_msgs::visualization_msgs::Marker;
 
-use gem_ros::topics::{Decl, Entry};
+use gem_ros::topics::Decl;
 
-/// The goals.
-pub const NAVIGATE: Decl<NavigateWaypointsAction> = Decl::action_server(
-    names::NAVIGATE_WAYPOINTS,
-    "drives the goal's waypoints from `start_index`; feedback `target_index` (the goal's indices) and `progress` 0–1",
-);
-/// The pose.
-pub const POSE: Decl<GetModelState> = Decl::calls(
-    names::GET_MODEL_STATE,
-    "the rear-axle pose and velocities of `~model_name`, every tick, over one persistent connection",
-);
-/// The safety gate's input.
-pub const SYSTEM_STATE: Decl<SystemStateStamped> = Decl::subscribes(
-    names::SYSTEM_STATE,
-    "with `~safety_gate`: an ERROR starts a stop, a silence of `~system_state_timeout_s` too",
-);
-/// The drive commands.
-pub const COMMAND: Decl<AckermannDrive> = Decl::publishes(
-    names::ACKERMANN_CMD,
-    10,
-    "every tick while a goal or a stop is driven; the zero command from a goal's end until the next goal",
-);
-/// The goal's path, for RViz.
-pub const DEBUG_PATH: Decl<Path> = Decl::latched("~debug/path", 1, "the goal's waypoints");
-/// Where the law steers, for RViz.
-pub const DEBUG_TARGET: Decl<Marker> = Decl::publishes(
-    "~debug/target",
-    5,
-    "the point the law steers at: lookahead point (pure pursuit), front-axle projection (Stanley), preview point (LQR)",
-);
-/// The tracking error.
-pub const DEBUG_CROSS_TRACK: Decl<Float64> = Decl::publishes(
-    "~debug/cross_track",
-    5,
-    "rear-axle cross-track error, m (+ left)",
-);
-
-/// Every topic, service and action of the node.
-pub const INTERFACE: &[Entry] = &[
-    NAVIGATE.entry(),
-    POSE.entry(),
-    SYSTEM_STATE.entry(),
-    COMMAND.entry(),
-    DEBUG_PATH.entry(),
-    DEBUG_TARGET.entry(),
-    DEBUG_CROSS_TRACK.entry(),
-];
+gem_ros::interface_table! {
+    /// Every topic, service and action of the node.
+    pub const INTERFACE = [
+        /// The goals.
+        NAVIGATE: NavigateWaypointsAction = Decl::action_server(names::NAVIGATE_WAYPOINTS, "drives the goal's waypoints from `start_index`; feedback `target_index` (the goal's indices) and `progress` 0–1");
+        /// The pose.
+        POSE: GetModelState = Decl::calls(names::GET_MODEL_STATE, "the rear-axle pose and velocities of `~model_name`, every tick, over one persistent connection");
+        /// The safety gate's input.
+        SYSTEM_STATE: SystemStateStamped = Decl::subscribes(names::SYSTEM_STATE, "with `~safety_gate`: an ERROR starts a stop, a silence of `~system_state_timeout_s` too");
+        /// The drive commands.
+        COMMAND: AckermannDrive = Decl::publishes(names::ACKERMANN_CMD, 10, "every tick while a goal or a stop is driven; the zero command from a goal's end until the next goal");
+        /// The goal's path, for RViz.
+        DEBUG_PATH: Path = Decl::latched("~debug/path", 1, "the goal's waypoints");
+        /// Where the law steers, for RViz.
+        DEBUG_TARGET: Marker = Decl::publishes("~debug/target", 5, "the point the law steers at: lookahead point (pure pursuit), front-axle projection (Stanley), preview point (LQR)");
+        /// The tracking error.
+        DEBUG_CROSS_TRACK: Float64 = Decl::publishes("~debug/cross_track", 5, "rear-axle cross-track error, m (+ left)");
+    ];
+}

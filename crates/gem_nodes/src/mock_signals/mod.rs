@@ -10,7 +10,7 @@ use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::std_msgs::Header;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, to_ros, Ticker};
-use gem_ros::topics::{Decl, Entry};
+use gem_ros::topics::Decl;
 use ros1_protocols::dynamic_reconfigure::{check_value, DynParam, Kind, Server, Value, Values};
 use ros1_protocols::RosError;
 
@@ -22,33 +22,21 @@ gem_ros::param_table! {
     ];
 }
 
-/// Battery charge.
-pub const BATTERY: Decl<msg::BatteryLevelStamped> = Decl::publishes(
-    Input::Battery.topic(),
-    10,
-    "`battery_level` / 100, at `~rate`",
-);
-/// The e-stop.
-pub const ESTOP: Decl<msg::EstopStamped> =
-    Decl::publishes(Input::Estop.topic(), 10, "`estop_enabled`, at `~rate`");
-/// GPS accuracy.
-pub const GPS: Decl<msg::GpsAccuracyStamped> =
-    Decl::publishes(Input::Gps.topic(), 10, "`gps_accuracy`, at `~rate`");
-/// Link quality.
-pub const SIGNAL: Decl<msg::SignalStrengthStamped> =
-    Decl::publishes(Input::Signal.topic(), 10, "`signal_strength`, at `~rate`");
-/// Temperature.
-pub const TEMPERATURE: Decl<msg::TemperatureStamped> =
-    Decl::publishes(Input::Temperature.topic(), 10, "`temperature`, at `~rate`");
-
-/// Every topic of the node: the five sensor inputs of the state manager.
-pub const INTERFACE: &[Entry] = &[
-    BATTERY.entry(),
-    ESTOP.entry(),
-    GPS.entry(),
-    SIGNAL.entry(),
-    TEMPERATURE.entry(),
-];
+gem_ros::interface_table! {
+    /// Every topic of the node: the five sensor inputs of the state manager.
+    pub const INTERFACE = [
+        /// Battery charge.
+        BATTERY: msg::BatteryLevelStamped = Decl::publishes(Input::Battery.topic(), 10, "`battery_level` / 100, at `~rate`");
+        /// The e-stop.
+        ESTOP: msg::EstopStamped = Decl::publishes(Input::Estop.topic(), 10, "`estop_enabled`, at `~rate`");
+        /// GPS accuracy.
+        GPS: msg::GpsAccuracyStamped = Decl::publishes(Input::Gps.topic(), 10, "`gps_accuracy`, at `~rate`");
+        /// Link quality.
+        SIGNAL: msg::SignalStrengthStamped = Decl::publishes(Input::Signal.topic(), 10, "`signal_strength`, at `~rate`");
+        /// Temperature.
+        TEMPERATURE: msg::TemperatureStamped = Decl::publishes(Input::Temperature.topic(), 10, "`temperature`, at `~rate`");
+    ];
+}
 
 /// The reconfigurable values and their defaults (those of the original suite).
 pub const DYN_PARAMS: &[DynParam] = &[

@@ -35,7 +35,7 @@ use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Header;
 use gem_msgs::tf2_msgs::TFMessage;
 use gem_ros::time::{self, to_ros, Ticker};
-use gem_ros::topics::{Decl, Entry};
+use gem_ros::topics::Decl;
 use params::Params;
 use ros1_protocols::direct::DirectSubscriber;
 use ros1_protocols::dynamic_reconfigure::{DynParam, Kind, Server};
@@ -45,58 +45,27 @@ use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// The drive commands.
-pub const COMMAND: Decl<AckermannDrive> = Decl::subscribes(
-    names::ACKERMANN_CMD,
-    "drive commands, each applied on the thread that read it (none dropped in a burst)",
-);
-/// The pose, through the localization model.
-pub const GET_MODEL_STATE: Decl<GetModelState> = Decl::serves(
-    names::GET_MODEL_STATE,
-    "the pose and twist as localization reports them, stamped with the measurement time; persistent connections accepted; an unknown model: `success: false` and a message",
-);
-/// Teleport.
-pub const SET_MODEL_STATE: Decl<SetModelState> =
-    Decl::serves(names::SET_MODEL_STATE, "teleports the car, which stops");
-/// The true state, as Gazebo publishes it.
-pub const MODEL_STATES: Decl<ModelStates> =
-    Decl::publishes(names::MODEL_STATES, 10, "the true state at `~state_rate`");
-/// The true state, as odometry.
-pub const ODOM: Decl<Odometry> = Decl::publishes(
-    names::ODOM,
-    10,
-    "the true state at `~state_rate`, frame `world`, child `base_footprint`",
-);
-/// Sim time, when the simulator owns it.
-pub const CLOCK: Decl<Clock> = Decl::latched(
-    names::CLOCK,
-    10,
-    "with `~publish_clock`: sim time after each step",
-);
-/// The car's pose as a transform.
-pub const TF: Decl<TFMessage> = Decl::publishes(
-    names::TF,
-    100,
-    "with `~publish_tf`: `world` → `base_footprint`, at `~state_rate`",
-);
-/// The description's fixed joints.
-pub const TF_STATIC: Decl<TFMessage> = Decl::latched(
-    names::TF_STATIC,
-    1,
-    "with `~publish_tf`: `base_footprint` → `base_link` → `center_link`, once",
-);
-
-/// Every topic and service of the node.
-pub const INTERFACE: &[Entry] = &[
-    COMMAND.entry(),
-    GET_MODEL_STATE.entry(),
-    SET_MODEL_STATE.entry(),
-    MODEL_STATES.entry(),
-    ODOM.entry(),
-    CLOCK.entry(),
-    TF.entry(),
-    TF_STATIC.entry(),
-];
+gem_ros::interface_table! {
+    /// Every topic and service of the node.
+    pub const INTERFACE = [
+        /// The drive commands.
+        COMMAND: AckermannDrive = Decl::subscribes(names::ACKERMANN_CMD, "drive commands, each applied on the thread that read it (none dropped in a burst)");
+        /// The pose, through the localization model.
+        GET_MODEL_STATE: GetModelState = Decl::serves(names::GET_MODEL_STATE, "the pose and twist as localization reports them, stamped with the measurement time; persistent connections accepted; an unknown model: `success: false` and a message");
+        /// Teleport.
+        SET_MODEL_STATE: SetModelState = Decl::serves(names::SET_MODEL_STATE, "teleports the car, which stops");
+        /// The true state, as Gazebo publishes it.
+        MODEL_STATES: ModelStates = Decl::publishes(names::MODEL_STATES, 10, "the true state at `~state_rate`");
+        /// The true state, as odometry.
+        ODOM: Odometry = Decl::publishes(names::ODOM, 10, "the true state at `~state_rate`, frame `world`, child `base_footprint`");
+        /// Sim time, when the simulator owns it.
+        CLOCK: Clock = Decl::latched(names::CLOCK, 10, "with `~publish_clock`: sim time after each step");
+        /// The car's pose as a transform.
+        TF: TFMessage = Decl::publishes(names::TF, 100, "with `~publish_tf`: `world` → `base_footprint`, at `~state_rate`");
+        /// The description's fixed joints.
+        TF_STATIC: TFMessage = Decl::latched(names::TF_STATIC, 1, "with `~publish_tf`: `base_footprint` → `base_link` → `center_link`, once");
+    ];
+}
 
 /// The model and what localization makes of it, shared by the command subscriber, the
 /// services and the stepping loop.
