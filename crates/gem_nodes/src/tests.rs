@@ -1,4 +1,4 @@
-//! Every node's parameter table against its documentation page and the core's defaults.
+//! Every node's parameter and interface tables against its documentation page and the core's defaults.
 
 use crate::{controller, health_monitor, mock_signals, overlay, planner, sim, state_manager};
 use gem_core::control::stanley::StanleyConfig;
@@ -8,41 +8,50 @@ use gem_core::vehicle::VehicleParams;
 use gem_ros::params::{
     check_docs, with_every_default, with_values, Default, ParamError, ParamSpec,
 };
+use gem_ros::topics::Entry;
 
-/// Each node: its parameter table and its page under `docs/nodes/`.
-const NODES: &[(&[ParamSpec], &str, &str)] = &[
+/// Each node: its parameter table, its interface table, its page under `docs/nodes/` and
+/// that page's text.
+const NODES: &[(&[ParamSpec], &[Entry], &str, &str)] = &[
     (
         &state_manager::params::PARAMS,
+        state_manager::INTERFACE,
         "docs/nodes/state_manager.md",
         include_str!("../../../docs/nodes/state_manager.md"),
     ),
     (
         &controller::params::PARAMS,
+        controller::INTERFACE,
         "docs/nodes/controller.md",
         include_str!("../../../docs/nodes/controller.md"),
     ),
     (
         &planner::params::PARAMS,
+        planner::INTERFACE,
         "docs/nodes/task_planner.md",
         include_str!("../../../docs/nodes/task_planner.md"),
     ),
     (
         &sim::params::PARAMS,
+        sim::INTERFACE,
         "docs/nodes/gem_sim.md",
         include_str!("../../../docs/nodes/gem_sim.md"),
     ),
     (
         &mock_signals::PARAMS,
+        mock_signals::INTERFACE,
         "docs/nodes/mock_signals.md",
         include_str!("../../../docs/nodes/mock_signals.md"),
     ),
     (
         &overlay::PARAMS,
+        overlay::INTERFACE,
         "docs/nodes/status_overlay.md",
         include_str!("../../../docs/nodes/status_overlay.md"),
     ),
     (
         &health_monitor::PARAMS,
+        health_monitor::INTERFACE,
         "docs/nodes/health_monitor.md",
         include_str!("../../../docs/nodes/health_monitor.md"),
     ),
@@ -52,7 +61,7 @@ const NODES: &[(&[ParamSpec], &str, &str)] = &[
 fn every_node_documents_exactly_its_parameter_table() {
     let stale: Vec<String> = NODES
         .iter()
-        .filter_map(|(params, page, text)| check_docs(params, page, text).err())
+        .filter_map(|(params, _, page, text)| check_docs(params, page, text).err())
         .collect();
     assert!(stale.is_empty(), "{}", stale.join("\n\n"));
 }
@@ -106,7 +115,7 @@ fn a_node_left_at_its_defaults_runs_on_the_core_defaults() {
 #[test]
 fn every_default_passes_its_own_check() {
     with_every_default(|| {
-        for (params, page, _) in NODES {
+        for (params, _, page, _) in NODES {
             for p in params.iter() {
                 let read = match p.default {
                     Default::Float(_) => p.f64().err(),
@@ -170,37 +179,21 @@ fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
 
 /// Every node's interface table against its documentation page.
 mod interfaces {
-    use crate::{controller, health_monitor, mock_signals, overlay, planner, sim, state_manager};
-    use gem_ros::topics::{check_docs, Entry};
-
-    /// Each node: its interface table and its page, `docs/nodes/<page>.md`.
-    const NODES: &[(&[Entry], &str)] = &[
-        (state_manager::INTERFACE, "state_manager"),
-        (controller::INTERFACE, "controller"),
-        (planner::INTERFACE, "task_planner"),
-        (sim::INTERFACE, "gem_sim"),
-        (mock_signals::INTERFACE, "mock_signals"),
-        (overlay::INTERFACE, "status_overlay"),
-        (health_monitor::INTERFACE, "health_monitor"),
-    ];
+    use super::NODES;
+    use gem_ros::topics::check_docs;
 
     #[test]
     fn every_node_documents_exactly_its_interface_table() {
         let stale: Vec<String> = NODES
             .iter()
-            .filter_map(|(entries, page)| {
-                let page = format!("docs/nodes/{page}.md");
-                let path = format!("{}/../../{page}", env!("CARGO_MANIFEST_DIR"));
-                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-                check_docs(entries, &page, &text).err()
-            })
+            .filter_map(|(_, entries, page, text)| check_docs(entries, page, text).err())
             .collect();
         assert!(stale.is_empty(), "{}", stale.join("\n\n"));
     }
 
     #[test]
     fn no_node_declares_a_name_twice() {
-        for (entries, page) in NODES {
+        for (_, entries, page, _) in NODES {
             for (i, e) in entries.iter().enumerate() {
                 assert!(
                     entries[..i]
