@@ -3,7 +3,7 @@
 //! changes both sums and fails this test.
 
 use gem_msgs::*;
-use gem_testbed::repo_root;
+use gem_testbed::{repo_root, succeeded};
 use rosrust::Message;
 use std::collections::HashMap;
 use std::process::Command;
@@ -156,12 +156,7 @@ fn genmsg_computes_the_spec_md5_from_msg_tree() {
         .args(TABLE.iter().map(|(ty, _)| *ty))
         .output()
         .expect("run /usr/bin/python3 runners/ros_md5.py (genmsg; runners/setup.sh installs it)");
-    assert!(
-        out.status.success(),
-        "ros_md5.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let computed: HashMap<String, String> = String::from_utf8_lossy(&out.stdout)
+    let computed: HashMap<String, String> = succeeded(&out, "ros_md5.py")
         .lines()
         .filter_map(|l| l.split_once(' '))
         .map(|(t, m)| (t.to_owned(), m.to_owned()))

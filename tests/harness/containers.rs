@@ -250,14 +250,7 @@ fn owner() -> String {
 
 /// Removes containers, networks and volumes left by test runs whose process is gone.
 pub fn remove_leftovers() {
-    let script = repo_root().join("runners/docker_common.sh");
-    let _ = Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "source '{}' && gem_remove_leftovers",
-            script.display()
-        ))
-        .status();
+    let _ = gem_testbed::sourced("runners/docker_common.sh", "gem_remove_leftovers").status();
 }
 
 fn output(mut cmd: Command, what: &str) -> Result<String, String> {

@@ -76,26 +76,13 @@ pub enum Direction {
 }
 
 impl Direction {
-    /// The links of this direction's chain, causes before effects.
+    /// The links of this direction's chain, causes before effects: [`Link::ALL`] holds
+    /// the fault's chain, then the recovery's from [`Link::Cleared`] on.
     pub fn links(self) -> &'static [Link] {
-        use Link::*;
+        let recovery = Link::Cleared as usize;
         match self {
-            Direction::Fault => &[
-                Onset,
-                SystemError,
-                PlannerPaused,
-                CancelSent,
-                GoalPreempted,
-                BrakingCommand,
-            ],
-            Direction::Recovery => &[
-                Cleared,
-                SystemRunning,
-                PlannerRunning,
-                GoalSent,
-                GoalActive,
-                MovingCommand,
-            ],
+            Direction::Fault => &Link::ALL[..recovery],
+            Direction::Recovery => &Link::ALL[recovery..],
         }
     }
 
@@ -108,10 +95,27 @@ impl Direction {
     }
 }
 
-/// One link of a chain.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Link {
+/// Declares [`Link`] and [`Link::ALL`] from one list.
+macro_rules! links {
+    ($( $(#[doc = $doc:literal])+ $link:ident, )+) => {
+        /// One link of a chain.
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+        )]
+        #[serde(rename_all = "snake_case")]
+        pub enum Link {
+            $( $(#[doc = $doc])+ $link, )+
+        }
+
+        impl Link {
+            /// Every link in declaration order.
+            pub const ALL: &'static [Link] = &[$(Link::$link),+];
+        }
+    };
+}
+
+// The fault's chain, then the recovery's; each chain causes before effects.
+links! {
     /// The fault begins: first faulty input, or the hold-off deadline passing.
     Onset,
     /// `/system_state` ERROR with the fault's bit.
@@ -720,6 +724,25 @@ mod tests {
         r.observe(Seen::PlannerPaused, at(100.9, 10.01));
         r.observe(Seen::GoalPreempted, at(101.5, 10.02));
         r
+    }
+
+    #[test]
+    fn each_chain_starts_at_its_root_and_lists_every_cause_before_its_effect() {
+        let mut seen = Vec::new();
+        for (direction, root) in [
+            (Direction::Fault, Link::Onset),
+            (Direction::Recovery, Link::Cleared),
+        ] {
+            let links = direction.links();
+            assert_eq!(links[0], root);
+            assert_eq!(root.cause(), None);
+            for (i, l) in links.iter().enumerate().skip(1) {
+                let cause = l.cause().unwrap_or_else(|| panic!("{l:?} has no cause"));
+                assert!(links[..i].contains(&cause), "{l:?}'s cause {cause:?}");
+            }
+            seen.extend_from_slice(links);
+        }
+        assert_eq!(seen, Link::ALL, "the two chains hold every link once");
     }
 
     #[test]

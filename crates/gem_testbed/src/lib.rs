@@ -12,12 +12,14 @@
 
 #![warn(missing_docs)]
 
+mod command;
 mod group;
 mod master;
 mod process;
 mod wait;
 
-pub use master::{bin_dir, exclusive, master_log, node_binary, repo_root, ros, user_env, RosGuard};
+pub use command::{repo_root, sourced, succeeded};
+pub use master::{bin_dir, exclusive, master_log, node_binary, ros, user_env, RosGuard};
 pub use process::{cli, cli_background, cli_ok, dynparam_set, NodeBuilder, NodeProc};
 pub use wait::{
     check, wait_for_publisher, wait_for_service, wait_for_subscriber, wait_until, Collector,

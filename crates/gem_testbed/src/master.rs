@@ -7,6 +7,7 @@
 //! serialises a scenario that brings its own masters (rostest, network namespaces,
 //! containers) against them.
 
+use crate::command::{repo_root, sourced, succeeded};
 use crate::group::{kill_group, spawn_in_own_group};
 use crate::wait::wait_until;
 use ros1_protocols::Lock;
@@ -15,14 +16,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
-
-/// The workspace root (this crate lives in `crates/gem_testbed`).
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
-}
 
 /// Directory holding the build's binaries (`target/release` or `target/debug`), found
 /// from the running executable: a test (`target/<profile>/deps/<test>-<hash>`) or a
@@ -181,21 +174,10 @@ fn start_master() -> Master {
 pub fn user_env() -> &'static Vec<(String, String)> {
     static ENV: OnceLock<Vec<(String, String)>> = OnceLock::new();
     ENV.get_or_init(|| {
-        let script = repo_root().join("runners/env.sh");
-        let out = Command::new("bash")
-            .arg("-c")
-            .arg(format!(
-                "source '{}' >/dev/null && env -0",
-                script.display()
-            ))
+        let out = sourced("runners/env.sh", ">/dev/null && env -0")
             .output()
             .expect("source runners/env.sh");
-        assert!(
-            out.status.success(),
-            "runners/env.sh failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
+        succeeded(&out, "runners/env.sh")
             .split('\0')
             .filter_map(|kv| kv.split_once('='))
             .filter(|(k, _)| matches!(*k, "ROS_PACKAGE_PATH" | "PYTHONPATH" | "PATH" | "GEM_ROOT"))

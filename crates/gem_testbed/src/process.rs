@@ -2,6 +2,7 @@
 //! command-line tools ([`cli`], [`cli_ok`], [`cli_background`], [`dynparam_set`]), each in
 //! a process group of its own with the environment `runners/env.sh` gives a user.
 
+use crate::command::succeeded;
 use crate::group::{kill_group, spawn_in_own_group};
 use crate::master::{apply_env, master, node_binary, RosGuard};
 use crate::wait::wait_until;
@@ -218,15 +219,7 @@ pub fn cli(program: &str, args: &[&str], timeout: Duration) -> Output {
 
 /// Like [`cli`] but asserts success and returns stdout.
 pub fn cli_ok(program: &str, args: &[&str], timeout: Duration) -> String {
-    let out = cli(program, args, timeout);
-    assert!(
-        out.status.success(),
-        "{program} {args:?} failed ({})\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    succeeded(&cli(program, args, timeout), &format!("{program} {args:?}"))
 }
 
 /// `rosrun dynamic_reconfigure dynparam set <node> <param> <value>`, as an operator types

@@ -165,19 +165,21 @@ topics:
     }
 
     #[test]
-    fn bad_rule_names_its_line() {
-        let text = GOOD.replace("battery_level in 0..1", "battery_level in 1..0");
-        let e = parse(&text).unwrap_err();
-        assert_eq!(e.line, 7, "{e}");
-        assert!(e.reason.contains("empty range"), "{e}");
-    }
-
-    #[test]
-    fn unknown_key_names_its_line() {
-        let text = GOOD.replace("timeout_s: 0.5", "timeout: 0.5");
-        let e = parse(&text).unwrap_err();
-        assert_eq!(e.line, 4, "{e}");
-        assert!(e.reason.contains("timeout"), "{e}");
+    fn a_bad_rule_or_an_unknown_key_names_its_line() {
+        // (what GOOD says, what it says instead, the line, a word of the reason)
+        for (good, bad, line, reason) in [
+            (
+                "battery_level in 0..1",
+                "battery_level in 1..0",
+                7,
+                "empty range",
+            ),
+            ("timeout_s: 0.5", "timeout: 0.5", 4, "timeout"),
+        ] {
+            let e = parse(&GOOD.replace(good, bad)).unwrap_err();
+            assert_eq!(e.line, line, "{bad}: {e}");
+            assert!(e.reason.contains(reason), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -17,10 +17,7 @@ fn idle() -> Planner {
 fn running() -> Planner {
     let mut p = idle();
     p.step(Event::Serve(path(10)));
-    p.step(Event::Feedback {
-        goal: 1,
-        target_index: 4,
-    });
+    p.step(feedback(1, 4));
     p
 }
 
@@ -32,6 +29,19 @@ fn paused_cancelling() -> Planner {
         vec![Effect::CancelGoal { goal: 1 }]
     );
     p
+}
+
+fn done(goal: GoalSeq, outcome: GoalOutcome) -> Event {
+    Event::Done { goal, outcome }
+}
+
+fn feedback(goal: GoalSeq, target_index: usize) -> Event {
+    Event::Feedback { goal, target_index }
+}
+
+/// Paused to resume at `index`, with no cancel in flight.
+fn paused_at(p: &Planner, index: usize) -> bool {
+    matches!(p.task(), Task::Paused { resume_index, cancelling: None, .. } if *resume_index == index)
 }
 
 fn send(goal: GoalSeq, n: usize, start_index: usize) -> Effect {
@@ -125,12 +135,7 @@ fn paused_repeated_error_states_do_nothing() {
 #[test]
 fn paused_goal_succeeds_while_cancel_in_flight_completes_the_task() {
     let mut p = paused_cancelling();
-    assert!(p
-        .step(Event::Done {
-            goal: 1,
-            outcome: GoalOutcome::Succeeded
-        })
-        .is_empty());
+    assert!(p.step(done(1, GoalOutcome::Succeeded)).is_empty());
     assert_eq!(p.status(), Status::NoTask);
     // And recovery then starts nothing.
     assert!(p.step(Event::SystemError(false)).is_empty());
@@ -139,20 +144,8 @@ fn paused_goal_succeeds_while_cancel_in_flight_completes_the_task() {
 #[test]
 fn paused_cancel_acknowledged_keeps_the_task() {
     let mut p = paused_cancelling();
-    assert!(p
-        .step(Event::Done {
-            goal: 1,
-            outcome: GoalOutcome::Preempted
-        })
-        .is_empty());
-    assert!(matches!(
-        p.task(),
-        Task::Paused {
-            resume_index: 4,
-            cancelling: None,
-            ..
-        }
-    ));
+    assert!(p.step(done(1, GoalOutcome::Preempted)).is_empty());
+    assert!(paused_at(&p, 4));
 }
 
 #[test]
@@ -185,10 +178,7 @@ fn idle_serve_while_error_waits_for_recovery() {
 #[test]
 fn paused_serve_after_recovery_starts_the_new_task() {
     let mut p = paused_cancelling();
-    p.step(Event::Done {
-        goal: 1,
-        outcome: GoalOutcome::Preempted,
-    });
+    p.step(done(1, GoalOutcome::Preempted));
     // Another client preempted nothing; the error is still on; now it clears.
     p.step(Event::SystemError(false));
     assert_eq!(p.step(Event::Serve(path(6))), vec![send(3, 6, 0)]);
@@ -198,18 +188,10 @@ fn paused_serve_after_recovery_starts_the_new_task() {
 fn running_serve_replaces_the_task_and_ignores_the_old_goal_end() {
     let mut p = running();
     assert_eq!(p.step(Event::Serve(path(8))), vec![send(2, 8, 0)]);
-    assert!(p
-        .step(Event::Done {
-            goal: 1,
-            outcome: GoalOutcome::Preempted
-        })
-        .is_empty());
+    assert!(p.step(done(1, GoalOutcome::Preempted)).is_empty());
     assert!(matches!(p.task(), Task::Running { goal: 2, .. }));
     // Late feedback of the old goal does not move the new one's index.
-    p.step(Event::Feedback {
-        goal: 1,
-        target_index: 9,
-    });
+    p.step(feedback(1, 9));
     assert!(matches!(p.task(), Task::Running { last_index: 0, .. }));
 }
 
@@ -229,12 +211,7 @@ fn running_cancel_cancels_the_goal() {
     let mut p = running();
     assert_eq!(p.step(Event::Cancel), vec![Effect::CancelGoal { goal: 1 }]);
     assert_eq!(p.status(), Status::NoTask);
-    assert!(p
-        .step(Event::Done {
-            goal: 1,
-            outcome: GoalOutcome::Preempted
-        })
-        .is_empty());
+    assert!(p.step(done(1, GoalOutcome::Preempted)).is_empty());
     assert_eq!(p.status(), Status::NoTask);
 }
 
@@ -252,7 +229,7 @@ fn running_succeeded_aborted_or_rejected_ends_the_task() {
         GoalOutcome::Rejected,
     ] {
         let mut p = running();
-        p.step(Event::Done { goal: 1, outcome });
+        p.step(done(1, outcome));
         assert_eq!(p.status(), Status::NoTask, "{outcome:?}");
     }
 }
@@ -260,37 +237,21 @@ fn running_succeeded_aborted_or_rejected_ends_the_task() {
 #[test]
 fn running_preempted_by_someone_else_keeps_the_task_paused() {
     let mut p = running();
-    p.step(Event::Done {
-        goal: 1,
-        outcome: GoalOutcome::Preempted,
-    });
-    assert!(matches!(
-        p.task(),
-        Task::Paused {
-            resume_index: 4,
-            cancelling: None,
-            ..
-        }
-    ));
+    p.step(done(1, GoalOutcome::Preempted));
+    assert!(paused_at(&p, 4));
 }
 
 #[test]
 fn running_recalled_keeps_the_task() {
     let mut p = running();
-    p.step(Event::Done {
-        goal: 1,
-        outcome: GoalOutcome::Recalled,
-    });
+    p.step(done(1, GoalOutcome::Recalled));
     assert_eq!(p.status(), Status::Paused);
 }
 
 #[test]
 fn running_lost_keeps_the_task_and_resumes_after_an_error_cycle() {
     let mut p = running();
-    p.step(Event::Done {
-        goal: 1,
-        outcome: GoalOutcome::Lost,
-    });
+    p.step(done(1, GoalOutcome::Lost));
     p.step(Event::SystemError(true));
     assert_eq!(p.step(Event::SystemError(false)), vec![send(2, 10, 4)]);
 }
@@ -298,18 +259,8 @@ fn running_lost_keeps_the_task_and_resumes_after_an_error_cycle() {
 #[test]
 fn idle_done_and_feedback_of_unknown_goals_are_ignored() {
     let mut p = idle();
-    assert!(p
-        .step(Event::Done {
-            goal: 42,
-            outcome: GoalOutcome::Succeeded
-        })
-        .is_empty());
-    assert!(p
-        .step(Event::Feedback {
-            goal: 42,
-            target_index: 3
-        })
-        .is_empty());
+    assert!(p.step(done(42, GoalOutcome::Succeeded)).is_empty());
+    assert!(p.step(feedback(42, 3)).is_empty());
     assert_eq!(p.status(), Status::NoTask);
 }
 

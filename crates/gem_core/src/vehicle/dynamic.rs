@@ -229,6 +229,19 @@ mod tests {
         c
     }
 
+    /// Holds `u` and `delta` for 20 s and checks the steady turn against the understeer
+    /// gradient K: δ = L/R + K·u²/R. The state at the end.
+    fn steady_turn(p: &DynamicParams, u: f64, delta: f64) -> Chassis {
+        let c = hold(p, u, delta, 20.0);
+        let radius = u / c.yaw_rate_rad_s;
+        let expected = L / radius + p.understeer_gradient() * u * u / radius;
+        assert!(
+            (delta - expected).abs() < 0.02 * delta,
+            "δ {delta} vs L/R + K·a_y = {expected} (R {radius})"
+        );
+        c
+    }
+
     #[test]
     fn steady_cornering_matches_the_understeer_gradient() {
         // An understeering variant: softer front tyres.
@@ -237,25 +250,16 @@ mod tests {
             cornering_stiffness_rear: 14.0,
             ..DynamicParams::DEFAULT
         };
-        let (u, delta) = (8.0, 0.05);
-        let c = hold(&p, u, delta, 20.0);
-        let radius = u / c.yaw_rate_rad_s;
-        let expected = L / radius + p.understeer_gradient() * u * u / radius;
         assert!(p.understeer_gradient() > 0.0);
-        assert!(
-            (delta - expected).abs() < 0.02 * delta,
-            "δ {delta} vs L/R + K·a_y = {expected}"
-        );
+        steady_turn(&p, 8.0, 0.05);
     }
 
     #[test]
     fn equal_normalised_stiffness_is_neutral_and_the_rear_drifts_out() {
         let p = DynamicParams::DEFAULT;
         assert_eq!(p.understeer_gradient(), 0.0);
-        let (u, delta) = (6.0, 0.06);
-        let c = hold(&p, u, delta, 20.0);
-        let radius = u / c.yaw_rate_rad_s;
-        assert!((L / radius - delta).abs() < 0.02 * delta, "R {radius}");
+        let u = 6.0;
+        let c = steady_turn(&p, u, 0.06);
         // Rear slip angle a_y/(c·g), the rear axle sliding out of the (left) bend.
         let a_y = u * c.yaw_rate_rad_s;
         let slip = -(c.lateral_mps / u).atan();

@@ -323,6 +323,15 @@ mod tests {
 
     const DT: Duration = Duration::from_millis(10);
 
+    /// A command of `steering_rad` and `speed_mps`, without an acceleration limit.
+    fn drive(steering_rad: f64, speed_mps: f64) -> DriveCommand {
+        DriveCommand {
+            steering_rad,
+            speed_mps,
+            ..Default::default()
+        }
+    }
+
     fn model(params: VehicleParams) -> VehicleModel {
         VehicleModel::new(params, Pose::default(), Time::from_secs_f64(1.0))
     }
@@ -331,11 +340,7 @@ mod tests {
     /// at the end.
     fn weave(m: &mut VehicleModel, steps: usize, speed: f64) -> VehicleState {
         for i in 0..steps {
-            m.command(DriveCommand {
-                steering_rad: (i as f64 * 0.01).sin() * 0.5,
-                speed_mps: speed,
-                ..Default::default()
-            });
+            m.command(drive((i as f64 * 0.01).sin() * 0.5, speed));
             m.step(DT);
         }
         m.state()
@@ -352,15 +357,7 @@ mod tests {
     #[test]
     fn straight_at_constant_speed() {
         let mut m = model(VehicleParams::default());
-        run(
-            &mut m,
-            2.0,
-            DriveCommand {
-                steering_rad: 0.0,
-                speed_mps: 2.0,
-                ..Default::default()
-            },
-        );
+        run(&mut m, 2.0, drive(0.0, 2.0));
         let s = m.state();
         assert!((s.speed_mps - 2.0).abs() < 1e-9);
         // Accelerates at 3 m/s² for 2/3 s, then cruises.
@@ -374,11 +371,7 @@ mod tests {
         let mut m = model(VehicleParams::default().kinematic());
         let delta: f64 = 0.3;
         let radius = 1.75 / delta.tan();
-        let cmd = DriveCommand {
-            steering_rad: delta,
-            speed_mps: 2.0,
-            ..Default::default()
-        };
+        let cmd = drive(delta, 2.0);
         let centre = |m: &VehicleModel| {
             let p = m.state().pose;
             (p.x - radius * p.yaw.sin(), p.y + radius * p.yaw.cos())
@@ -394,25 +387,13 @@ mod tests {
     #[test]
     fn steering_is_clamped_and_rate_limited() {
         let mut m = model(VehicleParams::default());
-        m.command(DriveCommand {
-            steering_rad: 2.0,
-            speed_mps: 0.0,
-            ..Default::default()
-        });
+        m.command(drive(2.0, 0.0));
         m.step(Duration::from_millis(100));
         assert!(
             (m.state().steering_rad - 0.2).abs() < 1e-9,
             "2 rad/s for 0.1 s"
         );
-        run(
-            &mut m,
-            1.0,
-            DriveCommand {
-                steering_rad: 2.0,
-                speed_mps: 0.0,
-                ..Default::default()
-            },
-        );
+        run(&mut m, 1.0, drive(2.0, 0.0));
         assert_eq!(m.state().steering_rad, 0.61);
     }
 
@@ -422,11 +403,7 @@ mod tests {
             command_delay_s: 0.1,
             ..Default::default()
         });
-        m.command(DriveCommand {
-            steering_rad: 0.1,
-            speed_mps: 0.0,
-            ..Default::default()
-        });
+        m.command(drive(0.1, 0.0));
         for _ in 0..9 {
             m.step(DT);
             assert_eq!(m.state().steering_rad, 0.0);
@@ -443,15 +420,7 @@ mod tests {
             ..Default::default()
         };
         let mut m = model(params);
-        run(
-            &mut m,
-            0.2,
-            DriveCommand {
-                steering_rad: 0.4,
-                speed_mps: 0.0,
-                ..Default::default()
-            },
-        );
+        run(&mut m, 0.2, drive(0.4, 0.0));
         let fraction = m.state().steering_rad / 0.4;
         assert!(
             (fraction - (1.0 - (-1.0f64).exp())).abs() < 0.01,
@@ -462,11 +431,7 @@ mod tests {
     #[test]
     fn braking_is_limited_by_max_decel() {
         let mut m = model(VehicleParams::default());
-        let cruise = DriveCommand {
-            steering_rad: 0.0,
-            speed_mps: 4.0,
-            ..Default::default()
-        };
+        let cruise = drive(0.0, 4.0);
         run(&mut m, 3.0, cruise);
         run(&mut m, 0.5, DriveCommand::default());
         assert!((m.state().speed_mps - 2.0).abs() < 1e-9, "4 m/s² for 0.5 s");
@@ -503,15 +468,7 @@ mod tests {
     #[test]
     fn command_timeout_stops_the_car() {
         let mut m = model(VehicleParams::default());
-        run(
-            &mut m,
-            2.0,
-            DriveCommand {
-                steering_rad: 0.0,
-                speed_mps: 2.0,
-                ..Default::default()
-            },
-        );
+        run(&mut m, 2.0, drive(0.0, 2.0));
         for _ in 0..200 {
             m.step(DT);
         }
@@ -521,15 +478,7 @@ mod tests {
     #[test]
     fn nan_command_is_treated_as_zero() {
         let mut m = model(VehicleParams::default());
-        run(
-            &mut m,
-            0.5,
-            DriveCommand {
-                steering_rad: f64::NAN,
-                speed_mps: f64::NAN,
-                ..Default::default()
-            },
-        );
+        run(&mut m, 0.5, drive(f64::NAN, f64::NAN));
         assert!(m.state().pose.is_finite());
         assert_eq!(m.state().speed_mps, 0.0);
     }
@@ -548,15 +497,7 @@ mod tests {
     #[test]
     fn reset_teleports_and_stops() {
         let mut m = model(VehicleParams::default());
-        run(
-            &mut m,
-            1.0,
-            DriveCommand {
-                steering_rad: 0.2,
-                speed_mps: 2.0,
-                ..Default::default()
-            },
-        );
+        run(&mut m, 1.0, drive(0.2, 2.0));
         m.reset(Pose::new(5.0, 5.0, 1.0));
         assert_eq!(m.state().pose, Pose::new(5.0, 5.0, 1.0));
         assert_eq!(m.state().speed_mps, 0.0);
