@@ -7,13 +7,13 @@ use gem_core::control::path::Path;
 use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
 use gem_core::vehicle::VehicleParams;
-use gem_e2e::control::{fresh_ns, gem_track, goal, line, wait_done, Stack};
+use gem_e2e::control::{gem_track, goal, line, wait_done, Stack};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::geometry_msgs::Pose2D;
 use gem_ros::action::NavigateWaypoints;
-use gem_testbed::{cli, cli_background, repo_root, ros, wait_until, Collector};
+use gem_testbed::{cli, cli_background, fresh_ns, repo_root, ros, wait_until, Collector};
 use ros1_protocols::actionlib::{status, ActionClient, ClientEvent, RESULT_GRACE};
 use std::time::{Duration, Instant};
 
@@ -245,7 +245,7 @@ fn system_state_error_zeroes_the_speed_at_once() {
 #[test]
 fn rust_client_drives_a_python_simple_action_server() {
     let _ros = ros();
-    let ns = format!("{}/py_nav", fresh_ns());
+    let ns = format!("{}/py_nav", fresh_ns("ctl"));
     let script = repo_root().join("tests/py/nav_server.py");
     let _server = cli_background("/usr/bin/python3", &[script.to_str().unwrap(), &ns]);
     let client = ActionClient::<NavigateWaypoints>::new(&ns).unwrap();
@@ -402,7 +402,7 @@ fn bad_vehicle_model_parameters_are_refused_at_start_up_by_name() {
     ] {
         // Through the parameter server, as a launch file sets it (rosrust cannot read a
         // NaN from its command line).
-        let ns = fresh_ns();
+        let ns = fresh_ns("ctl");
         let set = cli(
             "rosparam",
             &["set", &format!("{ns}/gem_sim/{name}"), "--", value],

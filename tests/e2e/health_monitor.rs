@@ -6,16 +6,10 @@
 
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus};
 use gem_msgs::rosgraph_msgs::Clock;
-use gem_testbed::{cli_background, cli_ok, ros, Collector, NodeProc, RosGuard};
-use std::sync::atomic::{AtomicU32, Ordering};
+use gem_testbed::{cli_background, cli_ok, fresh_ns, ros, Collector, NodeProc, RosGuard};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(30);
-
-fn fresh_ns() -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("/hm{}", N.fetch_add(1, Ordering::Relaxed))
-}
 
 /// Starts a monitor in `ns` with the YAML `config` (topic names are absolute), written to
 /// a file for `~config_file`.
@@ -72,7 +66,7 @@ impl SimClock {
 fn never_started_alive_then_stale_at_the_timeout_in_sim_time() {
     let r = ros();
     let clock = SimClock::new(&r);
-    let ns = fresh_ns();
+    let ns = fresh_ns("hm");
     let topic = format!("{ns}/level");
     let diag = Collector::<DiagnosticArray>::new("/diagnostics");
     // A heartbeat every 100 s of ROS time: only level changes and timeouts publish here,
@@ -126,7 +120,7 @@ fn never_started_alive_then_stale_at_the_timeout_in_sim_time() {
 fn rule_violation_is_error_naming_the_rule_and_a_conditional_rule_reads_another_topic() {
     let r = ros();
     r.set_sim_time(false);
-    let ns = fresh_ns();
+    let ns = fresh_ns("hm");
     // (`stop`, not `estop`: mock_signals publishes its own `estop` in this namespace.)
     let (battery, cmd, estop) = (
         format!("{ns}/battery_level"),
@@ -192,7 +186,7 @@ fn rule_violation_is_error_naming_the_rule_and_a_conditional_rule_reads_another_
 fn a_type_defined_only_by_its_publisher_is_monitored() {
     let r = ros();
     r.set_sim_time(false);
-    let ns = fresh_ns();
+    let ns = fresh_ns("hm");
     let topic = format!("{ns}/secret");
     let diag = Collector::<DiagnosticArray>::new("/diagnostics");
     let node = monitor(
@@ -226,7 +220,7 @@ fn a_type_defined_only_by_its_publisher_is_monitored() {
 #[test]
 fn malformed_config_stops_the_node_naming_the_line() {
     let r = ros();
-    let ns = fresh_ns();
+    let ns = fresh_ns("hm");
     let mut node = monitor(
         &r,
         &ns,
@@ -245,7 +239,7 @@ fn malformed_config_stops_the_node_naming_the_line() {
 fn output_is_read_by_rostopic_echo_and_the_diagnostic_aggregator() {
     let r = ros();
     r.set_sim_time(false);
-    let ns = fresh_ns();
+    let ns = fresh_ns("hm");
     let topic = format!("{ns}/level");
     let _node = monitor(&r, &ns, &format!("topics:\n  - topic: {topic}\n"));
     let echoed = cli_ok("rostopic", &["echo", "-n", "1", "/diagnostics"], T);

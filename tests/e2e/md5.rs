@@ -8,141 +8,49 @@ use rosrust::Message;
 use std::collections::HashMap;
 use std::process::Command;
 
-/// (type, md5 from docs/spec.md §1 or, for types the SPEC does not list, from the upstream package).
-const TABLE: &[(&str, &str)] = &[
-    (
-        "gem_state_msgs/BatteryLevelStamped",
-        "2c98eccffaf9eb14e1eea1b036728773",
-    ),
-    (
-        "gem_state_msgs/EstopStamped",
-        "16f2c6a9217095a0995db3f04d09de1e",
-    ),
-    (
-        "gem_state_msgs/GpsAccuracyStamped",
-        "198da9dc2684aac2aa03a85a3344f5ef",
-    ),
-    (
-        "gem_state_msgs/SignalStrengthStamped",
-        "1a695c7a861068d52ef129050888fff0",
-    ),
-    (
-        "gem_state_msgs/TemperatureStamped",
-        "16d1d830ffd3865b5b86e75415fd6e0b",
-    ),
-    (
-        "gem_state_msgs/SystemStateStamped",
-        "af176b3ec1323cb7860d1e0cbcfbc1df",
-    ),
-    (
-        "gem_state_msgs/TaskPlannerStatus",
-        "12187a4dd3c7aa8ec57c362a8634bf5e",
-    ),
-    (
-        "gem_controller_action/NavigateWaypointsAction",
-        "bd30ce2aeb25755b1f1708f32dfbce55",
-    ),
-    (
-        "gem_controller_action/NavigateWaypointsActionGoal",
-        "5fdc22a26a381b592066e4ddd1310bd7",
-    ),
-    (
-        "gem_controller_action/NavigateWaypointsActionResult",
-        "0698ce25b2d595b82357c010557e935f",
-    ),
-    (
-        "gem_controller_action/NavigateWaypointsActionFeedback",
-        "dc482a8388a483456196c2ee762d48f7",
-    ),
-    (
-        "gem_controller_action/NavigateWaypointsGoal",
-        "c741b7659aefdd09743653a567699452",
-    ),
-    (
-        "gem_controller_action/NavigateWaypointsResult",
-        "358e233cde0c8a8bcfea4ce193f8fc15",
-    ),
-    (
-        "gem_controller_action/NavigateWaypointsFeedback",
-        "b933774c571e4a15d5a70589325c7d9c",
-    ),
-    (
-        "gem_controller_action/ServeWaypoints",
-        "f732eb3375b6de82d0c46f9dd3676e7b",
-    ),
-    (
-        "ackermann_msgs/AckermannDrive",
-        "3512e91b48d69674a0e86fadf1ea8231",
-    ),
-    (
-        "gazebo_msgs/GetModelState",
-        "4c515e936d3319c9610c559c60bfc3d4",
-    ),
-    ("gazebo_msgs/ModelState", "9330fd35f2fcd82d457e54bd54e10593"),
-    // Not in docs/spec.md §1; the sums published by the upstream ROS 1 packages.
-    (
-        "gazebo_msgs/ModelStates",
-        "48c080191eb15c41858319b4d8a609c2",
-    ),
-    (
-        "jsk_rviz_plugins/OverlayText",
-        "7efc1ed34881f913afcee6ba02aa1242",
-    ),
-    ("tf2_msgs/TFMessage", "94810edda583a504dfda3829e70d7eec"),
-    (
-        "visualization_msgs/MarkerArray",
-        "d155b9ce5188fbaf89745847fd5882d7",
-    ),
-];
+/// Declares [`table`] from one list of Rust types with their expected MD5s.
+macro_rules! table {
+    ($($ty:ty => $md5:literal,)+) => {
+        /// (type name, MD5 from docs/spec.md §1 or, for types the SPEC does not list, from
+        /// the upstream package, the Rust type's MD5), the name as the Rust type gives it.
+        fn table() -> Vec<(String, &'static str, String)> {
+            vec![$((<$ty>::msg_type(), $md5, <$ty>::md5sum())),+]
+        }
+    };
+}
 
-fn rust_md5(ty: &str) -> String {
-    match ty {
-        "gem_state_msgs/BatteryLevelStamped" => gem_state_msgs::BatteryLevelStamped::md5sum(),
-        "gem_state_msgs/EstopStamped" => gem_state_msgs::EstopStamped::md5sum(),
-        "gem_state_msgs/GpsAccuracyStamped" => gem_state_msgs::GpsAccuracyStamped::md5sum(),
-        "gem_state_msgs/SignalStrengthStamped" => gem_state_msgs::SignalStrengthStamped::md5sum(),
-        "gem_state_msgs/TemperatureStamped" => gem_state_msgs::TemperatureStamped::md5sum(),
-        "gem_state_msgs/SystemStateStamped" => gem_state_msgs::SystemStateStamped::md5sum(),
-        "gem_state_msgs/TaskPlannerStatus" => gem_state_msgs::TaskPlannerStatus::md5sum(),
-        "gem_controller_action/NavigateWaypointsAction" => {
-            gem_controller_action::NavigateWaypointsAction::md5sum()
-        }
-        "gem_controller_action/NavigateWaypointsActionGoal" => {
-            gem_controller_action::NavigateWaypointsActionGoal::md5sum()
-        }
-        "gem_controller_action/NavigateWaypointsActionResult" => {
-            gem_controller_action::NavigateWaypointsActionResult::md5sum()
-        }
-        "gem_controller_action/NavigateWaypointsActionFeedback" => {
-            gem_controller_action::NavigateWaypointsActionFeedback::md5sum()
-        }
-        "gem_controller_action/NavigateWaypointsGoal" => {
-            gem_controller_action::NavigateWaypointsGoal::md5sum()
-        }
-        "gem_controller_action/NavigateWaypointsResult" => {
-            gem_controller_action::NavigateWaypointsResult::md5sum()
-        }
-        "gem_controller_action/NavigateWaypointsFeedback" => {
-            gem_controller_action::NavigateWaypointsFeedback::md5sum()
-        }
-        "gem_controller_action/ServeWaypoints" => gem_controller_action::ServeWaypoints::md5sum(),
-        "ackermann_msgs/AckermannDrive" => ackermann_msgs::AckermannDrive::md5sum(),
-        "gazebo_msgs/GetModelState" => gazebo_msgs::GetModelState::md5sum(),
-        "gazebo_msgs/ModelState" => gazebo_msgs::ModelState::md5sum(),
-        "gazebo_msgs/ModelStates" => gazebo_msgs::ModelStates::md5sum(),
-        "jsk_rviz_plugins/OverlayText" => jsk_rviz_plugins::OverlayText::md5sum(),
-        "tf2_msgs/TFMessage" => tf2_msgs::TFMessage::md5sum(),
-        "visualization_msgs/MarkerArray" => visualization_msgs::MarkerArray::md5sum(),
-        other => panic!("no Rust type mapped for {other}"),
-    }
+table! {
+    gem_state_msgs::BatteryLevelStamped => "2c98eccffaf9eb14e1eea1b036728773",
+    gem_state_msgs::EstopStamped => "16f2c6a9217095a0995db3f04d09de1e",
+    gem_state_msgs::GpsAccuracyStamped => "198da9dc2684aac2aa03a85a3344f5ef",
+    gem_state_msgs::SignalStrengthStamped => "1a695c7a861068d52ef129050888fff0",
+    gem_state_msgs::TemperatureStamped => "16d1d830ffd3865b5b86e75415fd6e0b",
+    gem_state_msgs::SystemStateStamped => "af176b3ec1323cb7860d1e0cbcfbc1df",
+    gem_state_msgs::TaskPlannerStatus => "12187a4dd3c7aa8ec57c362a8634bf5e",
+    gem_controller_action::NavigateWaypointsAction => "bd30ce2aeb25755b1f1708f32dfbce55",
+    gem_controller_action::NavigateWaypointsActionGoal => "5fdc22a26a381b592066e4ddd1310bd7",
+    gem_controller_action::NavigateWaypointsActionResult => "0698ce25b2d595b82357c010557e935f",
+    gem_controller_action::NavigateWaypointsActionFeedback => "dc482a8388a483456196c2ee762d48f7",
+    gem_controller_action::NavigateWaypointsGoal => "c741b7659aefdd09743653a567699452",
+    gem_controller_action::NavigateWaypointsResult => "358e233cde0c8a8bcfea4ce193f8fc15",
+    gem_controller_action::NavigateWaypointsFeedback => "b933774c571e4a15d5a70589325c7d9c",
+    gem_controller_action::ServeWaypoints => "f732eb3375b6de82d0c46f9dd3676e7b",
+    ackermann_msgs::AckermannDrive => "3512e91b48d69674a0e86fadf1ea8231",
+    gazebo_msgs::GetModelState => "4c515e936d3319c9610c559c60bfc3d4",
+    gazebo_msgs::ModelState => "9330fd35f2fcd82d457e54bd54e10593",
+    // Not in docs/spec.md §1; the sums published by the upstream ROS 1 packages.
+    gazebo_msgs::ModelStates => "48c080191eb15c41858319b4d8a609c2",
+    jsk_rviz_plugins::OverlayText => "7efc1ed34881f913afcee6ba02aa1242",
+    tf2_msgs::TFMessage => "94810edda583a504dfda3829e70d7eec",
+    visualization_msgs::MarkerArray => "d155b9ce5188fbaf89745847fd5882d7",
 }
 
 #[test]
 fn rust_types_report_the_spec_md5() {
-    let wrong: Vec<String> = TABLE
-        .iter()
-        .filter(|(ty, md5)| rust_md5(ty) != *md5)
-        .map(|(ty, md5)| format!("{ty}: Rust {} != expected {md5}", rust_md5(ty)))
+    let wrong: Vec<String> = table()
+        .into_iter()
+        .filter(|(_, md5, rust)| rust != md5)
+        .map(|(ty, md5, rust)| format!("{ty}: Rust {rust} != expected {md5}"))
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
@@ -153,7 +61,7 @@ fn genmsg_computes_the_spec_md5_from_msg_tree() {
     let out = Command::new("/usr/bin/python3")
         .arg(root.join("runners/ros_md5.py"))
         .arg(root.join("msg"))
-        .args(TABLE.iter().map(|(ty, _)| *ty))
+        .args(table().iter().map(|(ty, _, _)| ty))
         .output()
         .expect("run /usr/bin/python3 runners/ros_md5.py (genmsg; runners/setup.sh installs it)");
     let computed: HashMap<String, String> = succeeded(&out, "ros_md5.py")
@@ -161,10 +69,10 @@ fn genmsg_computes_the_spec_md5_from_msg_tree() {
         .filter_map(|l| l.split_once(' '))
         .map(|(t, m)| (t.to_owned(), m.to_owned()))
         .collect();
-    let wrong: Vec<String> = TABLE
-        .iter()
-        .filter(|(ty, md5)| computed.get(*ty).map(String::as_str) != Some(*md5))
-        .map(|(ty, md5)| format!("{ty}: genmsg {:?} != expected {md5}", computed.get(*ty)))
+    let wrong: Vec<String> = table()
+        .into_iter()
+        .filter(|(ty, md5, _)| computed.get(ty).map(String::as_str) != Some(*md5))
+        .map(|(ty, md5, _)| format!("{ty}: genmsg {:?} != expected {md5}", computed.get(&ty)))
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -6,16 +6,10 @@ use gem_msgs::gem_state_msgs::{
     TemperatureStamped,
 };
 use gem_msgs::jsk_rviz_plugins::OverlayText;
-use gem_testbed::{cli, cli_ok, ros, Collector, NodeProc, RosGuard};
-use std::sync::atomic::{AtomicU32, Ordering};
+use gem_testbed::{cli, cli_ok, fresh_ns, ros, Collector, NodeProc, RosGuard};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(30);
-
-fn fresh_ns() -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("/ms{}", N.fetch_add(1, Ordering::Relaxed))
-}
 
 fn dynparam(args: &[&str]) -> String {
     let mut all = vec!["dynamic_reconfigure", "dynparam"];
@@ -31,7 +25,7 @@ fn start(r: &RosGuard, ns: &str) -> NodeProc {
 fn dynparam_lists_gets_sets_and_clamps() {
     let r = ros();
     r.set_sim_time(false);
-    let ns = fresh_ns();
+    let ns = fresh_ns("ms");
     let node = start(&r, &ns);
     let battery = Collector::<BatteryLevelStamped>::new(&format!("{ns}/battery_level"));
     let temperature = Collector::<TemperatureStamped>::new(&format!("{ns}/temperature"));
@@ -80,7 +74,7 @@ fn dynparam_lists_gets_sets_and_clamps() {
 fn estop_through_dynparam_reaches_system_state_and_clears() {
     let r = ros();
     r.set_sim_time(false);
-    let ns = fresh_ns();
+    let ns = fresh_ns("ms");
     let _signals = start(&r, &ns);
     let manager = r
         .node("state_manager")
@@ -154,7 +148,7 @@ fn estop_through_dynparam_reaches_system_state_and_clears() {
 fn scenario_file_plays_in_ros_time_through_the_reconfigure_server() {
     let r = ros();
     r.set_sim_time(false);
-    let ns = fresh_ns();
+    let ns = fresh_ns("ms");
     let dir = std::env::temp_dir().join(format!("gem_scenario_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("press.yaml");
@@ -189,7 +183,7 @@ fn scenario_file_plays_in_ros_time_through_the_reconfigure_server() {
 #[test]
 fn bad_scenario_stops_the_node_naming_the_step() {
     let r = ros();
-    let ns = fresh_ns();
+    let ns = fresh_ns("ms");
     let file = std::env::temp_dir().join(format!("gem_bad_scenario_{}.yaml", std::process::id()));
     std::fs::write(
         &file,

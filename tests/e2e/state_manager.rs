@@ -8,8 +8,7 @@ use gem_core::state_manager::Input;
 use gem_e2e::sm_scenarios::{self as sc, secs, Driver, Scenario};
 use gem_msgs::gem_state_msgs::SystemStateStamped as S;
 use gem_ros::procfs;
-use gem_testbed::{ros, wait_until, NodeProc, RosGuard};
-use std::sync::atomic::{AtomicU32, Ordering};
+use gem_testbed::{fresh_ns, ros, wait_until, NodeProc, RosGuard};
 use std::time::{Duration, Instant};
 
 /// Sim time at which every test starts (non-zero: zero means "no clock yet").
@@ -18,12 +17,6 @@ const T0: u64 = 1_000_000_000_000;
 /// How long a test waits for a log line that trails the message it describes.
 const LOG_WAIT: Duration = Duration::from_secs(10);
 
-/// A fresh namespace per test so nothing leaks between them on the shared master.
-fn fresh_ns() -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("/sm{}", N.fetch_add(1, Ordering::Relaxed))
-}
-
 /// Starts a state manager on sim time in its own namespace and connects a driver to it.
 fn start(ros: &RosGuard, extra: &[(&str, &str)]) -> (NodeProc, Driver) {
     start_with(ros, extra, sc::Inputs::nominal())
@@ -31,7 +24,7 @@ fn start(ros: &RosGuard, extra: &[(&str, &str)]) -> (NodeProc, Driver) {
 
 fn start_with(ros: &RosGuard, extra: &[(&str, &str)], inputs: sc::Inputs) -> (NodeProc, Driver) {
     ros.set_sim_time(true);
-    let ns = fresh_ns();
+    let ns = fresh_ns("sm");
     let mut b = ros
         .node("state_manager")
         .param("publish_processed", true)
@@ -182,7 +175,7 @@ fn invalid_parameter_is_a_clear_startup_error() {
     ros.set_sim_time(false);
     let mut node = ros
         .node("state_manager")
-        .arg(&format!("__ns:={}", fresh_ns()))
+        .arg(&format!("__ns:={}", fresh_ns("sm")))
         .param("battery_low_below_frac", 50)
         .spawn();
     let status = node_exit(&mut node);
@@ -201,7 +194,7 @@ fn rt_priority_from_the_environment_and_a_bad_value_named() {
     ros.set_sim_time(false);
     let spawn = |value: &str| {
         ros.node("state_manager")
-            .arg(&format!("__ns:={}", fresh_ns()))
+            .arg(&format!("__ns:={}", fresh_ns("sm")))
             .env("GEM_RT_PRIORITY", value)
             .spawn()
     };

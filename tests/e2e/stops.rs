@@ -6,12 +6,12 @@ use gem_core::control::closed_loop::CrossTrackMeter;
 use gem_core::control::path::Path;
 use gem_core::control::stop::{StopLimits, StopProfile, STOPPED_BELOW_MPS};
 use gem_core::geometry::Point;
-use gem_e2e::control::{fresh_ns, goal, wait_done, Stack};
+use gem_e2e::control::{goal, wait_done, Stack};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gem_state_msgs::SystemStateStamped as Sys;
 use gem_msgs::geometry_msgs::Pose2D;
 use gem_msgs::nav_msgs::Odometry;
-use gem_testbed::{ros, wait_until, Collector};
+use gem_testbed::{fresh_ns, ros, wait_until, Collector};
 use ros1_protocols::actionlib::status;
 use std::f64::consts::PI;
 use std::time::Duration;
@@ -280,7 +280,7 @@ fn bad_stop_parameters_are_refused_at_start_up_by_name() {
     ] {
         let mut node = ros
             .node("pure_pursuit")
-            .arg(&format!("__ns:={}", fresh_ns()))
+            .arg(&format!("__ns:={}", fresh_ns("ctl")))
             .param(name, value)
             .spawn();
         let Some(status) = node.wait(T) else {

@@ -8,7 +8,7 @@ use gem_msgs::gem_controller_action::{
     NavigateWaypointsActionFeedback, NavigateWaypointsActionGoal,
 };
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
-use gem_testbed::{cli, ros, wait_until, Collector, NodeProc, RosGuard};
+use gem_testbed::{cli, fresh_ns, ros, wait_until, Collector, NodeProc, RosGuard};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -19,11 +19,6 @@ const SPEEDUP: f64 = 5.0;
 const NO_TASK: u8 = TaskPlannerStatus::STATUS_NO_TASK;
 const PAUSED: u8 = TaskPlannerStatus::STATUS_PAUSED_TASK;
 const RUNNING: u8 = TaskPlannerStatus::STATUS_RUNNING_TASK;
-
-fn fresh_ns() -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("/tp{}", N.fetch_add(1, Ordering::Relaxed))
-}
 
 /// A directory of waypoint files for one test.
 fn files() -> PathBuf {
@@ -76,7 +71,7 @@ struct Stack {
 impl Stack {
     fn start(ros: &RosGuard, dir: &std::path::Path) -> Stack {
         ros.set_sim_time(true);
-        let ns = fresh_ns();
+        let ns = fresh_ns("tp");
         let arg = format!("__ns:={ns}");
         let sim = ros
             .node("gem_sim")

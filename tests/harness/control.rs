@@ -6,19 +6,12 @@ use gem_msgs::gem_controller_action::{
 };
 use gem_msgs::geometry_msgs::Pose2D;
 use gem_ros::action::NavigateWaypoints;
-use gem_testbed::{repo_root, NodeProc, RosGuard};
+use gem_testbed::{fresh_ns, repo_root, NodeProc, RosGuard};
 use ros1_protocols::actionlib::{ActionClient, ClientEvent};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a stack is given to come up.
 const T: Duration = Duration::from_secs(30);
-
-/// A namespace no other stack of this process uses.
-pub fn fresh_ns() -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("/ctl{}", N.fetch_add(1, Ordering::Relaxed))
-}
 
 /// gem_sim (owning /clock at `speedup`, or on wall time when `speedup` is None) and a
 /// controller, in a fresh namespace.
@@ -50,7 +43,7 @@ impl Stack {
         sim_params: &[(&str, &str)],
         extra: &[(&str, &str)],
     ) -> Stack {
-        let ns = fresh_ns();
+        let ns = fresh_ns("ctl");
         ros.set_sim_time(speedup.is_some());
         let mut sim = ros.node("gem_sim").arg(&format!("__ns:={ns}"));
         for (k, v) in sim_params {

@@ -10,58 +10,41 @@ use gem_ros::params::{
 };
 use gem_ros::topics::Entry;
 
+/// A node's row of [`NODES`], its page under `docs/nodes/` named once.
+macro_rules! node {
+    ($node:ident, $page:literal) => {
+        (
+            &$node::PARAMS,
+            $node::INTERFACE,
+            concat!("docs/nodes/", $page),
+            include_str!(concat!("../../../docs/nodes/", $page)),
+        )
+    };
+}
+
 /// Each node: its parameter table, its interface table, its page under `docs/nodes/` and
 /// that page's text.
 const NODES: &[(&[ParamSpec], &[Entry], &str, &str)] = &[
-    (
-        &state_manager::params::PARAMS,
-        state_manager::INTERFACE,
-        "docs/nodes/state_manager.md",
-        include_str!("../../../docs/nodes/state_manager.md"),
-    ),
-    (
-        &controller::params::PARAMS,
-        controller::INTERFACE,
-        "docs/nodes/controller.md",
-        include_str!("../../../docs/nodes/controller.md"),
-    ),
-    (
-        &planner::params::PARAMS,
-        planner::INTERFACE,
-        "docs/nodes/task_planner.md",
-        include_str!("../../../docs/nodes/task_planner.md"),
-    ),
-    (
-        &sim::params::PARAMS,
-        sim::INTERFACE,
-        "docs/nodes/gem_sim.md",
-        include_str!("../../../docs/nodes/gem_sim.md"),
-    ),
-    (
-        &mock_signals::PARAMS,
-        mock_signals::INTERFACE,
-        "docs/nodes/mock_signals.md",
-        include_str!("../../../docs/nodes/mock_signals.md"),
-    ),
-    (
-        &overlay::PARAMS,
-        overlay::INTERFACE,
-        "docs/nodes/status_overlay.md",
-        include_str!("../../../docs/nodes/status_overlay.md"),
-    ),
-    (
-        &health_monitor::PARAMS,
-        health_monitor::INTERFACE,
-        "docs/nodes/health_monitor.md",
-        include_str!("../../../docs/nodes/health_monitor.md"),
-    ),
+    node!(state_manager, "state_manager.md"),
+    node!(controller, "controller.md"),
+    node!(planner, "task_planner.md"),
+    node!(sim, "gem_sim.md"),
+    node!(mock_signals, "mock_signals.md"),
+    node!(overlay, "status_overlay.md"),
+    node!(health_monitor, "health_monitor.md"),
 ];
 
 #[test]
-fn every_node_documents_exactly_its_parameter_table() {
+fn every_node_documents_exactly_its_parameter_and_interface_tables() {
     let stale: Vec<String> = NODES
         .iter()
-        .filter_map(|(params, _, page, text)| check_docs(params, page, text).err())
+        .flat_map(|(params, entries, page, text)| {
+            [
+                check_docs(params, page, text).err(),
+                gem_ros::topics::check_docs(entries, page, text).err(),
+            ]
+        })
+        .flatten()
         .collect();
     assert!(stale.is_empty(), "{}", stale.join("\n\n"));
 }
@@ -177,19 +160,9 @@ fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
     }
 }
 
-/// Every node's interface table against its documentation page.
+/// Every node's interface table: one declaration per name.
 mod interfaces {
     use super::NODES;
-    use gem_ros::topics::check_docs;
-
-    #[test]
-    fn every_node_documents_exactly_its_interface_table() {
-        let stale: Vec<String> = NODES
-            .iter()
-            .filter_map(|(_, entries, page, text)| check_docs(entries, page, text).err())
-            .collect();
-        assert!(stale.is_empty(), "{}", stale.join("\n\n"));
-    }
 
     #[test]
     fn no_node_declares_a_name_twice() {

@@ -20,7 +20,7 @@ mod wait;
 
 pub use command::{repo_root, sourced, succeeded};
 pub use master::{bin_dir, exclusive, master_log, node_binary, ros, user_env, RosGuard};
-pub use process::{cli, cli_background, cli_ok, dynparam_set, NodeBuilder, NodeProc};
+pub use process::{cli, cli_background, cli_ok, dynparam_set, fresh_ns, NodeBuilder, NodeProc};
 pub use wait::{
     check, wait_for_publisher, wait_for_service, wait_for_subscriber, wait_until, Collector,
 };

@@ -7,7 +7,7 @@
 //! serialises a scenario that brings its own masters (rostest, network namespaces,
 //! containers) against them.
 
-use crate::command::{repo_root, sourced, succeeded};
+use crate::command::{sourced, succeeded};
 use crate::group::{kill_group, spawn_in_own_group};
 use crate::wait::wait_until;
 use ros1_protocols::Lock;

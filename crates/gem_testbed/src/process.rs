@@ -256,3 +256,13 @@ impl RosGuard {
         NodeBuilder::new(node_binary(binary))
     }
 }
+
+/// A namespace no other caller of this process got: `prefix` and a number (`/sm3`), so
+/// the tests that share one master never see each other's nodes.
+pub fn fresh_ns(prefix: &str) -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    format!(
+        "/{prefix}{}",
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}

@@ -440,22 +440,27 @@ impl Parser<'_> {
         }
     }
 
-    fn or(&mut self) -> Result<Expr, RuleError> {
-        let mut e = self.and()?;
-        while self.peek() == Some(&Tok::Or) {
+    /// A left-associative chain of `op`: `operand (op operand)*`, joined by `join`.
+    fn chain(
+        &mut self,
+        op: Tok,
+        operand: fn(&mut Self) -> Result<Expr, RuleError>,
+        join: fn(Box<Expr>, Box<Expr>) -> Expr,
+    ) -> Result<Expr, RuleError> {
+        let mut e = operand(self)?;
+        while self.peek() == Some(&op) {
             self.pos += 1;
-            e = Expr::Or(Box::new(e), Box::new(self.and()?));
+            e = join(Box::new(e), Box::new(operand(self)?));
         }
         Ok(e)
     }
 
+    fn or(&mut self) -> Result<Expr, RuleError> {
+        self.chain(Tok::Or, Self::and, Expr::Or)
+    }
+
     fn and(&mut self) -> Result<Expr, RuleError> {
-        let mut e = self.unary()?;
-        while self.peek() == Some(&Tok::And) {
-            self.pos += 1;
-            e = Expr::And(Box::new(e), Box::new(self.unary()?));
-        }
-        Ok(e)
+        self.chain(Tok::And, Self::unary, Expr::And)
     }
 
     fn unary(&mut self) -> Result<Expr, RuleError> {

@@ -17,6 +17,7 @@
 //! the true state; only `get_model_state` goes through the localization model.
 
 pub mod params;
+pub use params::PARAMS;
 
 use gem_core::geometry::Pose;
 use gem_core::names;

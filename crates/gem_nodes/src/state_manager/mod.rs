@@ -4,6 +4,7 @@
 
 pub mod node;
 pub mod params;
+pub use params::PARAMS;
 pub mod topics;
 
 pub use topics::INTERFACE;
