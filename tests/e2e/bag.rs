@@ -19,6 +19,19 @@ fn read_csv(file: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
+/// `gemctl bag export <bag> --out <out>` with `more` arguments.
+fn export(bag: &Path, out: &Path, more: &[&str]) {
+    let mut args = vec![
+        "bag",
+        "export",
+        bag.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(more);
+    gemctl(&args);
+}
+
 fn column<'a>(header: &[String], rows: &'a [Vec<String>], name: &str) -> Vec<&'a str> {
     let i = header
         .iter()
@@ -48,17 +61,11 @@ fn exported_csv_holds_the_published_values() {
     assert!(info.contains("messages:  40"), "{info}");
 
     let out = d.join("csv");
-    gemctl(&[
-        "bag",
-        "export",
-        bag.to_str().unwrap(),
-        "--topic",
-        "/bag1/battery_level",
-        "--out",
-        out.to_str().unwrap(),
-        "--time",
-        "header",
-    ]);
+    export(
+        &bag,
+        &out,
+        &["--topic", "/bag1/battery_level", "--time", "header"],
+    );
     let (header, rows) = read_csv(&out.join("bag1_battery_level.csv"));
     assert_eq!(
         header,
@@ -105,15 +112,7 @@ fn joint_state_export_with_renamer_rules() {
     )
     .unwrap();
     let out = d.join("csv");
-    gemctl(&[
-        "bag",
-        "export",
-        bag.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--rename",
-        rules.to_str().unwrap(),
-    ]);
+    export(&bag, &out, &["--rename", rules.to_str().unwrap()]);
     let (header, rows) = read_csv(&out.join("bag2_joint_states.csv"));
     assert_eq!(rows.len(), 5);
     assert_eq!(column(&header, &rows, "first_joint.pos"), vec!["0.1"; 5]);

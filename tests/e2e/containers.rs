@@ -11,7 +11,7 @@
 
 use gem_e2e::containers::{available, Compose, Service};
 use gem_e2e::lap::{
-    goal_starts, graph_back, new_goal_start, no_panics, num, wall_now, Observer, LAP,
+    goal_starts, graph_back, new_goal_start, no_panics, num, wall_now, Observer, Rest, LAP,
 };
 use std::time::Duration;
 
@@ -226,14 +226,28 @@ fn leftovers_of_a_killed_run() -> Result<(), String> {
     Ok(())
 }
 
+/// Mid-lap, `act` on the supervisor (`what` names it in errors): when it was taken, wall
+/// seconds, and the car at rest after it.
+fn mid_lap_stop<T>(
+    s: &Suite,
+    what: &str,
+    act: impl FnOnce() -> Result<T, String>,
+) -> Result<(f64, Rest), String> {
+    s.view.mid_lap(MID_LAP_S)?;
+    let w = wall_now();
+    act()?;
+    Ok((w, s.view.at_rest_after(w, what)?))
+}
+
 /// (a) The supervisor's container is cut off the network mid-lap: the controller's
 /// watchdog stops the car, the supervisor reports STALE_DATA; connected again with the same
 /// address, the task resumes from its cached index and the lap completes.
 fn supervisor_cut_off(s: &Suite) -> Result<(), String> {
-    s.view.mid_lap(MID_LAP_S)?;
-    let cut_w = wall_now();
-    s.compose.disconnect(Service::Supervisor)?;
-    let rest = s.view.at_rest_after(cut_w, "the cut")?;
+    let (cut_w, rest) = mid_lap_stop(s, "the cut", || {
+        s.compose
+            .disconnect(Service::Supervisor)
+            .map(|()| String::new())
+    })?;
     let stale_w = logged_after(
         s,
         Service::Supervisor,
@@ -271,10 +285,9 @@ fn supervisor_cut_off(s: &Suite) -> Result<(), String> {
 /// (b) The supervisor's container is paused mid-lap (a hung computer): the car stops;
 /// unpaused, it drives on and the lap completes.
 fn supervisor_paused(s: &Suite) -> Result<(), String> {
-    s.view.mid_lap(MID_LAP_S)?;
-    let pause_w = wall_now();
-    s.compose.docker("pause", Service::Supervisor, &[])?;
-    let rest = s.view.at_rest_after(pause_w, "the pause")?;
+    let (_, rest) = mid_lap_stop(s, "the pause", || {
+        s.compose.docker("pause", Service::Supervisor, &[])
+    })?;
     let up_w = wall_now();
     s.compose.docker("unpause", Service::Supervisor, &[])?;
     let resumed_after = s.view.moving_again_after(up_w, "the unpause")?;
@@ -290,10 +303,9 @@ fn supervisor_paused(s: &Suite) -> Result<(), String> {
 /// stays at rest; `docker-compose up -d supervisor` brings it back and a new goal is
 /// served.
 fn supervisor_killed(s: &Suite) -> Result<(), String> {
-    s.view.mid_lap(MID_LAP_S)?;
-    let kill_w = wall_now();
-    s.compose.docker("kill", Service::Supervisor, &[])?;
-    let rest = s.view.at_rest_after(kill_w, "the kill")?;
+    let (_, rest) = mid_lap_stop(s, "the kill", || {
+        s.compose.docker("kill", Service::Supervisor, &[])
+    })?;
     s.view.stays_at_rest(&rest)?;
     let goals_before = goal_starts(&s.controller_log()).len();
     let up_w = wall_now();
