@@ -92,7 +92,7 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
         .expect("hold-offs reported");
     assert_eq!(hold_offs.len(), 3, "{hold_offs:?}");
     let window_of = |kind: FaultKind| {
-        let param = kind.fault().hold_off?.param();
+        let param = gem_nodes::state_manager::params::hold_off_param(kind.fault().hold_off?);
         let used = hold_offs.iter().find(|h| h["param"] == param)?;
         assert_eq!(
             used["source"],

@@ -14,6 +14,7 @@ use gem_msgs::gem_controller_action::{
     NavigateWaypointsActionFeedback, NavigateWaypointsActionGoal, NavigateWaypointsActionResult,
 };
 use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus as Planner};
+use gem_nodes::mock_signals::injection::Injection;
 use gem_testbed::{check, wait_until, Collector};
 use std::time::Duration;
 
@@ -227,7 +228,11 @@ pub fn estop_before_serving(s: &Suite) -> Outcome {
 /// cached from the last feedback, and the car drives on. Needs a task running.
 pub fn fault_and_resume(s: &Suite, f: &Fault) -> Outcome {
     let what = f.name;
-    let (faulty, healthy) = (f.faulty.to_string(), f.healthy.to_string());
+    let injection = Injection::of(f.kind);
+    let (faulty, healthy) = (
+        injection.faulty.to_string(),
+        injection.healthy().to_string(),
+    );
     s.planner_is(Planner::STATUS_RUNNING_TASK, "RUNNING before the fault")?;
     let goals_before = s.goals.len();
     // The goal being driven, from its feedback (under rostest the planner may have sent
@@ -237,7 +242,7 @@ pub fn fault_and_resume(s: &Suite, f: &Fault) -> Outcome {
         .wait_latest(s.timeout, |_| true)
         .map(|m| m.status.goal_id.id)
         .ok_or("no feedback before the fault")?;
-    s.set(f.param, &faulty)?;
+    s.set(injection.param, &faulty)?;
     s.error_with(f.bit.bits(), what)?;
     s.planner_is(Planner::STATUS_PAUSED_TASK, "PAUSED after the fault")?;
     s.no_active_goal(what)?;
@@ -255,7 +260,7 @@ pub fn fault_and_resume(s: &Suite, f: &Fault) -> Outcome {
         .max()
         .ok_or("no feedback before the fault")?;
 
-    s.set(f.param, &healthy)?;
+    s.set(injection.param, &healthy)?;
     s.planner_is(Planner::STATUS_RUNNING_TASK, "RUNNING after the clear")?;
     check(
         wait_until(s.timeout, || s.goals.len() > goals_before),

@@ -26,7 +26,7 @@ use anyhow::{anyhow, bail, ensure, Context};
 use gem_core::control::closed_loop::{stats, CrossTrackMeter, CONVERGED_M};
 use gem_core::control::path::Path as TrackPath;
 use gem_core::control::stop::{StopFigures, StopSample};
-use gem_core::faults::{FaultKind, ParamValue};
+use gem_core::faults::FaultKind;
 use gem_core::geometry::Point;
 use gem_core::names;
 use gem_core::state_manager::{Input, StateManagerConfig};
@@ -38,8 +38,10 @@ use gem_msgs::gem_controller_action::{
 };
 use gem_msgs::gem_state_msgs::{self as msg, SystemStateStamped as Sys};
 use gem_msgs::rosgraph_msgs::Clock;
+use gem_nodes::mock_signals::injection::Injection;
 use gem_profile::{MOVING_ABOVE_MPS, STOPPED_BELOW_MPS};
 use ros1_protocols::direct::{Arrival, DirectSubscriber};
+use ros1_protocols::dynamic_reconfigure::Value;
 use ros1_protocols::Lock;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -240,7 +242,7 @@ struct Fault {
     name: &'static str,
     kind: FaultKind,
     /// The value of the failure type's mock_signals parameter the demo injects.
-    faulty: ParamValue,
+    faulty: Value,
     /// The fault's input messages.
     input: fn(&Seen) -> &[Sample],
 }
@@ -251,7 +253,7 @@ impl Fault {
         Fault {
             name: "e-stop",
             kind: FaultKind::Estop,
-            faulty: FaultKind::Estop.fault().faulty,
+            faulty: Injection::of(FaultKind::Estop).faulty,
             input: |s| &s.estop,
         }
     }
@@ -262,19 +264,19 @@ impl Fault {
         Fault {
             name: "battery 30 %",
             kind: FaultKind::Battery,
-            faulty: ParamValue::Int(30),
+            faulty: Value::Int(30),
             input: |s| &s.battery,
         }
     }
 
     /// The failure type's mock_signals parameter.
     fn param(&self) -> &'static str {
-        self.kind.fault().param
+        Injection::of(self.kind).param
     }
 
     /// The value that clears it.
-    fn healthy(&self) -> ParamValue {
-        self.kind.fault().healthy
+    fn healthy(&self) -> Value {
+        Injection::of(self.kind).healthy()
     }
 
     /// Arrival and header stamp of the first input message at or after `from` that is
@@ -900,7 +902,7 @@ mod tests {
     #[test]
     fn the_injected_values_are_faults_by_the_core_thresholds() {
         let cfg = StateManagerConfig::default();
-        let ParamValue::Int(percent) = Fault::battery().faulty else {
+        let Value::Int(percent) = Fault::battery().faulty else {
             panic!("battery_level is an int parameter");
         };
         let level = gem_nodes::mock_signals::battery_fraction(percent);

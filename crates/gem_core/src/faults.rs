@@ -1,19 +1,15 @@
 //! The suite's failure types, in one table ([`CATALOGUE`]).
 //!
 //! For each failure type the table says: its name (on the command line and in reports),
-//! the state-manager [`Input`] it arrives on (and so its topic), the `mock_signals`
-//! dynamic_reconfigure parameter that injects it with the faulty value the profile uses and
-//! the healthy value that clears it (`mock_signals`' default), the `/system_state` error
-//! bit it raises, and the [`HoldOff`] window that delays it (none for immediate faults).
-//! `gemctl profile`, `gemctl demo` and the end-to-end tests inject faults from this table;
-//! docs/spec.md §6 shows it as [`markdown_table`] renders it, and a test keeps the two
-//! equal. Whether a reading is faulty is decided by [`FaultKind::is_faulty`] from the state
-//! manager's own thresholds ([`StateManagerConfig`]), never by a second copy of them.
+//! the state-manager [`Input`] it arrives on, the `/system_state` error bit it raises, and
+//! the [`HoldOff`] window that delays it (none for immediate faults). Whether a reading is
+//! faulty is decided by [`FaultKind::is_faulty`] from the state manager's own thresholds
+//! ([`StateManagerConfig`]), never by a second copy of them. How a tool injects a failure
+//! (`mock_signals`' parameters) is the nodes' business, not the core's.
 
 pub use crate::state_manager::HoldOff;
 use crate::state_manager::{ErrorBits, Input, StateManagerConfig};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::time::Duration;
 
 /// A failure type of docs/spec.md §2.
@@ -34,41 +30,7 @@ pub enum FaultKind {
     SignalNotConnected,
 }
 
-/// A value of a `mock_signals` dynamic_reconfigure parameter, in the parameter's own type.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ParamValue {
-    /// A `bool` parameter.
-    Bool(bool),
-    /// An `int` parameter.
-    Int(i32),
-    /// A `double` parameter.
-    Double(f64),
-}
-
-impl fmt::Display for ParamValue {
-    /// As `dynparam set` takes it on its command line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ParamValue::Bool(v) => write!(f, "{v}"),
-            ParamValue::Int(v) => write!(f, "{v}"),
-            ParamValue::Double(v) => write!(f, "{v}"),
-        }
-    }
-}
-
-impl HoldOff {
-    /// The state manager's private parameter that sets it, in seconds (without the `~`).
-    pub const fn param(self) -> &'static str {
-        match self {
-            HoldOff::GpsLost => "gps_lost_after_s",
-            HoldOff::SignalLost => "signal_lost_after_s",
-            HoldOff::SignalLow => "signal_low_after_s",
-        }
-    }
-}
-
-/// One failure type: where it arrives, how `mock_signals` injects and clears it, what it
-/// raises.
+/// One failure type: where it arrives and what it raises.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fault {
     /// Which failure type.
@@ -77,12 +39,6 @@ pub struct Fault {
     pub name: &'static str,
     /// The state-manager input that carries it.
     pub input: Input,
-    /// The `mock_signals` dynamic_reconfigure parameter that injects it.
-    pub param: &'static str,
-    /// The faulty value the profile and the end-to-end tests inject.
-    pub faulty: ParamValue,
-    /// The healthy value that clears it (`mock_signals`' default).
-    pub healthy: ParamValue,
     /// The `/system_state` error bit it raises.
     pub bit: ErrorBits,
     /// The window that delays it; `None` for immediate faults.
@@ -95,9 +51,6 @@ pub static CATALOGUE: [Fault; 6] = [
         kind: FaultKind::Estop,
         name: "estop",
         input: Input::Estop,
-        param: "estop_enabled",
-        faulty: ParamValue::Bool(true),
-        healthy: ParamValue::Bool(false),
         bit: ErrorBits::ESTOP,
         hold_off: None,
     },
@@ -105,9 +58,6 @@ pub static CATALOGUE: [Fault; 6] = [
         kind: FaultKind::Battery,
         name: "battery",
         input: Input::Battery,
-        param: "battery_level",
-        faulty: ParamValue::Int(49),
-        healthy: ParamValue::Int(80),
         bit: ErrorBits::BATTERY_LOW,
         hold_off: None,
     },
@@ -115,9 +65,6 @@ pub static CATALOGUE: [Fault; 6] = [
         kind: FaultKind::Temperature,
         name: "temperature",
         input: Input::Temperature,
-        param: "temperature",
-        faulty: ParamValue::Double(60.0),
-        healthy: ParamValue::Double(30.0),
         bit: ErrorBits::TEMPERATURE_HIGH,
         hold_off: None,
     },
@@ -125,9 +72,6 @@ pub static CATALOGUE: [Fault; 6] = [
         kind: FaultKind::Gps,
         name: "gps",
         input: Input::Gps,
-        param: "gps_accuracy",
-        faulty: ParamValue::Double(201.0),
-        healthy: ParamValue::Double(100.0),
         bit: ErrorBits::GPS_LOST,
         hold_off: Some(HoldOff::GpsLost),
     },
@@ -135,9 +79,6 @@ pub static CATALOGUE: [Fault; 6] = [
         kind: FaultKind::SignalLow,
         name: "signal_low",
         input: Input::Signal,
-        param: "signal_strength",
-        faulty: ParamValue::Int(2),
-        healthy: ParamValue::Int(1),
         bit: ErrorBits::SIGNAL_LOW,
         hold_off: Some(HoldOff::SignalLow),
     },
@@ -145,9 +86,6 @@ pub static CATALOGUE: [Fault; 6] = [
         kind: FaultKind::SignalNotConnected,
         name: "signal_not_connected",
         input: Input::Signal,
-        param: "signal_strength",
-        faulty: ParamValue::Int(0),
-        healthy: ParamValue::Int(1),
         bit: ErrorBits::SIGNAL_LOST,
         hold_off: Some(HoldOff::SignalLost),
     },
@@ -203,36 +141,6 @@ impl FaultKind {
             FaultKind::SignalLow | FaultKind::SignalNotConnected => value != 1.0,
         }
     }
-}
-
-/// [`CATALOGUE`] as the Markdown table docs/spec.md §6 contains, hold-offs with the
-/// state manager's defaults.
-pub fn markdown_table() -> String {
-    let defaults = StateManagerConfig::default();
-    let mut out = String::from(
-        "| failure type | input topic | mock_signals parameter | faulty value | healthy value | error bit | hold-off |\n\
-         |---|---|---|---|---|---|---|\n",
-    );
-    for f in &CATALOGUE {
-        let hold_off = match f.hold_off {
-            None => "none (immediate)".to_string(),
-            Some(h) => format!(
-                "`~{}` of `state_manager` (default {} s)",
-                h.param(),
-                h.of(&defaults).as_secs_f64()
-            ),
-        };
-        out += &format!(
-            "| `{}` | `{}` | `{}` | {} | {} | `{}` | {hold_off} |\n",
-            f.name,
-            f.input.global_topic(),
-            f.param,
-            f.faulty,
-            f.healthy,
-            f.bit
-        );
-    }
-    out
 }
 
 #[cfg(test)]
@@ -303,23 +211,5 @@ mod tests {
             h.set(&mut c, Duration::ZERO);
             assert_eq!(c.validate().unwrap_err().field, h.field());
         }
-    }
-
-    #[test]
-    fn values_print_as_dynparam_takes_them() {
-        assert_eq!(ParamValue::Bool(true).to_string(), "true");
-        assert_eq!(ParamValue::Int(49).to_string(), "49");
-        assert_eq!(ParamValue::Double(201.0).to_string(), "201");
-        assert_eq!(ParamValue::Double(0.5).to_string(), "0.5");
-    }
-
-    #[test]
-    fn spec_lists_exactly_this_catalogue() {
-        let spec = include_str!("../../../docs/spec.md");
-        let table = markdown_table();
-        assert!(
-            spec.contains(&table),
-            "docs/spec.md §6 is out of date; it must contain:\n{table}"
-        );
     }
 }

@@ -33,20 +33,23 @@ pub struct HoldOffs {
 
 impl HoldOffs {
     /// The windows of the state manager node `node` (`Err`: why it could not be found;
-    /// every window is then the default), `lookup` reading one parameter by its full name
-    /// (from the parameter server: `None` when it is not set). A set value the state
-    /// manager would refuse, or one that cannot be read, is an error.
+    /// every window is then the default), `param_of` naming the node's parameter that sets a
+    /// window (without the `~`), `lookup` reading one parameter by its full name (from the
+    /// parameter server: `None` when it is not set). A set value the state manager would
+    /// refuse, or one that cannot be read, is an error.
     pub fn read<E: Display>(
         node: Result<&str, &str>,
+        param_of: impl Fn(HoldOff) -> &'static str,
         lookup: impl Fn(&str) -> Result<Option<f64>, E>,
     ) -> Result<HoldOffs, String> {
         let mut cfg = StateManagerConfig::default();
         let (mut used, mut warnings) = (Vec::new(), Vec::new());
         for h in HoldOff::ALL {
+            let param = param_of(h);
             let default = h.of(&cfg).as_secs_f64();
             let (seconds, source) = match node {
                 Ok(node) => {
-                    let name = format!("{}/{}", node.trim_end_matches('/'), h.param());
+                    let name = format!("{}/{}", node.trim_end_matches('/'), param);
                     match lookup(&name).map_err(|e| e.to_string())? {
                         Some(v) if v.is_finite() && v > 0.0 => (v, name),
                         Some(v) => {
@@ -60,16 +63,13 @@ impl HoldOffs {
                     }
                 }
                 Err(why) => {
-                    warnings.push(format!(
-                        "{}: {why}; using the default {default} s",
-                        h.param()
-                    ));
+                    warnings.push(format!("{param}: {why}; using the default {default} s"));
                     (default, format!("default: {why}"))
                 }
             };
             h.set(&mut cfg, Duration::from_secs_f64(seconds));
             used.push(Used {
-                param: h.param(),
+                param,
                 seconds,
                 source,
             });
@@ -94,9 +94,18 @@ pub fn describe(used: &[Used]) -> String {
 mod tests {
     use super::*;
 
+    /// The state manager's names of the windows' parameters.
+    fn param(h: HoldOff) -> &'static str {
+        match h {
+            HoldOff::GpsLost => "gps_lost_after_s",
+            HoldOff::SignalLost => "signal_lost_after_s",
+            HoldOff::SignalLow => "signal_low_after_s",
+        }
+    }
+
     #[test]
     fn set_parameters_are_used_and_named() {
-        let h = HoldOffs::read(Ok("/sm"), |name| {
+        let h = HoldOffs::read(Ok("/sm"), param, |name| {
             Ok::<_, String>(match name {
                 "/sm/gps_lost_after_s" => Some(3.0),
                 "/sm/signal_lost_after_s" => Some(4.0),
@@ -115,7 +124,7 @@ mod tests {
 
     #[test]
     fn unset_parameters_fall_back_to_the_defaults_with_a_warning() {
-        let h = HoldOffs::read(Ok("/state_manager"), |name| {
+        let h = HoldOffs::read(Ok("/state_manager"), param, |name| {
             Ok::<_, String>((name == "/state_manager/gps_lost_after_s").then_some(7.0))
         })
         .unwrap();
@@ -131,6 +140,7 @@ mod tests {
     fn without_a_state_manager_every_window_is_the_default() {
         let h = HoldOffs::read(
             Err("no node publishes /system_state"),
+            param,
             |_| -> Result<_, String> { panic!("nothing to look up") },
         )
         .unwrap();
@@ -141,10 +151,10 @@ mod tests {
     #[test]
     fn a_value_the_state_manager_would_refuse_is_an_error() {
         for bad in [0.0, -1.0, f64::NAN] {
-            let e = HoldOffs::read(Ok("/sm"), |_| Ok::<_, String>(Some(bad))).unwrap_err();
+            let e = HoldOffs::read(Ok("/sm"), param, |_| Ok::<_, String>(Some(bad))).unwrap_err();
             assert!(e.contains("/sm/gps_lost_after_s"), "{e}");
         }
-        let e = HoldOffs::read(Ok("/sm"), |name| {
+        let e = HoldOffs::read(Ok("/sm"), param, |name| {
             Err(format!("{name}: expected a number, got String(\"x\")"))
         })
         .unwrap_err();

@@ -1,12 +1,10 @@
 //! Conversions between message types and core types (the core never sees a message).
 
 use crate::time::to_core;
-use gem_core::faults::ParamValue;
 use gem_core::state_manager::{ErrorBits, SystemState};
 use gem_core::time::Time;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::std_msgs::Header;
-use ros1_protocols::dynamic_reconfigure::Value;
 
 /// The core time of a message header's stamp (zero stays zero: the core decides).
 pub fn stamp(header: &Header) -> Time {
@@ -23,15 +21,6 @@ pub fn system_state(state: SystemState, errors: ErrorBits, now: Time) -> SystemS
         },
         error_code: errors.bits(),
         state: state.as_u8(),
-    }
-}
-
-/// A fault catalogue's parameter value as dynamic_reconfigure carries it.
-pub fn reconfigure_value(v: ParamValue) -> Value {
-    match v {
-        ParamValue::Bool(b) => Value::Bool(b),
-        ParamValue::Int(i) => Value::Int(i),
-        ParamValue::Double(d) => Value::Double(d),
     }
 }
 

@@ -72,6 +72,17 @@ pub enum Value {
     Double(f64),
 }
 
+impl std::fmt::Display for Value {
+    /// As `dynparam set` takes it on its command line (`true`, `49`, `0.5`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Value::Bool(v) => v.fmt(f),
+            Value::Int(v) => v.fmt(f),
+            Value::Double(v) => v.fmt(f),
+        }
+    }
+}
+
 /// The current values, in declaration order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Values(Vec<(&'static str, Value)>);
@@ -105,7 +116,8 @@ impl Values {
 }
 
 impl DynParam {
-    fn default_value(&self) -> Value {
+    /// Its default.
+    pub fn default_value(&self) -> Value {
         match self.kind {
             Kind::Bool { default } => Value::Bool(default),
             Kind::Int { default, .. } => Value::Int(default),
@@ -496,6 +508,14 @@ pub fn markdown_table(params: &[DynParam]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_print_as_dynparam_takes_them() {
+        assert_eq!(Value::Bool(true).to_string(), "true");
+        assert_eq!(Value::Int(49).to_string(), "49");
+        assert_eq!(Value::Double(201.0).to_string(), "201");
+        assert_eq!(Value::Double(0.5).to_string(), "0.5");
+    }
 
     const PARAMS: &[DynParam] = &[
         DynParam {

@@ -30,11 +30,12 @@ mod watch;
 
 use anyhow::{anyhow, bail, Context};
 use gem_core::control::stop::{StopFigures, STOPPED_BELOW_MPS};
-use gem_core::faults::{FaultKind, ParamValue};
+use gem_core::faults::FaultKind;
 use gem_core::names;
 use gem_core::state_manager::StateManagerConfig;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
 use gem_msgs::gem_state_msgs::{SystemStateStamped as Sys, TaskPlannerStatus};
+use gem_nodes::mock_signals::injection::Injection;
 use gem_profile::hold_offs::{self, HoldOffs};
 use gem_profile::report::{self, Report};
 use gem_profile::{link_stats, Direction, Failure, Run, RunRecord};
@@ -230,11 +231,8 @@ impl Profiler<'_> {
     }
 
     /// Sets `kind`'s mock_signals parameter to `value`.
-    fn set(&self, kind: FaultKind, value: ParamValue) -> anyhow::Result<()> {
-        let (param, value) = (
-            kind.fault().param,
-            gem_ros::convert::reconfigure_value(value),
-        );
+    fn set(&self, kind: FaultKind, value: Value) -> anyhow::Result<()> {
+        let param = Injection::of(kind).param;
         let answer = self
             .mock
             .set(&[(param, value)])
@@ -314,8 +312,8 @@ impl Profiler<'_> {
             l.run = Some((kind, Run::new(kind, direction, &self.cfg, last_good)));
         }
         let (value, mut timeout) = match direction {
-            Direction::Fault => (fault.faulty, self.args.chain_timeout_s),
-            Direction::Recovery => (fault.healthy, self.args.chain_timeout_s),
+            Direction::Fault => (Injection::of(kind).faulty, self.args.chain_timeout_s),
+            Direction::Recovery => (Injection::of(kind).healthy(), self.args.chain_timeout_s),
         };
         let hold_off = kind
             .hold_off(&self.cfg)
@@ -534,7 +532,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     };
     // Nominal inputs (an attached suite may hold a fault), then the route.
     for k in FaultKind::ALL {
-        p.set(k, k.fault().healthy)?;
+        p.set(k, Injection::of(k).healthy())?;
     }
     p.set_speedup(1.0)?;
     p.serve()?;
@@ -620,7 +618,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         p.say(&format!("{run}: {}", f.reason));
                         failures.push(f);
                         // Back to nominal before going on; give up if the suite cannot.
-                        p.set(kind, kind.fault().healthy)?;
+                        p.set(kind, Injection::of(kind).healthy())?;
                         if let Err(e) = p.wait_nominal("after a failed run") {
                             p.say(&format!("{e}; stopping early"));
                             break 'rounds;
@@ -709,6 +707,7 @@ fn read_hold_offs(args: &Args, watch: &Watch) -> anyhow::Result<hold_offs::HoldO
     };
     HoldOffs::read(
         node.as_deref().map_err(String::as_str),
+        gem_nodes::state_manager::params::hold_off_param,
         gem_ros::params::number_at,
     )
     .map_err(|e| anyhow!("the state manager's hold-off windows: {e}"))

@@ -4,6 +4,8 @@
 //!
 //! Its topics: [`INTERFACE`].
 
+pub mod injection;
+
 use gem_core::scenario::{Player, Scenario, Setting};
 use gem_core::state_manager::Input;
 use gem_msgs::gem_state_msgs as msg;
@@ -250,51 +252,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("/nonexistent/s.yaml"), "{e}");
-    }
-
-    /// What the input topic carries for `param` = `v`, as `FaultKind::is_faulty` reads it.
-    fn published(param: &str, v: Value) -> f64 {
-        match (param, v) {
-            ("battery_level", Value::Int(p)) => f64::from(battery_fraction(p)),
-            (_, Value::Bool(b)) => f64::from(u8::from(b)),
-            (_, Value::Int(i)) => f64::from(i),
-            (_, Value::Double(d)) => f64::from(d as f32),
-        }
-    }
-
-    #[test]
-    fn the_fault_catalogue_injects_through_these_parameters() {
-        use gem_core::faults::CATALOGUE;
-        use gem_core::state_manager::StateManagerConfig;
-        use gem_ros::convert::reconfigure_value;
-        let cfg = StateManagerConfig::default();
-        for f in &CATALOGUE {
-            let p = DYN_PARAMS
-                .iter()
-                .find(|p| p.name == f.param)
-                .unwrap_or_else(|| panic!("{}: no parameter {}", f.name, f.param));
-            let (faulty, healthy) = (reconfigure_value(f.faulty), reconfigure_value(f.healthy));
-            check_value(DYN_PARAMS, f.param, faulty).unwrap_or_else(|e| panic!("{e}"));
-            let default = match p.kind {
-                Kind::Bool { default } => Value::Bool(default),
-                Kind::Int { default, .. } => Value::Int(default),
-                Kind::Double { default, .. } => Value::Double(default),
-            };
-            assert_eq!(
-                healthy, default,
-                "{}: the healthy value is the default",
-                f.name
-            );
-            assert!(
-                f.kind.is_faulty(published(f.param, faulty), &cfg),
-                "{}: {faulty:?} is not faulty",
-                f.name
-            );
-            assert!(
-                !f.kind.is_faulty(published(f.param, healthy), &cfg),
-                "{}: {healthy:?} is faulty",
-                f.name
-            );
-        }
     }
 }

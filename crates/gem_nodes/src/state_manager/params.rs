@@ -15,9 +15,9 @@ gem_ros::param_table! {
         BATTERY = ParamSpec::float("battery_low_below_frac", CORE.battery_low_below_frac as f64, "fraction", "battery below this is low").feeds(&[field!(StateManagerConfig.battery_low_below_frac)]);
         TEMPERATURE = ParamSpec::float("temperature_high_above_c", CORE.temperature_high_above_c as f64, "°C", "temperature above this is high").feeds(&[field!(StateManagerConfig.temperature_high_above_c)]);
         GPS_BAD = ParamSpec::float("gps_bad_above_mm", CORE.gps_bad_above_mm as f64, "mm", "GPS accuracy above this is a bad fix").feeds(&[field!(StateManagerConfig.gps_bad_above_mm)]);
-        GPS_LOST = ParamSpec::float(HoldOff::GpsLost.param(), CORE.gps_lost_after.as_secs_f64(), "s", "bad fixes for longer than this since the last good one raise GPS_LOST").positive().feeds(&[HoldOff::GpsLost.field()]);
-        SIGNAL_LOST = ParamSpec::float(HoldOff::SignalLost.param(), CORE.signal_lost_after.as_secs_f64(), "s", "NOT_CONNECTED for longer than this since the last CONNECTED raises SIGNAL_LOST").positive().feeds(&[HoldOff::SignalLost.field()]);
-        SIGNAL_LOW = ParamSpec::float(HoldOff::SignalLow.param(), CORE.signal_low_after.as_secs_f64(), "s", "LOW_SIGNAL for longer than this since the last CONNECTED raises SIGNAL_LOW").positive().feeds(&[HoldOff::SignalLow.field()]);
+        GPS_LOST = ParamSpec::float("gps_lost_after_s", CORE.gps_lost_after.as_secs_f64(), "s", "bad fixes for longer than this since the last good one raise GPS_LOST").positive().feeds(&[HoldOff::GpsLost.field()]);
+        SIGNAL_LOST = ParamSpec::float("signal_lost_after_s", CORE.signal_lost_after.as_secs_f64(), "s", "NOT_CONNECTED for longer than this since the last CONNECTED raises SIGNAL_LOST").positive().feeds(&[HoldOff::SignalLost.field()]);
+        SIGNAL_LOW = ParamSpec::float("signal_low_after_s", CORE.signal_low_after.as_secs_f64(), "s", "LOW_SIGNAL for longer than this since the last CONNECTED raises SIGNAL_LOW").positive().feeds(&[HoldOff::SignalLow.field()]);
         CLOCK_TOLERANCE = ParamSpec::float("clock_tolerance_s", CORE.clock_tolerance.as_secs_f64(), "s", "stamps further ahead of now, or ROS time stepping back further, count as bad stamps / a clock reset").positive();
         CLOCK_STALL = ParamSpec::float("clock_stall_s", gem_core::time::CLOCK_STALL_S, "s", "sim time: wall time without a `/clock` message (the simulator, or the link to its computer, is gone) after which STALE_DATA is raised, until ROS time moves on (with staleness enabled)").positive();
         PUBLISH_PROCESSED = ParamSpec::bool("publish_processed", false, "after each input message is handled, publish its topic and stamp on `~processed` and the handled count on the latched `/replay/ready` (std_msgs/Header), for lockstep drivers and `gemctl replay`");
@@ -68,13 +68,24 @@ impl Params {
     /// (`~gps_lost_after_s`, ...), so a tool that times faults by them (`gemctl profile`)
     /// reads the windows this node runs with.
     pub fn store_hold_offs(&self) -> Result<(), ParamError> {
-        for (spec, window) in [
-            (GPS_LOST, HoldOff::GpsLost),
-            (SIGNAL_LOST, HoldOff::SignalLost),
-            (SIGNAL_LOW, HoldOff::SignalLow),
-        ] {
-            spec.store_f64(window.of(&self.config).as_secs_f64())?;
+        for window in HoldOff::ALL {
+            hold_off_spec(window).store_f64(window.of(&self.config).as_secs_f64())?;
         }
         Ok(())
     }
+}
+
+/// The parameter that sets the hold-off window `h`.
+fn hold_off_spec(h: HoldOff) -> ParamSpec {
+    match h {
+        HoldOff::GpsLost => GPS_LOST,
+        HoldOff::SignalLost => SIGNAL_LOST,
+        HoldOff::SignalLow => SIGNAL_LOW,
+    }
+}
+
+/// The name of the parameter that sets the hold-off window `h` (without the `~`): where a
+/// tool reads the windows a running state manager uses.
+pub fn hold_off_param(h: HoldOff) -> &'static str {
+    hold_off_spec(h).name
 }
