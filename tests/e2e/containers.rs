@@ -11,7 +11,7 @@
 
 use gem_e2e::containers::{available, Compose, Service};
 use gem_e2e::lap::{
-    goal_starts, graph_back, new_goal_start, no_panics, num, wall_now, Observer, Rest, LAP,
+    goal_starts, graph_back, new_goal_start, no_panics, num, wall_now, Observer, LAP,
 };
 use std::time::Duration;
 
@@ -226,27 +226,12 @@ fn leftovers_of_a_killed_run() -> Result<(), String> {
     Ok(())
 }
 
-/// Mid-lap, `act` on the supervisor (`what` names it in errors): when it was taken, wall
-/// seconds, and the car at rest after it.
-fn mid_lap_stop<T>(
-    s: &Suite,
-    what: &str,
-    act: impl FnOnce() -> Result<T, String>,
-) -> Result<(f64, Rest), String> {
-    s.view.mid_lap(MID_LAP_S)?;
-    let w = wall_now();
-    act()?;
-    Ok((w, s.view.at_rest_after(w, what)?))
-}
-
 /// (a) The supervisor's container is cut off the network mid-lap: the controller's
 /// watchdog stops the car, the supervisor reports STALE_DATA; connected again with the same
 /// address, the task resumes from its cached index and the lap completes.
 fn supervisor_cut_off(s: &Suite) -> Result<(), String> {
-    let (cut_w, rest) = mid_lap_stop(s, "the cut", || {
-        s.compose
-            .disconnect(Service::Supervisor)
-            .map(|()| String::new())
+    let (cut_w, (), rest) = s.view.stop_mid_lap(MID_LAP_S, "the cut", || {
+        s.compose.disconnect(Service::Supervisor)
     })?;
     let stale_w = logged_after(
         s,
@@ -285,7 +270,7 @@ fn supervisor_cut_off(s: &Suite) -> Result<(), String> {
 /// (b) The supervisor's container is paused mid-lap (a hung computer): the car stops;
 /// unpaused, it drives on and the lap completes.
 fn supervisor_paused(s: &Suite) -> Result<(), String> {
-    let (_, rest) = mid_lap_stop(s, "the pause", || {
+    let (_, _, rest) = s.view.stop_mid_lap(MID_LAP_S, "the pause", || {
         s.compose.docker("pause", Service::Supervisor, &[])
     })?;
     let up_w = wall_now();
@@ -303,7 +288,7 @@ fn supervisor_paused(s: &Suite) -> Result<(), String> {
 /// stays at rest; `docker-compose up -d supervisor` brings it back and a new goal is
 /// served.
 fn supervisor_killed(s: &Suite) -> Result<(), String> {
-    let (_, rest) = mid_lap_stop(s, "the kill", || {
+    let (_, _, rest) = s.view.stop_mid_lap(MID_LAP_S, "the kill", || {
         s.compose.docker("kill", Service::Supervisor, &[])
     })?;
     s.view.stays_at_rest(&rest)?;

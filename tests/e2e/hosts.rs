@@ -156,10 +156,9 @@ fn tools_from_the_master_host(s: &Suite) -> Result<(), String> {
 /// resumes from its cached index and completes, (a) a lap across the three hosts.
 fn supervisor_vehicle_link_cut(s: &Suite) -> Result<(), String> {
     tools_from_the_master_host(s)?;
-    s.vehicle_view.mid_lap(60.0)?;
-    let cut_w = wall_now();
-    s.hosts.cut(Role::Supervisor, Role::Vehicle)?;
-    let rest = s.vehicle_view.at_rest_after(cut_w, "the cut")?;
+    let (cut_w, (), rest) = s.vehicle_view.stop_mid_lap(60.0, "the cut", || {
+        s.hosts.cut(Role::Supervisor, Role::Vehicle)
+    })?;
     let stale = s
         .supervisor_view
         .wait(Duration::from_secs(15), |e| {
@@ -198,12 +197,11 @@ fn supervisor_vehicle_link_cut(s: &Suite) -> Result<(), String> {
 
 /// (c) Every process of the supervisor's host is killed mid-lap: the car stops.
 fn supervisor_host_dies(s: &Suite) -> Result<(), String> {
-    s.vehicle_view.mid_lap(40.0)?;
-    let kill_w = wall_now();
-    let killed = s.hosts.kill_host(Role::Supervisor);
-    let rest = s
+    let (_, killed, rest) = s
         .vehicle_view
-        .at_rest_after(kill_w, "the supervisor's death")?;
+        .stop_mid_lap(40.0, "the supervisor's death", || {
+            Ok(s.hosts.kill_host(Role::Supervisor))
+        })?;
     s.vehicle_view.stays_at_rest(&rest)?;
     println!("[hosts] (c) supervisor host died ({killed} processes killed) {rest}");
     Ok(())

@@ -106,15 +106,37 @@ impl Observer {
         .ok_or_else(|| format!("the lap did not go on for {sim_s} s"))
     }
 
-    /// The car comes to rest after `what` happened at wall time `w`, within the
-    /// controller's watchdog timeout plus a comfortable stop from its speed then (plus
-    /// 1 s). This observer sees the car.
-    pub fn at_rest_after(&self, w: f64, what: &str) -> Result<Rest, String> {
+    /// Mid-lap (`sim_s` into it), `act` (`what` names it in errors) stops the car: when
+    /// it began (wall), what it returned, and the car at rest after it (see
+    /// [`Observer::at_rest_after`]).
+    pub fn stop_mid_lap<T>(
+        &self,
+        sim_s: f64,
+        what: &str,
+        act: impl FnOnce() -> Result<T, String>,
+    ) -> Result<(f64, T, Rest), String> {
+        self.mid_lap(sim_s)?;
+        let w = wall_now();
+        let out = act()?;
+        let rest = self.at_rest_after(w, wall_now(), what)?;
+        Ok((w, out, rest))
+    }
+
+    /// The car comes to rest after `what`, which happened between wall times `w` and
+    /// `done_w`, within the controller's watchdog timeout plus a comfortable stop from its
+    /// speed at `w`, plus 1 s, plus the sim time `what` itself took (the silence the
+    /// watchdog sees begins somewhere in it: a `docker kill` on a loaded machine takes a
+    /// while). This observer sees the car.
+    pub fn at_rest_after(&self, w: f64, done_w: f64, what: &str) -> Result<Rest, String> {
         let then = self
             .odom_after(w, Duration::from_secs(5))
             .ok_or_else(|| format!("no odometry after {what}"))?;
+        let done = self
+            .odom_after(done_w, Duration::from_secs(5))
+            .ok_or_else(|| format!("no odometry after {what} ended"))?;
         let speed = num(&then, "speed");
-        let bound = TIMEOUT_S + stop_time(speed.max(CRUISE_MPS)) + 1.0;
+        let taking = (num(&done, "sim") - num(&then, "sim")).max(0.0);
+        let bound = TIMEOUT_S + stop_time(speed.max(CRUISE_MPS)) + 1.0 + taking;
         let at = self
             .wait(Duration::from_secs_f64(bound / SPEEDUP + 20.0), |e| {
                 ev(e) == "odom" && num(e, "w") > w && num(e, "speed") < STOPPED_BELOW_MPS
@@ -125,13 +147,14 @@ impl Observer {
         let to_rest = num(&at, "sim") - num(&then, "sim");
         if to_rest > bound {
             return Err(format!(
-                "at rest {to_rest:.2} s (sim) after {what} at {speed:.2} m/s: more than the bound {bound:.2} s"
+                "at rest {to_rest:.2} s (sim) after {what} at {speed:.2} m/s: more than the bound {bound:.2} s ({taking:.2} s of it {what} itself)"
             ));
         }
         Ok(Rest {
             speed,
             to_rest,
             bound,
+            taking,
             at,
         })
     }
@@ -183,6 +206,8 @@ pub struct Rest {
     pub to_rest: f64,
     /// The bound on `to_rest`, s (sim).
     pub bound: f64,
+    /// The sim time the loss itself took to bring about (in the bound), s.
+    pub taking: f64,
     /// The odometry event at rest.
     pub at: Value,
 }
@@ -191,8 +216,8 @@ impl std::fmt::Display for Rest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "at {:.2} m/s: at rest {:.2} s (sim) later (bound {:.2} s: watchdog {TIMEOUT_S} s + comfortable stop + 1 s)",
-            self.speed, self.to_rest, self.bound
+            "at {:.2} m/s: at rest {:.2} s (sim) later (bound {:.2} s: watchdog {TIMEOUT_S} s + comfortable stop + 1 s + {:.2} s bringing it about)",
+            self.speed, self.to_rest, self.bound, self.taking
         )
     }
 }
