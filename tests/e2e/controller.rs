@@ -6,7 +6,8 @@ use gem_core::control::closed_loop;
 use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_core::geometry::Point;
 use gem_e2e::control::{
-    core_rms, cross_track_of, fresh_ns, gem_track, goal, line, ros_rms_bound, wait_done, Stack,
+    core_rms, cross_track_of, fresh_ns, gem_track, goal, line, refused_at_start_up, ros_rms_bound,
+    wait_done, Stack,
 };
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
@@ -370,28 +371,7 @@ fn bad_vehicle_model_parameters_are_refused_at_start_up_by_name() {
             "must be within 0..10",
         ),
     ] {
-        // Through the parameter server, as a launch file sets it (rosrust cannot read a
-        // NaN from its command line).
-        let ns = fresh_ns();
-        let set = cli(
-            "rosparam",
-            &["set", &format!("{ns}/gem_sim/{name}"), "--", value],
-            T,
-        );
-        assert!(set.status.success(), "{set:?}");
-        let mut sim = ros.node("gem_sim").arg(&format!("__ns:={ns}")).spawn();
-        let Some(status) = sim.wait(T) else {
-            panic!(
-                "gem_sim with ~{name} = {value} still runs\n{}",
-                sim.output()
-            );
-        };
-        assert!(!status.success(), "{name}");
-        let out = sim.output();
-        assert!(
-            out.contains(&format!("~{name}")) && out.contains(says),
-            "{name} = {value}: {out}"
-        );
+        refused_at_start_up(&ros, "gem_sim", name, value, says);
     }
 }
 

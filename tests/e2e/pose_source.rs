@@ -12,12 +12,12 @@ use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_core::geometry::Point;
 use gem_core::vehicle::localization::LocalizationParams;
 use gem_e2e::control::{
-    core_rms, cross_track_of, fresh_ns, gem_track, goal, ros_rms_bound, wait_done, Stack,
+    core_rms, cross_track_of, gem_track, goal, refused_at_start_up, ros_rms_bound, wait_done, Stack,
 };
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus};
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::geometry_msgs::Pose2D;
-use gem_testbed::{cli, ros, Collector};
+use gem_testbed::{ros, Collector};
 use ros1_protocols::actionlib::status;
 use std::time::Duration;
 
@@ -214,32 +214,6 @@ fn bad_twist_reference_points_are_refused_at_start_up_by_name() {
         (".nan", "twist_reference_x_m = NaN"),
         ("2.0", "must be within ± the wheelbase"),
     ] {
-        // Through the parameter server, as a launch file sets it (rosrust cannot read a
-        // NaN from its command line).
-        let ns = fresh_ns();
-        let set = cli(
-            "rosparam",
-            &[
-                "set",
-                &format!("{ns}/pure_pursuit/twist_reference_x_m"),
-                "--",
-                value,
-            ],
-            T,
-        );
-        assert!(set.status.success(), "{set:?}");
-        let mut node = ros.node("pure_pursuit").arg(&format!("__ns:={ns}")).spawn();
-        let Some(status) = node.wait(T) else {
-            panic!(
-                "pure_pursuit with ~twist_reference_x_m = {value} still runs\n{}",
-                node.output()
-            );
-        };
-        assert!(!status.success(), "{value}");
-        let out = node.output();
-        assert!(
-            out.contains("~twist_reference_x_m") && out.contains(says),
-            "{value}: {out}"
-        );
+        refused_at_start_up(&ros, "pure_pursuit", "twist_reference_x_m", value, says);
     }
 }

@@ -220,3 +220,29 @@ pub fn core_rms(cfg: TrackerConfig, points: &[Point], localization: Localization
 pub fn ros_rms_bound(core_m: f64) -> f64 {
     (core_m * 1.2).max(core_m + 0.005)
 }
+
+/// Starts `node` with its private parameter `name` set to `value` through the parameter
+/// server (as a launch file sets it; rosrust cannot read a NaN from its command line), and
+/// checks that it exits at start-up with an error naming `~name` and saying `says`.
+pub fn refused_at_start_up(ros: &RosGuard, node: &str, name: &str, value: &str, says: &str) {
+    let ns = fresh_ns();
+    let set = gem_testbed::cli(
+        "rosparam",
+        &["set", &format!("{ns}/{node}/{name}"), "--", value],
+        T,
+    );
+    assert!(set.status.success(), "{set:?}");
+    let mut proc = ros.node(node).arg(&format!("__ns:={ns}")).spawn();
+    let Some(status) = proc.wait(T) else {
+        panic!(
+            "{node} with ~{name} = {value} still runs\n{}",
+            proc.output()
+        );
+    };
+    assert!(!status.success(), "{node}: ~{name} = {value}");
+    let out = proc.output();
+    assert!(
+        out.contains(&format!("~{name}")) && out.contains(says),
+        "{node}: ~{name} = {value}: {out}"
+    );
+}

@@ -792,44 +792,20 @@ pub fn run_all(track_file: &std::path::Path) -> anyhow::Result<Vec<CrossCheckRun
     println!(
         "pose sources on the independent model (c=12); bound relative to the rear axle's twist:"
     );
-    println!(
-        "{:<13} {:>4} {:<13}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>6} | {:<20} | target",
-        "controller",
-        "v",
-        "source",
-        "conv m",
-        "rms ≥c",
-        "p95 ≥c",
-        "max ≥c",
-        "max≥40m",
-        "×rear",
-        "doubts"
-    );
+    track::print_source_header("×rear", "doubts");
     for row in source_rows(sc)? {
         let r = &row.run;
-        let doubts: Vec<String> = r
-            .news
-            .iter()
-            .map(|(t, n)| format!("{}@{t:.0}s", n.component.short()))
-            .collect();
-        println!(
-            "{:<13} {:>4.1} {:<13}| {} | {:>6.2} | {:<20} | {}",
-            r.controller,
-            r.speed_mps,
-            row.source,
-            track::convergence_columns(&r.stats, r.max_steady_m),
-            row.ratio,
-            if doubts.is_empty() {
-                "-".into()
-            } else {
-                doubts.join(" ")
-            },
-            if row.ratio <= row.within {
-                "met".to_string()
-            } else {
-                format!("MISSED {:.2}× > {}×", row.ratio, row.within)
-            }
-        );
+        track::SourceLine {
+            controller: r.controller,
+            speed_mps: r.speed_mps,
+            source: row.source,
+            stats: &r.stats,
+            max_steady_m: r.max_steady_m,
+            ratio: row.ratio,
+            within: row.within,
+            doubts: track::doubt_list(&r.news),
+        }
+        .print();
         out.push(row.run);
     }
     Ok(out)

@@ -676,8 +676,7 @@ const IN_BEND_RAD: f64 = 0.03;
 /// doubt was raised, and the doubts' components in words; None without a doubt.
 pub fn first_doubt(r: &RunResult) -> Option<(f64, String)> {
     let (at, _) = r.news.first()?;
-    let period = r.time_s / r.cte.len().max(1) as f64;
-    // One trajectory sample per control step, as the steering.
+    let period = PHYSICS_DT.as_secs_f64() * CONTROL_EVERY as f64;
     let in_bend = r
         .steering
         .iter()
@@ -685,36 +684,32 @@ pub fn first_doubt(r: &RunResult) -> Option<(f64, String)> {
         .filter(|(_, s)| s.abs() >= IN_BEND_RAD)
         .count() as f64
         * period;
-    let what: Vec<String> = r
-        .news
+    Some((in_bend, doubt_list(&r.news)))
+}
+
+/// The doubts raised, in a table cell: `lateral@1s yaw@0s` ("-": none).
+pub fn doubt_list(news: &[(f64, News)]) -> String {
+    if news.is_empty() {
+        return "-".into();
+    }
+    let what: Vec<String> = news
         .iter()
         .map(|(t, n)| format!("{}@{t:.0}s", n.component.short()))
         .collect();
-    Some((in_bend, what.join(" ")))
+    what.join(" ")
 }
 
-/// One row of the sources table: the run and its ratio to the ideal source's RMS.
-pub struct SourceRow {
-    pub source: &'static str,
-    pub run: RunResult,
-    pub ratio: f64,
-    pub within: f64,
-}
-
-impl SourceRow {
-    /// "met", or what is missed.
-    pub fn verdict(&self) -> String {
-        if self.ratio <= self.within {
-            "met".into()
-        } else {
-            format!("MISSED {:.2}× > {}×", self.ratio, self.within)
-        }
+/// "met", or the ratio to the ideal source's RMS that misses `within`.
+pub fn ratio_verdict(ratio: f64, within: f64) -> String {
+    if ratio <= within {
+        "met".into()
+    } else {
+        format!("MISSED {ratio:.2}× > {within}×")
     }
 }
 
-/// Every source, law and speed of the sources table on `sc`; prints the table.
-pub fn run_sources(sc: &Scenario) -> anyhow::Result<Vec<RunResult>> {
-    println!("pose sources: single-track model with tyre slip (c=12), 0.1 s delay + 0.2 s steering lag, {} from the spawn pose; bound relative to the ideal source:", sc.name);
+/// The header of a pose-source table: `base` heads the ratio column, `doubts` the doubts'.
+pub fn print_source_header(base: &str, doubts: &str) {
     println!(
         "{:<13} {:>4} {:<13}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>6} | {:<24} | target",
         "controller",
@@ -725,24 +720,64 @@ pub fn run_sources(sc: &Scenario) -> anyhow::Result<Vec<RunResult>> {
         "p95 ≥c",
         "max ≥c",
         "max≥40m",
-        "×ideal",
-        "doubts (bend s before)"
+        base,
+        doubts
     );
+}
+
+/// One row of a pose-source table.
+pub struct SourceLine<'a> {
+    pub controller: &'a str,
+    pub speed_mps: f64,
+    pub source: &'a str,
+    pub stats: &'a TrackingStats,
+    pub max_steady_m: f64,
+    pub ratio: f64,
+    pub within: f64,
+    pub doubts: String,
+}
+
+impl SourceLine<'_> {
+    pub fn print(&self) {
+        println!(
+            "{:<13} {:>4.1} {:<13}| {} | {:>6.2} | {:<24} | {}",
+            self.controller,
+            self.speed_mps,
+            self.source,
+            convergence_columns(self.stats, self.max_steady_m),
+            self.ratio,
+            self.doubts,
+            ratio_verdict(self.ratio, self.within)
+        );
+    }
+}
+
+/// One row of the sources table: the run and its ratio to the ideal source's RMS.
+pub struct SourceRow {
+    pub source: &'static str,
+    pub run: RunResult,
+    pub ratio: f64,
+    pub within: f64,
+}
+
+/// Every source, law and speed of the sources table on `sc`; prints the table.
+pub fn run_sources(sc: &Scenario) -> anyhow::Result<Vec<RunResult>> {
+    println!("pose sources: single-track model with tyre slip (c=12), 0.1 s delay + 0.2 s steering lag, {} from the spawn pose; bound relative to the ideal source:", sc.name);
+    print_source_header("×ideal", "doubts (bend s before)");
     let mut out = Vec::new();
     for row in source_rows(sc) {
         let r = &row.run;
-        let doubts =
-            first_doubt(r).map_or("-".into(), |(bend, what)| format!("{what} ({bend:.1})"));
-        println!(
-            "{:<13} {:>4.1} {:<13}| {} | {:>6.2} | {:<24} | {}",
-            r.controller,
-            r.speed_mps,
-            row.source,
-            convergence_columns(&r.stats, r.max_steady_m),
-            row.ratio,
-            doubts,
-            row.verdict()
-        );
+        SourceLine {
+            controller: r.controller,
+            speed_mps: r.speed_mps,
+            source: row.source,
+            stats: &r.stats,
+            max_steady_m: r.max_steady_m,
+            ratio: row.ratio,
+            within: row.within,
+            doubts: first_doubt(r).map_or("-".into(), |(bend, what)| format!("{what} ({bend:.1})")),
+        }
+        .print();
         out.push(row.run);
     }
     Ok(out)
@@ -999,7 +1034,7 @@ mod tests {
                     row.source,
                     r.controller,
                     r.speed_mps,
-                    row.verdict()
+                    ratio_verdict(row.ratio, row.within)
                 ));
             }
             if row.source == "com, not set" {

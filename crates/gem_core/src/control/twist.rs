@@ -303,6 +303,25 @@ struct Verdict {
 }
 
 impl Verdict {
+    /// The doubt, if any, about a component whose reported values over the compared poses
+    /// are `all_zero`, with their mean against the poses' value in `(reported, history)`:
+    /// exactly zero while the poses show more than `moving`, or off by more than `bound`
+    /// for [`DISAGREE_FOR_S`].
+    fn judge(
+        &mut self,
+        at: Time,
+        all_zero: bool,
+        (reported, history): (f64, f64),
+        moving: f64,
+        bound: f64,
+    ) -> Option<Doubt> {
+        if all_zero && history.abs() > moving {
+            return Some(Doubt::ZeroWhileMoving { history });
+        }
+        self.disagreeing(at, (reported - history).abs() > bound)
+            .then_some(Doubt::Disagrees { reported, history })
+    }
+
     /// Tracks a disagreement: true once it has lasted [`DISAGREE_FOR_S`].
     fn disagreeing(&mut self, now: Time, disagrees: bool) -> bool {
         if !disagrees {
@@ -515,46 +534,24 @@ impl TwistSource {
         };
         let moving = chord.speed.abs() > MOVING_MPS;
         if self.speed.doubt.is_none() && moving {
-            let reported = mean(&|e| e.speed);
-            let bound = SPEED_BOUND_MPS + SPEED_BOUND_FRACTION * chord.speed.abs();
-            let doubt = if entries.iter().all(|e| e.speed == 0.0) {
-                Some(Doubt::ZeroWhileMoving {
-                    history: chord.speed,
-                })
-            } else if self
-                .speed
-                .disagreeing(at, (reported - chord.speed).abs() > bound)
-            {
-                Some(Doubt::Disagrees {
-                    reported,
-                    history: chord.speed,
-                })
-            } else {
-                None
-            };
+            let doubt = self.speed.judge(
+                at,
+                entries.iter().all(|e| e.speed == 0.0),
+                (mean(&|e| e.speed), chord.speed),
+                MOVING_MPS,
+                SPEED_BOUND_MPS + SPEED_BOUND_FRACTION * chord.speed.abs(),
+            );
             self.raise(Component::Speed, doubt);
         }
         let all_yaw_rates = entries.iter().all(|e| e.yaw_rate.is_finite());
         if self.yaw_rate.doubt.is_none() && all_yaw_rates {
-            let reported = mean(&|e| e.yaw_rate);
-            let bound = YAW_RATE_BOUND_RAD_S + YAW_RATE_BOUND_FRACTION * chord.yaw_rate.abs();
-            let doubt = if chord.yaw_rate.abs() > TURNING_RAD_S
-                && entries.iter().all(|e| e.yaw_rate == 0.0)
-            {
-                Some(Doubt::ZeroWhileMoving {
-                    history: chord.yaw_rate,
-                })
-            } else if self
-                .yaw_rate
-                .disagreeing(at, (reported - chord.yaw_rate).abs() > bound)
-            {
-                Some(Doubt::Disagrees {
-                    reported,
-                    history: chord.yaw_rate,
-                })
-            } else {
-                None
-            };
+            let doubt = self.yaw_rate.judge(
+                at,
+                entries.iter().all(|e| e.yaw_rate == 0.0),
+                (mean(&|e| e.yaw_rate), chord.yaw_rate),
+                TURNING_RAD_S,
+                YAW_RATE_BOUND_RAD_S + YAW_RATE_BOUND_FRACTION * chord.yaw_rate.abs(),
+            );
             self.raise(Component::YawRate, doubt);
         }
         if self.speed.doubt.is_none() && chord.speed > LATERAL_CHECK_FROM_MPS {
