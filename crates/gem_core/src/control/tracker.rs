@@ -23,7 +23,13 @@
 //!   rate (what the car is doing, slip and lagging wheels included), or of the last steering
 //!   command on the kinematic bicycle when no yaw rate is measured. Predicting with the
 //!   command assumes the wheels are already where they were told to be; at speed, with
-//!   0.3 s of delay and lag, that over-anticipates and the loop oscillates.
+//!   0.3 s of delay and lag, that over-anticipates and the loop oscillates. A pose measured
+//!   before now (a late fix, or one held between slow updates) has a yaw rate as old as
+//!   itself: it is first carried to now through a first-order lag (`yaw_rate_lag_s`)
+//!   towards the kinematic bicycle's yaw rate of the steering commanded since, the pose on
+//!   the arcs between, and that yaw rate is the one the prediction and the LQR use (the
+//!   yaw-rate terms of pure pursuit and Stanley keep the measured one). Left stale, a 0.1 s
+//!   old yaw rate in the loop makes every law oscillate at 5.5 m/s.
 //!
 //! The twist is the pose source's, at the reference point `twist_reference_x_m` ahead of the
 //! rear axle; a [`TwistSource`] moves it to the rear axle and replaces what the pose history
