@@ -2,12 +2,13 @@
 //! both sides of our actionlib code, preemption and resume, bad goals, a dying simulator,
 //! the safety gate, and a full lap of the GEM track driven through ROS.
 
-use gem_core::control::closed_loop::{self, CrossTrackMeter, LoopSettings};
-use gem_core::control::path::Path;
-use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
-use gem_core::geometry::{Point, Pose};
-use gem_core::vehicle::VehicleParams;
-use gem_e2e::control::{gem_track, goal, line, wait_done, Stack};
+use gem_core::control::closed_loop;
+use gem_core::control::tracker::{Law, TrackerConfig};
+use gem_core::geometry::Point;
+use gem_e2e::control::{
+    core_rms, cross_track_of, gem_track, goal, line, refused_at_start_up, ros_rms_bound, wait_done,
+    Stack,
+};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
@@ -290,32 +291,6 @@ fn rust_client_drives_a_python_simple_action_server() {
     assert!(sent.elapsed() >= RESULT_GRACE, "ended before the grace");
 }
 
-/// The core closed loop with the nodes' defaults on gem_sim's default vehicle: the
-/// figure the ROS lap is compared with.
-fn core_reference(law: Law, points: &[Point]) -> f64 {
-    let cfg = TrackerConfig {
-        law,
-        ..Default::default()
-    };
-    let mut tracker = Tracker::new(points, 0, cfg).unwrap();
-    let settings = LoopSettings {
-        physics_dt: Duration::from_millis(10),
-        control_every: 5,
-        time_limit_s: 900.0,
-        localization: Default::default(),
-    };
-    let path = Path::new(points, 0.05).unwrap();
-    let trace = closed_loop::run(
-        path,
-        Pose::new(0.0, 0.0, 0.0),
-        VehicleParams::default(),
-        &mut tracker,
-        &settings,
-    );
-    let cte = trace.cross_track();
-    closed_loop::stats(&cte, closed_loop::CONVERGED_M).rms_after_m
-}
-
 fn full_lap(controller: &str, law: Law) {
     let ros = ros();
     let track = gem_track();
@@ -352,23 +327,19 @@ fn full_lap(controller: &str, law: Law) {
         end.x,
         end.y
     );
-    let mut meter = CrossTrackMeter::new(Path::new(&points, 0.05).unwrap());
-    let (mut driven, mut last) = (0.0, None::<Point>);
-    let mut cte = Vec::new();
-    for m in states.all() {
-        let Some(p) = m.pose.first() else { continue };
-        let here = Point::new(p.position.x, p.position.y);
-        driven += last.map_or(0.0, |l| l.distance(here));
-        last = Some(here);
-        cte.push((driven, meter.measure(here)));
-    }
+    let cte = cross_track_of(&states.all(), &points);
+    let driven = cte.last().map_or(0.0, |c| c.0);
     let ros_rms = closed_loop::stats(&cte, closed_loop::CONVERGED_M).rms_after_m;
-    let core_rms = core_reference(law, &points);
+    let cfg = TrackerConfig {
+        law,
+        ..Default::default()
+    };
+    let core_rms = core_rms(cfg, &points, Default::default());
     eprintln!("{controller}: full GEM lap through ROS in {wall_s:.1} s wall (10× sim), {driven:.0} m, RMS {ros_rms:.4} m vs core {core_rms:.4} m");
     // At 10x a loaded 2-core machine delays some control ticks in sim time: allow 20 %
     // or 5 mm over the core figure, whichever is larger (a fresh-clone run measured
     // 0.0132 m against 0.0096 m once; typical runs match within 2 %).
-    let bound = (core_rms * 1.2).max(core_rms + 0.005);
+    let bound = ros_rms_bound(core_rms);
     assert!(
         ros_rms <= bound,
         "{controller}: RMS through ROS {ros_rms:.4} m > {bound:.4} m (core figure {core_rms:.4} m)"
@@ -400,28 +371,7 @@ fn bad_vehicle_model_parameters_are_refused_at_start_up_by_name() {
             "must be within 0..10",
         ),
     ] {
-        // Through the parameter server, as a launch file sets it (rosrust cannot read a
-        // NaN from its command line).
-        let ns = fresh_ns("ctl");
-        let set = cli(
-            "rosparam",
-            &["set", &format!("{ns}/gem_sim/{name}"), "--", value],
-            T,
-        );
-        assert!(set.status.success(), "{set:?}");
-        let mut sim = ros.node("gem_sim").arg(&format!("__ns:={ns}")).spawn();
-        let Some(status) = sim.wait(T) else {
-            panic!(
-                "gem_sim with ~{name} = {value} still runs\n{}",
-                sim.output()
-            );
-        };
-        assert!(!status.success(), "{name}");
-        let out = sim.output();
-        assert!(
-            out.contains(&format!("~{name}")) && out.contains(says),
-            "{name} = {value}: {out}"
-        );
+        refused_at_start_up(&ros, "gem_sim", name, value, says);
     }
 }
 

@@ -78,7 +78,13 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
         );
     }
     // Stamped topics carry a count of messages lost before the monitor (header.seq gaps).
-    let last = diag.last().expect("a /diagnostics message");
+    // The health monitor's report (the controller publishes its own status there too).
+    let last = diag
+        .all()
+        .into_iter()
+        .rev()
+        .find(|m| m.status.iter().any(|s| s.name == "/system_state"))
+        .expect("a /diagnostics message from the health monitor");
     let state_diag = last.status.iter().find(|s| s.name == "/system_state");
     let lost = state_diag.and_then(|s| s.values.iter().find(|kv| kv.key == "lost_messages"));
     assert!(

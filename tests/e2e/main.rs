@@ -40,6 +40,7 @@ mod integration_launch;
 mod interop;
 mod md5;
 mod mock_signals;
+mod pose_source;
 mod profile;
 mod replay;
 mod ros_tools;

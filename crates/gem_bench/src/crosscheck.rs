@@ -42,6 +42,9 @@
 //!   most `accel` speeding up and `brake` slowing down;
 //! - integration: classical RK4 at a fixed 1 ms step ([`STEP_S`]), actuator states included.
 //!
+//! The controllers are told the true state at the rear axle, or (the pose-source table) the
+//! twist of the centre of mass from this model's own states, or no yaw rate.
+//!
 //! Not modelled (nor in the simulator's model): load transfer, combined slip, Ackermann
 //! geometry of the two front wheels, drag, roll; nor the simulator's command timeout (the
 //! controller here commands every 50 ms) or localization noise.
@@ -405,6 +408,22 @@ impl Car {
         }
     }
 
+    /// The state as a source reports it: the rear-axle pose and the twist of `what`.
+    pub fn reported(&self, what: Reported) -> VehicleState {
+        let rear = self.rear_axle_state();
+        match what {
+            Reported::RearAxle => rear,
+            Reported::CentreOfMass => VehicleState {
+                lateral_speed_mps: self.effective_lateral(&self.s).0,
+                ..rear
+            },
+            Reported::NoYawRate => VehicleState {
+                yaw_rate_rad_s: 0.0,
+                ..rear
+            },
+        }
+    }
+
     /// Speed of the rear axle over the ground, m/s.
     pub fn rear_axle_speed_mps(&self) -> f64 {
         let st = self.rear_axle_state();
@@ -529,6 +548,8 @@ pub struct CrossCheckRun {
     pub driven_m: f64,
     /// The model's state became non-finite and the run was stopped.
     pub diverged: bool,
+    /// The doubts the controller raised about the twist, with the simulated time, s.
+    pub news: Vec<(f64, gem_core::control::twist::News)>,
 }
 
 impl CrossCheckRun {
@@ -546,6 +567,17 @@ impl CrossCheckRun {
     }
 }
 
+/// The twist a source reports of [`Car`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reported {
+    /// The rear axle's, yaw rate included.
+    RearAxle,
+    /// The centre of mass's (its lateral speed).
+    CentreOfMass,
+    /// The rear axle's linear velocity, yaw rate 0.
+    NoYawRate,
+}
+
 /// What a closed-loop run on [`Car`] recorded.
 #[derive(Clone, Debug, Default)]
 pub struct LoopOutcome {
@@ -560,6 +592,8 @@ pub struct LoopOutcome {
     pub driven_m: f64,
     /// Simulated duration, s.
     pub time_s: f64,
+    /// The doubts the controller raised about the twist, with the simulated time, s.
+    pub news: Vec<(f64, gem_core::control::twist::News)>,
 }
 
 /// Drives `steerer` on `car` along `path` until done, divergence or `time_limit_s`: the
@@ -570,6 +604,7 @@ pub fn run_loop(
     path: Path,
     steerer: &mut dyn Steerer,
     time_limit_s: f64,
+    reported: Reported,
 ) -> LoopOutcome {
     let t0 = Time::from_secs_f64(1.0);
     let mut meter = CrossTrackMeter::new(path);
@@ -590,9 +625,11 @@ pub fn run_loop(
             let state = car.rear_axle_state();
             let report = Report {
                 measured_at: now,
-                state,
+                state: car.reported(reported),
             };
             let step = steerer.step(&report, now);
+            out.news
+                .extend(steerer.take_news().into_iter().map(|n| (out.time_s, n)));
             out.cross_track
                 .push((out.driven_m, meter.measure(state.pose.point())));
             if step.done {
@@ -616,6 +653,61 @@ pub fn run_case(
     lateral_accel_mps2: f64,
     stiffness: f64,
 ) -> anyhow::Result<CrossCheckRun> {
+    run_source(
+        sc,
+        controller,
+        (speed_mps, lateral_accel_mps2),
+        stiffness,
+        &SOURCES[0],
+    )
+}
+
+/// A pose source of the independent model's table: what it reports, what the controllers
+/// are told of the twist's reference point, and the bound relative to the rear axle's row.
+pub struct CrossSource {
+    pub name: &'static str,
+    pub reported: Reported,
+    pub twist_reference_x_m: f64,
+    pub within: f64,
+}
+
+/// The sources: the rear axle, the centre of mass (told, and not), no yaw rate.
+pub const SOURCES: [CrossSource; 4] = [
+    CrossSource {
+        name: "rear axle",
+        reported: Reported::RearAxle,
+        twist_reference_x_m: 0.0,
+        within: 1.0,
+    },
+    CrossSource {
+        name: "com, set",
+        reported: Reported::CentreOfMass,
+        twist_reference_x_m: CarParams::GEM_E2.com_ahead_of_rear_m,
+        within: 1.3,
+    },
+    CrossSource {
+        name: "com, not set",
+        reported: Reported::CentreOfMass,
+        twist_reference_x_m: 0.0,
+        within: 2.0,
+    },
+    CrossSource {
+        name: "no yaw rate",
+        reported: Reported::NoYawRate,
+        twist_reference_x_m: 0.0,
+        within: 1.3,
+    },
+];
+
+/// One case on `sc` with `source`: `controller` at (speed, lateral acceleration limit),
+/// both axles' normalised stiffness `stiffness`.
+pub fn run_source(
+    sc: &track::Scenario,
+    controller: Controller,
+    (speed_mps, lateral_accel_mps2): (f64, f64),
+    stiffness: f64,
+    source: &CrossSource,
+) -> anyhow::Result<CrossCheckRun> {
     let points: Vec<Point> = sc.waypoints.iter().map(|w| w.point()).collect();
     anyhow::ensure!(points.len() >= 2, "{}: too few waypoints", sc.name);
     let path = Path::new(&points, 0.05).map_err(|e| anyhow::anyhow!("{}: {e}", sc.name))?;
@@ -626,11 +718,15 @@ pub fn run_case(
         lateral_accel_mps2,
         Actuators::DelayLag,
     );
+    let cfg = gem_core::control::tracker::TrackerConfig {
+        twist_reference_x_m: source.twist_reference_x_m,
+        ..cfg
+    };
     let mut tracker =
         Tracker::new(&points, 0, cfg).map_err(|e| anyhow::anyhow!("{}: {e}", sc.name))?;
     let mut car = Car::new(CarParams::with_stiffness(stiffness), sc.start)?;
     let time_limit_s = 3.0 * path_m / speed_mps + 60.0;
-    let run = run_loop(&mut car, path, &mut tracker, time_limit_s);
+    let run = run_loop(&mut car, path, &mut tracker, time_limit_s, source.reported);
     let stats = closed_loop::stats(&run.cross_track, CONVERGED_M);
     Ok(CrossCheckRun {
         controller: controller.label(),
@@ -644,6 +740,7 @@ pub fn run_case(
         path_m,
         driven_m: run.driven_m,
         diverged: run.diverged,
+        news: run.news,
     })
 }
 
@@ -691,7 +788,57 @@ pub fn run_all(track_file: &std::path::Path) -> anyhow::Result<Vec<CrossCheckRun
             out.push(r);
         }
     }
+    println!();
+    println!(
+        "pose sources on the independent model (c=12); bound relative to the rear axle's twist:"
+    );
+    track::print_source_header("×rear", "doubts");
+    for row in source_rows(sc)? {
+        let r = &row.run;
+        track::SourceLine {
+            controller: r.controller,
+            speed_mps: r.speed_mps,
+            source: row.source,
+            stats: &r.stats,
+            max_steady_m: r.max_steady_m,
+            ratio: row.ratio,
+            within: row.within,
+            doubts: track::doubt_list(&r.news),
+        }
+        .print();
+        out.push(row.run);
+    }
     Ok(out)
+}
+
+/// One row of the independent model's source table.
+pub struct CrossSourceRow {
+    pub source: &'static str,
+    pub run: CrossCheckRun,
+    /// RMS after convergence over the rear-axle source's.
+    pub ratio: f64,
+    pub within: f64,
+}
+
+/// Every source of [`SOURCES`] for each law at 2.8 and 5.5 m/s with c = 12.
+pub fn source_rows(sc: &track::Scenario) -> anyhow::Result<Vec<CrossSourceRow>> {
+    let mut rows = Vec::new();
+    for speed in track::SOURCE_SPEEDS {
+        for controller in Controller::OURS {
+            let mut base = None;
+            for source in &SOURCES {
+                let run = run_source(sc, controller, speed, 12.0, source)?;
+                let ideal = *base.get_or_insert(run.stats.rms_after_m);
+                rows.push(CrossSourceRow {
+                    source: source.name,
+                    ratio: run.stats.rms_after_m / ideal,
+                    within: source.within,
+                    run,
+                });
+            }
+        }
+    }
+    Ok(rows)
 }
 
 fn print_row(r: &CrossCheckRun) {
@@ -942,6 +1089,39 @@ mod tests {
                         m.join(", ")
                     ));
                 }
+            }
+        }
+        assert!(missed.is_empty(), "{missed:#?}");
+    }
+
+    /// The pose sources keep their bounds on this model too; the rear axle's twist raises
+    /// no doubt, the centre of mass's unannounced is found.
+    #[test]
+    fn every_pose_source_keeps_its_bound_on_the_independent_model() {
+        let scenarios = track::scenarios(std::path::Path::new(track::TRACK_FILE)).unwrap();
+        let mut missed = Vec::new();
+        for row in source_rows(&scenarios[0]).unwrap() {
+            let r = &row.run;
+            assert!(r.completion().starts_with("yes"), "{}", r.completion());
+            if row.ratio > row.within {
+                missed.push(format!(
+                    "{} {} {} m/s: {:.2}× > {}×",
+                    row.source, r.controller, r.speed_mps, row.ratio, row.within
+                ));
+            }
+            match row.source {
+                "rear axle" | "com, set" => {
+                    assert!(r.news.is_empty(), "{}: {:?}", row.source, r.news)
+                }
+                "com, not set" => {
+                    assert!(
+                        r.news.iter().any(|(_, n)| n.component
+                            == gem_core::control::twist::Component::LateralSpeed),
+                        "{:?}",
+                        r.news
+                    )
+                }
+                _ => {}
             }
         }
         assert!(missed.is_empty(), "{missed:#?}");

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p gem_bench -- state-manager [--updates N] [--samples N]
-//! cargo run --release -p gem_bench -- track [--out DIR] [--dynamic-only]
+//! cargo run --release -p gem_bench -- track [--out DIR] [--dynamic-only | --sources-only]
 //! cargo run --release -p gem_bench -- crosscheck [--track FILE]
 //! cargo run --release -p gem_bench -- stop
 //! cargo run --release -p gem_bench -- waypoints [--rows N]
@@ -53,9 +53,12 @@ enum Bench {
         /// The GEM track waypoint file.
         #[arg(long, default_value = track::TRACK_FILE)]
         track: std::path::PathBuf,
-        /// Only the single-track (tyre slip) table.
+        /// Only the single-track (tyre slip) tables.
         #[arg(long)]
         dynamic_only: bool,
+        /// Only the pose-source table.
+        #[arg(long)]
+        sources_only: bool,
     },
     /// The tracking controllers on an independent single-track model (cross-check of `track`).
     Crosscheck {
@@ -122,9 +125,17 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::StateManager { updates, samples } => state_manager::run(updates, samples),
         Bench::Track {
+            track,
+            sources_only: true,
+            ..
+        } => track::scenarios(&track)
+            .and_then(|s| track::run_sources(&s[0]))
+            .map(|_| ()),
+        Bench::Track {
             out,
             track,
             dynamic_only,
+            ..
         } => track::run_all(&track, &out, dynamic_only).map(|_| ()),
         Bench::Crosscheck { track } => crosscheck::run_all(&track).map(|_| ()),
         Bench::Waypoints { rows } => waypoints::run(rows),

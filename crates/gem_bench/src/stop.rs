@@ -6,7 +6,10 @@
 //! original behaviour: zero speed with the steering frozen at its last angle.
 //!
 //! Figures per stop: time and distance to rest, peak deceleration and jerk (of the
-//! simulated car), and the largest distance from the path while stopping.
+//! simulated car), and the largest distance from the path while stopping. A second table
+//! stops from 5.5 m/s in the bend with each pose source of `track`'s table (the twist of the
+//! centre of mass, no yaw rate, no twist, a 10 Hz fix 0.1 s late), each within
+//! [`SOURCE_BOUND_M`] of the path.
 
 use gem_core::control::closed_loop::CrossTrackMeter;
 use gem_core::control::path::Path;
@@ -17,6 +20,7 @@ use gem_core::control::stop::{
 use gem_core::control::tracker::{Observation, Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
 use gem_core::time::Time;
+use gem_core::vehicle::localization::{Localizer, Report};
 use gem_core::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 use std::f64::consts::PI;
 use std::time::Duration;
@@ -75,8 +79,21 @@ fn path(place: &str) -> Vec<Point> {
     }
 }
 
-/// Drives onto `place` at `speed`, then stops at 100 m driven.
+/// Largest distance from the path while stopping with any pose source, m.
+pub const SOURCE_BOUND_M: f64 = 0.10;
+
+/// Drives onto `place` at `speed`, then stops at 100 m driven, with the ideal pose source.
 pub fn run(place: &'static str, speed: f64, stopping: Stopping) -> StopResult {
+    run_with(place, speed, stopping, &crate::track::sources()[0])
+}
+
+/// [`run`] with the pose `source`.
+pub fn run_with(
+    place: &'static str,
+    speed: f64,
+    stopping: Stopping,
+    source: &crate::track::Source,
+) -> StopResult {
     let points = path(place);
     let vehicle = VehicleParams {
         command_delay_s: 0.1,
@@ -90,6 +107,7 @@ pub fn run(place: &'static str, speed: f64, stopping: Stopping) -> StopResult {
             max_lateral_accel_mps2: 2.5,
             ..SpeedConfig::DEFAULT
         },
+        twist_reference_x_m: source.twist_reference_x_m,
         ..TrackerConfig::DEFAULT
     };
     let period_s = PHYSICS.as_secs_f64() * CONTROL_EVERY as f64;
@@ -97,6 +115,8 @@ pub fn run(place: &'static str, speed: f64, stopping: Stopping) -> StopResult {
     let mut meter = CrossTrackMeter::new(Path::new(&points, 0.05).expect("valid path"));
     let t0 = Time::from_secs_f64(1.0);
     let mut model = VehicleModel::new(vehicle, Pose::default(), t0);
+    let mut localizer = Localizer::new(source.localization.clone());
+    localizer.observe(t0, model.state());
     let mut driven = 0.0;
     let mut stop: Option<Stop> = None;
     let mut frozen = 0.0;
@@ -117,12 +137,16 @@ pub fn run(place: &'static str, speed: f64, stopping: Stopping) -> StopResult {
             ));
         }
         if step % CONTROL_EVERY == 0 {
-            let obs = Observation {
-                pose: s.pose,
-                speed_mps: s.speed_mps,
-                lateral_speed_mps: s.lateral_speed_mps,
-                yaw_rate_rad_s: s.yaw_rate_rad_s,
+            let Report { measured_at, state } = localizer.report().unwrap_or(Report {
                 measured_at: now,
+                state: s,
+            });
+            let obs = Observation {
+                pose: state.pose,
+                speed_mps: state.speed_mps,
+                lateral_speed_mps: state.lateral_speed_mps,
+                yaw_rate_rad_s: state.yaw_rate_rad_s,
+                measured_at,
             };
             let c = tracker.observe(obs, now).expect("finite state");
             let cmd = match stop {
@@ -147,6 +171,7 @@ pub fn run(place: &'static str, speed: f64, stopping: Stopping) -> StopResult {
             model.command(cmd);
         }
         model.step(PHYSICS);
+        localizer.observe(model.now(), model.state());
         let after = model.state();
         driven += after.speed_mps * PHYSICS.as_secs_f64();
         let cross_track_m = meter.measure(after.pose.point());
@@ -200,5 +225,68 @@ pub fn run_all() -> anyhow::Result<()> {
             }
         }
     }
+    println!();
+    println!(
+        "stops from 5.5 m/s in the bend with each pose source (bound {SOURCE_BOUND_M} m off the path):"
+    );
+    println!(
+        "{:<13} {:<13} | {:>9} {:>10} | {:>13} | target",
+        "source", "stop", "to rest s", "distance m", "max off path"
+    );
+    for r in source_stops() {
+        let f = r.result.figures;
+        println!(
+            "{:<13} {:<13} | {:>9.2} {:>10.2} | {:>13.3} | {}",
+            r.source,
+            r.result.stopping,
+            f.time_to_rest_s,
+            f.distance_m,
+            f.max_deviation_m,
+            if f.max_deviation_m <= SOURCE_BOUND_M {
+                "met"
+            } else {
+                "MISSED"
+            }
+        );
+    }
     Ok(())
+}
+
+/// A stop with a pose source.
+pub struct SourceStop {
+    pub source: &'static str,
+    pub result: StopResult,
+}
+
+/// Emergency and comfortable stops from 5.5 m/s in the bend with every pose source.
+pub fn source_stops() -> Vec<SourceStop> {
+    let mut out = Vec::new();
+    for source in crate::track::sources() {
+        for class in [StopClass::Emergency, StopClass::Comfortable] {
+            out.push(SourceStop {
+                source: source.name,
+                result: run_with("bend_r27", 5.5, Stopping::Graded(class), &source),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stops_in_the_bend_stay_on_the_path_with_every_pose_source() {
+        for s in source_stops() {
+            let f = s.result.figures;
+            assert!(
+                f.max_deviation_m <= SOURCE_BOUND_M && f.distance_m > 0.0,
+                "{} {}: {:.3} m off the path",
+                s.source,
+                s.result.stopping,
+                f.max_deviation_m
+            );
+        }
+    }
 }

@@ -6,7 +6,10 @@
 //! - the single-track model with tyre slip (the simulator's default), delay and lag, on the
 //!   GEM track from the spawn pose: 2.8, 5.5 and an 8 m/s cap (2.5 m/s² lateral), a
 //!   cornering-stiffness sweep (7, 12, 17 /rad) with the same gains, and GNSS/INS pose
-//!   noise (σ 0.03 m, 0.005 rad at 20 Hz).
+//!   noise (σ 0.03 m, 0.005 rad at 20 Hz);
+//! - the same model at 2.8 and 5.5 m/s with each pose source of [`sources`]: the twist of
+//!   the centre of mass (the controllers told so, and not), no yaw rate, no twist, a 10 Hz
+//!   fix 0.1 s late, each against its bound relative to the ideal source.
 //!
 //! One SVG per run.
 
@@ -18,10 +21,12 @@ use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
+use gem_core::control::twist::News;
 use gem_core::geometry::{Point, Pose};
 use gem_core::stats::Summary;
 use gem_core::vehicle::dynamic::DynamicParams;
 use gem_core::vehicle::localization::LocalizationParams;
+use gem_core::vehicle::localization::TwistReport;
 use gem_core::vehicle::{ChassisModel, VehicleParams};
 use std::f64::consts::TAU;
 use std::path::PathBuf;
@@ -158,6 +163,8 @@ pub struct Case {
     pub actuators: Actuators,
     pub chassis: ChassisModel,
     pub localization: LocalizationParams,
+    /// The controllers' `twist_reference_x_m`, m.
+    pub twist_reference_x_m: f64,
 }
 
 impl Case {
@@ -201,6 +208,11 @@ pub struct RunResult {
     pub cte: Vec<(f64, f64)>,
     /// Driven rear-axle positions.
     pub trajectory: Vec<Point>,
+    /// (simulated time, steering) of every control step.
+    pub steering: Vec<(f64, f64)>,
+    /// The doubts the tracker raised about the pose source's twist, with the simulated
+    /// time, s.
+    pub news: Vec<(f64, News)>,
 }
 
 /// Drives one run to completion or timeout.
@@ -222,7 +234,10 @@ pub fn run(sc: &Scenario, case: &Case) -> RunResult {
             Tracker::new(
                 &points,
                 0,
-                tracker_config(controller, speed_mps, case.lateral_accel_mps2, actuators),
+                TrackerConfig {
+                    twist_reference_x_m: case.twist_reference_x_m,
+                    ..tracker_config(controller, speed_mps, case.lateral_accel_mps2, actuators)
+                },
             )
             .expect("valid path"),
         ),
@@ -238,6 +253,7 @@ pub fn run(sc: &Scenario, case: &Case) -> RunResult {
     let cte = trace.cross_track();
     let stats = closed_loop::stats(&cte, CONVERGED_M);
     RunResult {
+        news: trace.news.clone(),
         scenario: sc.name,
         controller: controller.label(),
         speed_mps,
@@ -253,6 +269,17 @@ pub fn run(sc: &Scenario, case: &Case) -> RunResult {
         path_m,
         max_steer: trace.max_steer_rad,
         trajectory: trace.samples.iter().map(|s| s.position).collect(),
+        steering: trace
+            .samples
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (
+                    i as f64 * settings.physics_dt.as_secs_f64() * CONTROL_EVERY as f64,
+                    s.steering_rad,
+                )
+            })
+            .collect(),
         cte,
     }
 }
@@ -539,6 +566,7 @@ pub fn run_all(
                         actuators,
                         chassis: ChassisModel::Kinematic,
                         localization: LocalizationParams::OFF,
+                        twist_reference_x_m: 0.0,
                     };
                     results.push(run_and_plot(sc, &case, None, out_dir)?);
                 }
@@ -551,8 +579,229 @@ pub fn run_all(
     for (case, target) in dynamic_cases() {
         results.push(run_and_plot(&scenarios[0], &case, target, out_dir)?);
     }
+    println!();
+    results.extend(run_sources(&scenarios[0])?);
     println!("plots: {}", out_dir.display());
     Ok(results)
+}
+
+/// Where the GEM e2's centre of mass is, m ahead of the rear axle.
+pub const COM_X_M: f64 = DynamicParams::DEFAULT.cg_to_rear_axle_m;
+
+/// A pose source of the sources table, and the bound it must keep.
+#[derive(Clone)]
+pub struct Source {
+    /// The name in the table.
+    pub name: &'static str,
+    /// What localization reports.
+    pub localization: LocalizationParams,
+    /// What the controllers are told of the twist's reference point, m.
+    pub twist_reference_x_m: f64,
+    /// Largest RMS after convergence, as a multiple of the ideal source's.
+    pub within: f64,
+}
+
+/// The pose sources: the ideal one, the twist of the centre of mass (the controllers told
+/// so, and not), no yaw rate, no twist at all, and a 10 Hz fix 0.1 s late.
+pub fn sources() -> Vec<Source> {
+    let with = |twist_point_x_m: f64, twist: TwistReport| LocalizationParams {
+        twist_point_x_m,
+        twist,
+        ..LocalizationParams::OFF
+    };
+    vec![
+        Source {
+            name: "ideal",
+            localization: LocalizationParams::OFF,
+            twist_reference_x_m: 0.0,
+            within: 1.0,
+        },
+        Source {
+            name: "com, set",
+            localization: with(COM_X_M, TwistReport::Full),
+            twist_reference_x_m: COM_X_M,
+            within: 1.3,
+        },
+        Source {
+            name: "com, not set",
+            localization: with(COM_X_M, TwistReport::Full),
+            twist_reference_x_m: 0.0,
+            within: 2.0,
+        },
+        Source {
+            name: "no yaw rate",
+            localization: with(0.0, TwistReport::NoYawRate),
+            twist_reference_x_m: 0.0,
+            within: 1.3,
+        },
+        Source {
+            name: "no twist",
+            localization: with(0.0, TwistReport::Off),
+            twist_reference_x_m: 0.0,
+            within: 2.0,
+        },
+        Source {
+            name: "10Hz+0.1s",
+            localization: LocalizationParams {
+                rate_hz: 10.0,
+                latency_s: 0.1,
+                ..LocalizationParams::OFF
+            },
+            twist_reference_x_m: 0.0,
+            within: 1.3,
+        },
+    ]
+}
+
+/// The speeds of the sources table: (cruise, lateral acceleration limit).
+pub const SOURCE_SPEEDS: [(f64, f64); 2] = [(2.8, 1.5), (5.5, 2.5)];
+
+/// The case of `controller` at `speed` with `source` on the tyre-slip model.
+pub fn source_case(source: &Source, controller: Controller, speed: (f64, f64)) -> Case {
+    Case {
+        controller,
+        speed_mps: speed.0,
+        lateral_accel_mps2: speed.1,
+        actuators: Actuators::DelayLag,
+        chassis: dynamic_chassis(12.0),
+        localization: source.localization.clone(),
+        twist_reference_x_m: source.twist_reference_x_m,
+    }
+}
+
+/// Steering beyond which the car counts as in a bend (radius below 60 m), rad.
+const IN_BEND_RAD: f64 = 0.03;
+
+/// Simulated seconds driven in bends (|steering| ≥ [`IN_BEND_RAD`]) before the first
+/// doubt was raised, and the doubts' components in words; None without a doubt.
+pub fn first_doubt(r: &RunResult) -> Option<(f64, String)> {
+    let (at, _) = r.news.first()?;
+    let period = PHYSICS_DT.as_secs_f64() * CONTROL_EVERY as f64;
+    let in_bend = r
+        .steering
+        .iter()
+        .take_while(|(t, _)| t <= at)
+        .filter(|(_, s)| s.abs() >= IN_BEND_RAD)
+        .count() as f64
+        * period;
+    Some((in_bend, doubt_list(&r.news)))
+}
+
+/// The doubts raised, in a table cell: `lateral@1s yaw@0s` ("-": none).
+pub fn doubt_list(news: &[(f64, News)]) -> String {
+    if news.is_empty() {
+        return "-".into();
+    }
+    let what: Vec<String> = news
+        .iter()
+        .map(|(t, n)| format!("{}@{t:.0}s", n.component.short()))
+        .collect();
+    what.join(" ")
+}
+
+/// "met", or the ratio to the ideal source's RMS that misses `within`.
+pub fn ratio_verdict(ratio: f64, within: f64) -> String {
+    if ratio <= within {
+        "met".into()
+    } else {
+        format!("MISSED {ratio:.2}× > {within}×")
+    }
+}
+
+/// The header of a pose-source table: `base` heads the ratio column, `doubts` the doubts'.
+pub fn print_source_header(base: &str, doubts: &str) {
+    println!(
+        "{:<13} {:>4} {:<13}| {:>6} {:>7} {:>7} {:>7} {:>7} | {:>6} | {:<24} | target",
+        "controller",
+        "v",
+        "source",
+        "conv m",
+        "rms ≥c",
+        "p95 ≥c",
+        "max ≥c",
+        "max≥40m",
+        base,
+        doubts
+    );
+}
+
+/// One row of a pose-source table.
+pub struct SourceLine<'a> {
+    pub controller: &'a str,
+    pub speed_mps: f64,
+    pub source: &'a str,
+    pub stats: &'a TrackingStats,
+    pub max_steady_m: f64,
+    pub ratio: f64,
+    pub within: f64,
+    pub doubts: String,
+}
+
+impl SourceLine<'_> {
+    pub fn print(&self) {
+        println!(
+            "{:<13} {:>4.1} {:<13}| {} | {:>6.2} | {:<24} | {}",
+            self.controller,
+            self.speed_mps,
+            self.source,
+            convergence_columns(self.stats, self.max_steady_m),
+            self.ratio,
+            self.doubts,
+            ratio_verdict(self.ratio, self.within)
+        );
+    }
+}
+
+/// One row of the sources table: the run and its ratio to the ideal source's RMS.
+pub struct SourceRow {
+    pub source: &'static str,
+    pub run: RunResult,
+    pub ratio: f64,
+    pub within: f64,
+}
+
+/// Every source, law and speed of the sources table on `sc`; prints the table.
+pub fn run_sources(sc: &Scenario) -> anyhow::Result<Vec<RunResult>> {
+    println!("pose sources: single-track model with tyre slip (c=12), 0.1 s delay + 0.2 s steering lag, {} from the spawn pose; bound relative to the ideal source:", sc.name);
+    print_source_header("×ideal", "doubts (bend s before)");
+    let mut out = Vec::new();
+    for row in source_rows(sc) {
+        let r = &row.run;
+        SourceLine {
+            controller: r.controller,
+            speed_mps: r.speed_mps,
+            source: row.source,
+            stats: &r.stats,
+            max_steady_m: r.max_steady_m,
+            ratio: row.ratio,
+            within: row.within,
+            doubts: first_doubt(r).map_or("-".into(), |(bend, what)| format!("{what} ({bend:.1})")),
+        }
+        .print();
+        out.push(row.run);
+    }
+    Ok(out)
+}
+
+/// The runs of the sources table, each with its ratio to the ideal source's RMS.
+pub fn source_rows(sc: &Scenario) -> Vec<SourceRow> {
+    let mut rows = Vec::new();
+    for speed in SOURCE_SPEEDS {
+        for controller in Controller::OURS {
+            let mut ideal = None;
+            for source in sources() {
+                let r = run(sc, &source_case(&source, controller, speed));
+                let base = *ideal.get_or_insert(r.stats.rms_after_m);
+                rows.push(SourceRow {
+                    source: source.name,
+                    ratio: r.stats.rms_after_m / base,
+                    within: source.within,
+                    run: r,
+                });
+            }
+        }
+    }
+    rows
 }
 
 /// How long the LQR's gain design takes when a goal arrives (every design speed), µs.
@@ -592,6 +841,7 @@ pub fn dynamic_cases() -> Vec<(Case, Option<Target>)> {
                 } else {
                     LocalizationParams::OFF
                 },
+                twist_reference_x_m: 0.0,
             };
             out.push((case, target(speed, stiffness, noise)));
         }
@@ -710,6 +960,15 @@ mod tests {
                 "{} completes",
                 case.controller.label()
             );
+            assert!(
+                r.news.is_empty(),
+                "{} {} m/s {} {}: a good source doubted: {:?}",
+                r.controller,
+                r.speed_mps,
+                r.model,
+                r.noise,
+                r.news
+            );
             let Some(t) = target else { continue };
             let m = t.misses(&r.stats, r.time_s);
             if !m.is_empty() {
@@ -752,5 +1011,51 @@ mod tests {
             "never converged misses rms and max"
         );
         assert_eq!(target(2.8, 12.0, true), None);
+    }
+
+    /// Each pose source keeps its bound relative to the ideal source, for every law at
+    /// 2.8 and 5.5 m/s; a forgotten reference point is said within 10 s of bends.
+    #[test]
+    fn every_pose_source_keeps_its_bound() {
+        let scenarios = scenarios(std::path::Path::new(TRACK_FILE)).unwrap();
+        let mut missed = Vec::new();
+        for row in source_rows(&scenarios[0]) {
+            let r = &row.run;
+            assert_eq!(
+                r.done_index,
+                Some(r.last_index),
+                "{} {} completes",
+                row.source,
+                r.controller
+            );
+            if row.ratio > row.within {
+                missed.push(format!(
+                    "{} {} {} m/s: {}",
+                    row.source,
+                    r.controller,
+                    r.speed_mps,
+                    ratio_verdict(row.ratio, row.within)
+                ));
+            }
+            if row.source == "com, not set" {
+                let said = first_doubt(r);
+                assert!(
+                    said.as_ref().is_some_and(|(bend, _)| *bend <= 10.0),
+                    "{} {}: {said:?}",
+                    r.controller,
+                    r.speed_mps
+                );
+            }
+            if row.source == "ideal" || row.source == "com, set" {
+                assert!(
+                    r.news.is_empty(),
+                    "{} {}: {:?}",
+                    row.source,
+                    r.controller,
+                    r.news
+                );
+            }
+        }
+        assert!(missed.is_empty(), "{missed:#?}");
     }
 }

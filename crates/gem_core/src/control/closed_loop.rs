@@ -7,6 +7,7 @@
 
 use super::path::Path;
 use super::tracker::{Observation, Tracker};
+use super::twist::News;
 use crate::geometry::{Point, Pose};
 use crate::time::Time;
 use crate::vehicle::localization::{LocalizationParams, Localizer, Report};
@@ -30,6 +31,12 @@ pub struct Step {
 pub trait Steerer {
     /// The command for what localization `report`s, at `now`.
     fn step(&mut self, report: &Report, now: Time) -> Step;
+
+    /// Doubts about the pose source's twist raised since the last call (none: a steerer
+    /// that does not check it).
+    fn take_news(&mut self) -> Vec<News> {
+        Vec::new()
+    }
 }
 
 impl Steerer for Tracker {
@@ -56,6 +63,10 @@ impl Steerer for Tracker {
                 index: 0,
             },
         }
+    }
+
+    fn take_news(&mut self) -> Vec<News> {
+        self.twist_source_mut().take_news()
     }
 }
 
@@ -103,6 +114,8 @@ pub struct Trace {
     pub max_steer_rad: f64,
     /// Simulated duration, s.
     pub time_s: f64,
+    /// The steerer's doubts about the twist, with the simulated time they were raised, s.
+    pub news: Vec<(f64, News)>,
 }
 
 impl Trace {
@@ -159,6 +172,7 @@ pub fn run(
         done_index: None,
         max_steer_rad: 0.0,
         time_s: 0.0,
+        news: Vec::new(),
     };
     let (mut driven, mut step) = (0.0, 0usize);
     while model.now().saturating_since(t0).as_secs_f64() < cfg.time_limit_s {
@@ -169,6 +183,10 @@ pub fn run(
                 state,
             });
             let c = steerer.step(&report, model.now());
+            let t = model.now().saturating_since(t0).as_secs_f64();
+            trace
+                .news
+                .extend(steerer.take_news().into_iter().map(|n| (t, n)));
             let steer = if c.steering_rad.is_finite() {
                 c.steering_rad.abs()
             } else {

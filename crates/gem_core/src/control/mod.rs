@@ -9,3 +9,4 @@ pub mod speed;
 pub mod stanley;
 pub mod stop;
 pub mod tracker;
+pub mod twist;

@@ -23,7 +23,19 @@
 //!   rate (what the car is doing, slip and lagging wheels included), or of the last steering
 //!   command on the kinematic bicycle when no yaw rate is measured. Predicting with the
 //!   command assumes the wheels are already where they were told to be; at speed, with
-//!   0.3 s of delay and lag, that over-anticipates and the loop oscillates.
+//!   0.3 s of delay and lag, that over-anticipates and the loop oscillates. A pose measured
+//!   before now (a late fix, or one held between slow updates) has a yaw rate as old as
+//!   itself: it is first carried to now through a first-order lag (`yaw_rate_lag_s`)
+//!   towards the kinematic bicycle's yaw rate of the steering commanded since, the pose on
+//!   the arcs between, and that yaw rate is the one the prediction and the LQR use (the
+//!   yaw-rate terms of pure pursuit and Stanley keep the measured one). Left stale, a 0.1 s
+//!   old yaw rate in the loop makes every law oscillate at 5.5 m/s.
+//!
+//! The twist is the pose source's, at the reference point `twist_reference_x_m` ahead of the
+//! rear axle; a [`TwistSource`] moves it to the rear axle and replaces what the pose history
+//! contradicts (a missing or zero yaw rate, a twist of another point; see
+//! [`super::twist`]). It is carried from goal to goal with
+//! [`Tracker::with_twist_source`], so a doubt is raised once per node.
 //!
 //! Safety: bad goals (empty, non-finite, degenerate, `start_index` ≥ N) are rejected when the
 //! tracker is built; a non-finite pose or speed is an error the caller turns into a zero
@@ -34,12 +46,15 @@ use super::path::{Path, PathError};
 use super::pure_pursuit::{self, PurePursuitConfig};
 use super::speed::{target_speed, SpeedConfig};
 use super::stanley::{self, StanleyConfig, StanleyInput};
+use super::twist::{RearTwist, TwistSource};
 pub use crate::config::ConfigError;
 use crate::config::{check, first_invalid, non_negative, positive, value, within};
 use crate::geometry::{wrap_angle, Point, Pose};
 use crate::time::Time;
 use crate::vehicle::dynamic::DynamicParams;
 use crate::vehicle::VehicleParams;
+use std::collections::VecDeque;
+use std::time::Duration;
 use thiserror::Error;
 
 /// Which control law steers.
@@ -81,6 +96,12 @@ pub struct TrackerConfig {
     /// Weight of a new pose measurement against the pose carried forward by the measured
     /// velocities, 0..1 (1: no filtering).
     pub pose_filter_gain: f64,
+    /// Where the observed twist is measured: m ahead of the rear axle along the body (0:
+    /// the rear axle, Gazebo's model origin). Within ± the wheelbase.
+    pub twist_reference_x_m: f64,
+    /// Time constant with which the yaw rate follows the steering command (actuator delay
+    /// and lag, and the tyres'), s: a late pose's yaw rate is carried to now with it.
+    pub yaw_rate_lag_s: f64,
 }
 
 impl TrackerConfig {
@@ -100,6 +121,8 @@ impl TrackerConfig {
         latency_s: 0.15,
         understeer_gradient: DynamicParams::DEFAULT.understeer_gradient(),
         pose_filter_gain: 0.3,
+        twist_reference_x_m: 0.0,
+        yaw_rate_lag_s: 0.3,
     };
 }
 
@@ -141,6 +164,12 @@ impl TrackerConfig {
                 self.pose_filter_gain > 0.0 && self.pose_filter_gain <= 1.0,
                 "must be within (0, 1]",
             ),
+            check(
+                value!(self, TrackerConfig.twist_reference_x_m),
+                self.twist_reference_x_m.abs() <= self.wheelbase_m,
+                "must be within ± the wheelbase",
+            ),
+            within(value!(self, TrackerConfig.yaw_rate_lag_s), 0.01, 2.0),
         ])
     }
 }
@@ -190,7 +219,8 @@ pub struct Observation {
     pub pose: Pose,
     /// Forward speed, m/s.
     pub speed_mps: f64,
-    /// Lateral speed of the rear axle, body frame, + left, m/s.
+    /// Lateral speed of the twist's reference point (`twist_reference_x_m` ahead of the
+    /// rear axle), body frame, + left, m/s.
     pub lateral_speed_mps: f64,
     /// Yaw rate, rad/s (NaN: not measured).
     pub yaw_rate_rad_s: f64,
@@ -226,12 +256,16 @@ pub struct Tracker {
     s: f64,
     last_update: Option<Time>,
     last_steering: f64,
+    /// Steering commands of the last [`COMMAND_MEMORY_S`], oldest first.
+    commands: VecDeque<(Time, f64)>,
     /// The yaw rate of the last observation (NaN: not measured), rad/s.
     last_yaw_rate: f64,
     /// The filtered pose and the measurement time it belongs to.
     filtered: Option<(Time, Pose)>,
     /// The LQR's gains, designed when the goal starts (LQR only).
     lqr: Option<LqrGains>,
+    /// The twist's checks and its move to the rear axle.
+    source: TwistSource,
     done: bool,
 }
 
@@ -256,15 +290,36 @@ impl Tracker {
         };
         Ok(Tracker {
             lqr,
+            source: TwistSource::new(cfg.twist_reference_x_m),
             path,
             cfg,
             s,
             last_update: None,
             last_steering: 0.0,
             last_yaw_rate: f64::NAN,
+            commands: VecDeque::new(),
             filtered: None,
             done: false,
         })
+    }
+
+    /// Continues with the checks (and doubts) of a previous goal's `source`, if it was
+    /// configured with the same reference point.
+    pub fn with_twist_source(mut self, source: TwistSource) -> Tracker {
+        if source.configured_reference_x_m() == self.cfg.twist_reference_x_m {
+            self.source = source;
+        }
+        self
+    }
+
+    /// The twist's checks.
+    pub fn twist_source(&self) -> &TwistSource {
+        &self.source
+    }
+
+    /// The twist's checks, to take their news.
+    pub fn twist_source_mut(&mut self) -> &mut TwistSource {
+        &mut self.source
     }
 
     /// The path being followed.
@@ -277,27 +332,36 @@ impl Tracker {
         self.s
     }
 
-    /// Computes the command for a rear-axle `pose` measured now, without slip.
+    /// Computes the command for a rear-axle `pose` measured now, without slip and without
+    /// a twist to check: the pose is predicted on the commanded arc.
     pub fn update(
         &mut self,
         pose: Pose,
         speed_mps: f64,
         now: Time,
     ) -> Result<Command, UpdateError> {
-        self.observe(
-            Observation {
-                pose,
-                speed_mps,
-                lateral_speed_mps: 0.0,
-                yaw_rate_rad_s: f64::NAN,
-                measured_at: now,
-            },
-            now,
-        )
+        let obs = Observation {
+            pose,
+            speed_mps,
+            lateral_speed_mps: 0.0,
+            yaw_rate_rad_s: f64::NAN,
+            measured_at: now,
+        };
+        self.command(obs, now, false)
     }
 
     /// Computes the command for what localization reports, at `now`.
     pub fn observe(&mut self, obs: Observation, now: Time) -> Result<Command, UpdateError> {
+        self.command(obs, now, true)
+    }
+
+    /// The command for `obs` at `now`; its twist goes through the checks if `check_twist`.
+    fn command(
+        &mut self,
+        obs: Observation,
+        now: Time,
+        check_twist: bool,
+    ) -> Result<Command, UpdateError> {
         let Observation {
             pose,
             speed_mps,
@@ -314,11 +378,34 @@ impl Tracker {
         if !lateral_speed_mps.is_finite() {
             return Err(UpdateError::SpeedNotFinite(lateral_speed_mps));
         }
+        let rear = if check_twist {
+            self.source.update(
+                pose,
+                speed_mps,
+                lateral_speed_mps,
+                yaw_rate_rad_s,
+                measured_at,
+            )
+        } else {
+            RearTwist {
+                speed_mps,
+                lateral_speed_mps,
+                yaw_rate_rad_s,
+                yaw_rate_age_s: 0.0,
+            }
+        };
+        let (speed_mps, lateral_speed_mps, yaw_rate_rad_s) =
+            (rear.speed_mps, rear.lateral_speed_mps, rear.yaw_rate_rad_s);
+        let obs = Observation {
+            speed_mps,
+            lateral_speed_mps,
+            yaw_rate_rad_s,
+            ..obs
+        };
         let dt = self
             .last_update
             .map_or(f64::INFINITY, |t| now.saturating_since(t).as_secs_f64());
         self.last_update = Some(now);
-        self.last_yaw_rate = yaw_rate_rad_s;
         let pose = self.filter(obs);
         let course = Pose::new(
             pose.x,
@@ -326,7 +413,18 @@ impl Tracker {
             pose.yaw + rear_slip_angle(speed_mps, lateral_speed_mps),
         );
         let age_s = now.saturating_since(measured_at).as_secs_f64().min(1.0);
-        let pose = self.predict(course, speed_mps, self.cfg.latency_s + age_s);
+        // The measured yaw rate is as old as the pose: carried to now by the steering
+        // commanded since, the pose on the arcs between.
+        let yaw_rate_at = measured_at.saturating_sub(Duration::from_secs_f64(rear.yaw_rate_age_s));
+        let carried = self.yaw_rate_now(yaw_rate_rad_s, speed_mps, yaw_rate_at, now);
+        self.last_yaw_rate = carried;
+        let pose = if carried.is_finite() {
+            let mean = 0.5 * (yaw_rate_rad_s + carried);
+            let pose = predict_on_arc(course, speed_mps, mean, age_s);
+            predict_on_arc(pose, speed_mps, carried, self.cfg.latency_s)
+        } else {
+            self.predict(course, speed_mps, self.cfg.latency_s + age_s)
+        };
         let rear = self.advance(pose.point(), speed_mps, dt);
         if self.reached_goal(pose.point()) {
             self.done = true;
@@ -339,6 +437,7 @@ impl Tracker {
         let steering_rad = (steering_rad + yaw + self.understeer(speed_mps))
             .clamp(-self.cfg.max_steer_rad, self.cfg.max_steer_rad);
         self.last_steering = steering_rad;
+        self.remember_command(now, steering_rad);
         Ok(Command {
             steering_rad,
             speed_mps: target_speed(&self.path, self.s, &self.cfg.speed, self.cfg.wheelbase_m)
@@ -516,17 +615,49 @@ impl Tracker {
     /// measured yaw rate, or without one of the last steering command on the kinematic
     /// bicycle.
     fn predict(&self, pose: Pose, speed_mps: f64, t: f64) -> Pose {
-        if t <= 0.0 {
-            return pose;
+        predict_on_arc(pose, speed_mps, self.yaw_rate(speed_mps), t)
+    }
+
+    /// The yaw rate `measured` at `measured_at`, carried to `now`: following the
+    /// kinematic bicycle's yaw rate for the steering commanded since through a first-order
+    /// lag of `yaw_rate_lag_s` (the actuators' delay and lag, and the tyres'). NaN stays
+    /// NaN.
+    fn yaw_rate_now(&self, measured: f64, speed_mps: f64, measured_at: Time, now: Time) -> f64 {
+        if !measured.is_finite() || measured_at >= now {
+            return measured;
         }
-        let dist = speed_mps * t;
-        let dyaw = self.yaw_rate(speed_mps) * t;
-        let mid = pose.yaw + 0.5 * dyaw;
-        Pose::new(
-            pose.x + dist * mid.cos(),
-            pose.y + dist * mid.sin(),
-            pose.yaw + dyaw,
-        )
+        let age = now.saturating_since(measured_at).as_secs_f64().min(1.0);
+        let n = (age / YAW_RATE_STEP_S).ceil().max(1.0);
+        let h = age / n;
+        let mut r = measured;
+        for i in 0..n as u32 {
+            let t = measured_at.saturating_add(Duration::from_secs_f64(h * f64::from(i)));
+            let target = speed_mps * self.commanded_at(t).tan() / self.cfg.wheelbase_m;
+            // Exact for a constant target over the step.
+            r = target + (r - target) * (-h / self.cfg.yaw_rate_lag_s).exp();
+        }
+        r
+    }
+
+    /// Keeps the steering commanded at `now` for [`Tracker::commanded_at`].
+    fn remember_command(&mut self, now: Time, steering_rad: f64) {
+        self.commands.push_back((now, steering_rad));
+        while self.commands.len() > 1
+            && now.saturating_since(self.commands[1].0).as_secs_f64() > COMMAND_MEMORY_S
+        {
+            self.commands.pop_front();
+        }
+    }
+
+    /// The steering command in effect at `t`: the last given at or before it (the oldest
+    /// remembered one before that, 0 before any).
+    fn commanded_at(&self, t: Time) -> f64 {
+        self.commands
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= t)
+            .or(self.commands.front())
+            .map_or(0.0, |(_, s)| *s)
     }
 
     /// The yaw rate measured last or, where none is, the one the last steering command
@@ -551,6 +682,29 @@ impl Tracker {
         }
     }
 }
+
+/// Where a pose moving at `speed_mps` along its yaw turning at `yaw_rate` is after `t`
+/// seconds.
+fn predict_on_arc(pose: Pose, speed_mps: f64, yaw_rate: f64, t: f64) -> Pose {
+    if t <= 0.0 {
+        return pose;
+    }
+    let dist = speed_mps * t;
+    let dyaw = yaw_rate * t;
+    let mid = pose.yaw + 0.5 * dyaw;
+    Pose::new(
+        pose.x + dist * mid.cos(),
+        pose.y + dist * mid.sin(),
+        pose.yaw + dyaw,
+    )
+}
+
+/// Step of the yaw rate's carry to now, s.
+const YAW_RATE_STEP_S: f64 = 0.01;
+
+/// How long steering commands are remembered, s (beyond a late pose's age and the
+/// latency).
+const COMMAND_MEMORY_S: f64 = 2.0;
 
 /// Largest `k·u/L` of Stanley's yaw-rate term.
 const STANLEY_YAW_LOOP_GAIN: f64 = 0.6;

@@ -6,7 +6,10 @@
 //! Off ([`LocalizationParams::OFF`], the default) the report is the true state of the
 //! moment, as Gazebo's `get_model_state` gives it. The velocities are reported without
 //! noise (an INS measures them far better than position); they belong to the same,
-//! possibly delayed, instant as the pose.
+//! possibly delayed, instant as the pose. They are those of the rear axle, or of another
+//! point on the body (`twist_point_x_m` ahead of it: an INS at its antenna, odometry of
+//! the centre of mass), and the source may give no yaw rate or no twist at all
+//! ([`TwistReport`]).
 //!
 //! Deterministic for a given seed.
 
@@ -32,6 +35,46 @@ pub struct LocalizationParams {
     pub latency_s: f64,
     /// Seed of the noise.
     pub seed: u64,
+    /// The reported twist is that of the point this far ahead of the rear axle, m.
+    pub twist_point_x_m: f64,
+    /// What of the twist is reported.
+    pub twist: TwistReport,
+}
+
+/// What of the twist a pose source reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TwistReport {
+    /// Linear velocity and yaw rate.
+    Full,
+    /// Linear velocity; the yaw rate is 0 (a source without one).
+    NoYawRate,
+    /// Zeros (a pose-only source).
+    Off,
+}
+
+impl TwistReport {
+    /// Every value, with the name the simulator's parameter uses.
+    pub const NAMES: [(TwistReport, &'static str); 3] = [
+        (TwistReport::Full, "full"),
+        (TwistReport::NoYawRate, "no_yaw_rate"),
+        (TwistReport::Off, "off"),
+    ];
+
+    /// The value named `name`, if any.
+    pub fn from_name(name: &str) -> Option<TwistReport> {
+        Self::NAMES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(r, _)| *r)
+    }
+
+    /// The name the simulator's parameter uses.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(r, _)| *r == self)
+            .map_or("full", |(_, n)| n)
+    }
 }
 
 impl LocalizationParams {
@@ -42,6 +85,8 @@ impl LocalizationParams {
         rate_hz: 0.0,
         latency_s: 0.0,
         seed: 1,
+        twist_point_x_m: 0.0,
+        twist: TwistReport::Full,
     };
 
     /// A GNSS/INS of the kind the targets assume: 3 cm and 0.005 rad at 20 Hz.
@@ -51,14 +96,45 @@ impl LocalizationParams {
         rate_hz: 20.0,
         latency_s: 0.0,
         seed: 1,
+        twist_point_x_m: 0.0,
+        twist: TwistReport::Full,
     };
 
     /// True when the report is the exact state of the moment.
     pub fn is_off(&self) -> bool {
+        self.pose_is_exact() && self.twist_point_x_m == 0.0 && self.twist == TwistReport::Full
+    }
+
+    /// True when the pose is the exact one of the moment (no noise, rate or latency).
+    fn pose_is_exact(&self) -> bool {
         self.position_sigma_m == 0.0
             && self.yaw_sigma_rad == 0.0
             && self.rate_hz == 0.0
             && self.latency_s == 0.0
+    }
+
+    /// `state` with the twist as the source reports it: moved from the rear axle to the
+    /// point `twist_point_x_m` ahead (`v = v_rear + ω × r`: the lateral speed gains
+    /// `ω·x`), then the yaw rate or the whole twist zeroed as `twist` says.
+    pub fn reported(&self, state: VehicleState) -> VehicleState {
+        let lateral = state.lateral_speed_mps + state.yaw_rate_rad_s * self.twist_point_x_m;
+        match self.twist {
+            TwistReport::Full => VehicleState {
+                lateral_speed_mps: lateral,
+                ..state
+            },
+            TwistReport::NoYawRate => VehicleState {
+                lateral_speed_mps: lateral,
+                yaw_rate_rad_s: 0.0,
+                ..state
+            },
+            TwistReport::Off => VehicleState {
+                speed_mps: 0.0,
+                lateral_speed_mps: 0.0,
+                yaw_rate_rad_s: 0.0,
+                ..state
+            },
+        }
     }
 
     /// Checks every field; the error names it.
@@ -72,6 +148,7 @@ impl LocalizationParams {
                 "must be >= 0 (0: every step)",
             ),
             within(value!(self, LocalizationParams.latency_s), 0.0, 1.0),
+            within(value!(self, LocalizationParams.twist_point_x_m), -5.0, 5.0),
         ])
     }
 }
@@ -117,10 +194,10 @@ impl Localizer {
     /// Records the true state at `now` (call after every simulation step, and after a
     /// teleport) and refreshes the report when an update is due.
     pub fn observe(&mut self, now: Time, truth: VehicleState) {
-        if self.params.is_off() {
+        if self.params.pose_is_exact() {
             self.held = Some(Report {
                 measured_at: now,
-                state: truth,
+                state: self.params.reported(truth),
             });
             return;
         }
@@ -153,7 +230,7 @@ impl Localizer {
         );
         self.held = Some(Report {
             measured_at: at,
-            state,
+            state: self.params.reported(state),
         });
     }
 
@@ -270,6 +347,46 @@ mod tests {
         l.reset();
         l.observe(t(20), truth(7.0));
         assert_eq!(l.report().unwrap().state.pose.x, 7.0);
+    }
+
+    #[test]
+    fn the_twist_is_reported_of_its_point_and_as_the_source_gives_it() {
+        let truth = VehicleState {
+            speed_mps: 5.0,
+            lateral_speed_mps: -0.05,
+            yaw_rate_rad_s: 0.2,
+            ..Default::default()
+        };
+        let at_com = LocalizationParams {
+            twist_point_x_m: 0.88,
+            ..LocalizationParams::OFF
+        };
+        assert!(!at_com.is_off());
+        let mut l = Localizer::new(at_com.clone());
+        l.observe(t(0), truth);
+        let s = l.report().unwrap().state;
+        assert!((s.lateral_speed_mps - (-0.05 + 0.2 * 0.88)).abs() < 1e-12);
+        assert_eq!((s.speed_mps, s.yaw_rate_rad_s), (5.0, 0.2));
+        let no_yaw = LocalizationParams {
+            twist: TwistReport::NoYawRate,
+            ..at_com
+        }
+        .reported(truth);
+        assert_eq!((no_yaw.speed_mps, no_yaw.yaw_rate_rad_s), (5.0, 0.0));
+        let off = LocalizationParams {
+            twist: TwistReport::Off,
+            ..LocalizationParams::OFF
+        }
+        .reported(truth);
+        assert_eq!(
+            (off.speed_mps, off.lateral_speed_mps, off.yaw_rate_rad_s),
+            (0.0, 0.0, 0.0)
+        );
+        for (r, name) in TwistReport::NAMES {
+            assert_eq!(TwistReport::from_name(name), Some(r));
+            assert_eq!(r.name(), name);
+        }
+        assert_eq!(TwistReport::from_name("none"), None);
     }
 
     #[test]

@@ -18,6 +18,11 @@
 //! while the goal is still active, takes over from the speed the car has. Without a pose
 //! during a stop the command falls back to zero speed.
 //!
+//! The pose's twist is checked against the pose history by the tracker
+//! (`gem_core::control::twist`); the checks are carried from goal to goal, each doubt is
+//! logged once, and `/diagnostics` carries the choice for each component at 1 Hz and at
+//! once when it changes.
+//!
 //! A lost link to the state manager's computer silences both the ERROR and the planner's
 //! cancel, so the gate also watches `system_state`'s heartbeat: while a goal is driven, no
 //! message for `~system_state_timeout_s` starts the stop a `STALE_DATA` fault would. The
@@ -30,10 +35,12 @@ use gem_core::control::stop::{
     Stop, StopClass, StopCommand, StopLimits, StopPolicy, STOPPED_BELOW_MPS,
 };
 use gem_core::control::tracker::{Command, Observation, Tracker};
+use gem_core::control::twist::{SourceStatus, TwistSource};
 use gem_core::geometry::{yaw_from_quaternion, Point, Pose};
 use gem_core::state_manager::ErrorBits;
 use gem_core::time::{Time, Watchdog};
 use gem_msgs::ackermann_msgs::AckermannDrive;
+use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateReq};
 use gem_msgs::gem_controller_action::{
     NavigateWaypointsFeedback, NavigateWaypointsGoal, NavigateWaypointsResult,
@@ -150,6 +157,98 @@ struct Debug {
     cross_track: rosrust::Publisher<Float64>,
 }
 
+/// `/diagnostics` of the pose source: the checks carried from goal to goal, and what was
+/// published last.
+struct SourceReport {
+    publisher: rosrust::Publisher<DiagnosticArray>,
+    /// The twist checks of the last tracker (a new goal's tracker continues them).
+    source: TwistSource,
+    /// ROS time and text of the last publication.
+    last: Option<(Time, String)>,
+}
+
+/// How often the pose source's status is published without a change, s.
+const SOURCE_REPORT_PERIOD_S: f64 = 1.0;
+
+impl SourceReport {
+    /// Logs the news of `tracker`'s checks and keeps them for the next goal.
+    fn follow(&mut self, tracker: &mut Tracker) {
+        for news in tracker.twist_source_mut().take_news() {
+            tracing::warn!("{news}");
+        }
+        self.source = tracker.twist_source().clone();
+    }
+
+    /// Publishes the status if it changed or a period has passed.
+    fn publish(&mut self, now: Time) {
+        let status = self.source.status();
+        let text = summary(&status);
+        let due = match &self.last {
+            None => true,
+            Some((at, last)) => {
+                *last != text
+                    || now.saturating_since(*at).as_secs_f64() >= SOURCE_REPORT_PERIOD_S
+                    || now < *at
+            }
+        };
+        if !due {
+            return;
+        }
+        let mut values: Vec<KeyValue> = status
+            .describe()
+            .into_iter()
+            .map(|(c, v)| KeyValue {
+                key: c.name().into(),
+                value: v,
+            })
+            .collect();
+        values.push(KeyValue {
+            key: "twist reference point, m ahead of the rear axle".into(),
+            value: format!("{:.2}", status.reference_x_m),
+        });
+        values.push(KeyValue {
+            key: "configured reference point, m".into(),
+            value: format!("{:.2}", self.source.configured_reference_x_m()),
+        });
+        let msg = DiagnosticArray {
+            header: Header {
+                seq: 0,
+                stamp: to_ros(now),
+                frame_id: String::new(),
+            },
+            status: vec![DiagnosticStatus {
+                level: if status.all_measured() {
+                    DiagnosticStatus::OK
+                } else {
+                    DiagnosticStatus::WARN
+                },
+                name: format!("{}: pose source", rosrust::name()),
+                message: text.clone(),
+                hardware_id: String::new(),
+                values,
+            }],
+        };
+        if let Err(e) = self.publisher.send(msg) {
+            tracing::error!("cannot publish {}: {e}", super::topics::DIAGNOSTICS.name());
+        }
+        self.last = Some((now, text));
+    }
+}
+
+/// The status in one line: "twist as measured" or the components taken elsewhere.
+fn summary(status: &SourceStatus) -> String {
+    if status.all_measured() {
+        return "twist as measured".into();
+    }
+    let taken: Vec<String> = status
+        .describe()
+        .into_iter()
+        .filter(|(_, how)| how != "measured")
+        .map(|(c, how)| format!("{}: {how}", c.name()))
+        .collect();
+    taken.join("; ")
+}
+
 /// The goal being driven.
 struct Active {
     handle: GoalHandle,
@@ -172,6 +271,8 @@ pub struct Controller {
     stopping: Option<Tracker>,
     /// A goal has ended and no new one has started: every tick repeats the zero command.
     holding: bool,
+    /// The pose source's checks and their `/diagnostics`.
+    report: SourceReport,
     _gate: Option<DirectSubscriber>,
 }
 
@@ -202,7 +303,13 @@ impl Controller {
         } else {
             None
         };
+        let report = SourceReport {
+            publisher: super::topics::DIAGNOSTICS.publish()?,
+            source: TwistSource::new(params.tracker.twist_reference_x_m),
+            last: None,
+        };
         Ok(Controller {
+            report,
             server: ActionServer::new(super::topics::NAVIGATE.name())?.with_waker(waker),
             pose: crate::interface::client(&super::topics::POSE)?,
             params,
@@ -215,8 +322,22 @@ impl Controller {
         })
     }
 
-    /// One loop iteration at ROS time `now`.
+    /// One loop iteration at ROS time `now`, and the pose source's report.
     pub fn tick(&mut self, now: Time) {
+        self.step(now);
+        if let Some(tracker) = self
+            .active
+            .as_mut()
+            .map(|a| &mut a.tracker)
+            .or(self.stopping.as_mut())
+        {
+            self.report.follow(tracker);
+        }
+        self.report.publish(now);
+    }
+
+    /// One loop iteration at ROS time `now`.
+    fn step(&mut self, now: Time) {
         if let Some((handle, goal)) = self.server.accept_new_goal() {
             self.start(handle, goal, now);
         }
@@ -325,6 +446,9 @@ impl Controller {
             );
             *self.out.stop.locked() = None;
             if self.active.is_none() {
+                if let Some(tracker) = self.stopping.as_mut() {
+                    self.report.follow(tracker);
+                }
                 self.stopping = None;
                 self.out.driving.store(false, Ordering::Relaxed);
                 self.out.stop();
@@ -378,6 +502,7 @@ impl Controller {
         let start = usize::try_from(goal.start_index).unwrap_or(usize::MAX);
         match Tracker::new(&points, start, self.params.tracker.clone()) {
             Ok(tracker) => {
+                let tracker = tracker.with_twist_source(self.report.source.clone());
                 tracing::info!(
                     "goal {}: {} waypoints from index {start}",
                     handle.id.id,
@@ -475,9 +600,10 @@ impl Controller {
     /// Zero command, then `finish` the active goal on the server. During a stop the goal
     /// ends the same, but its tracker goes on steering until the car is at rest.
     fn end(&mut self, finish: impl FnOnce(&ActionServer<NavigateWaypoints>, &GoalHandle)) {
-        let Some(active) = self.active.take() else {
+        let Some(mut active) = self.active.take() else {
             return;
         };
+        self.report.follow(&mut active.tracker);
         if self.out.current_stop().is_some() {
             self.stopping = Some(active.tracker);
         } else {

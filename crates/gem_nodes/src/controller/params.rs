@@ -54,6 +54,8 @@ gem_ros::param_table! {
         LQR_PREVIEW = ParamSpec::float("lqr_preview_s", LQR.preview_s, "s", "LQR: the curvature feed-forward reads the path this long ahead at the current speed").feeds(&[field!(LqrConfig.preview_s)]);
         LATENCY = ParamSpec::float("latency_s", TRACKER.latency_s, "s", "pose prediction horizon beyond the pose's age, compensating actuator delay and steering lag").feeds(&[field!(TrackerConfig.latency_s)]);
         UNDERSTEER = ParamSpec::float("understeer_gradient", TRACKER.understeer_gradient, "rad/(m/s²)", "steering feed-forward beyond L/R per m/s² of lateral acceleration (0: a neutral car)").feeds(&[field!(TrackerConfig.understeer_gradient)]);
+        TWIST_REFERENCE = ParamSpec::float("twist_reference_x_m", TRACKER.twist_reference_x_m, "m", "where the pose's twist is measured, ahead of the rear axle along the body (0: the rear axle, Gazebo's model origin; the GEM e2's centre of mass is 0.88 m ahead), within ± the wheelbase; the twist is moved to the rear axle with the yaw rate. A twist the poses show to be another point's is moved from there, said once in the log and on `/diagnostics`").feeds(&[field!(TrackerConfig.twist_reference_x_m)]);
+        YAW_RATE_LAG = ParamSpec::float("yaw_rate_lag_s", TRACKER.yaw_rate_lag_s, "s", "time constant with which the yaw rate follows the steering command (actuator delay and lag): a late pose's yaw rate is carried to now with the steering commanded since").feeds(&[field!(TrackerConfig.yaw_rate_lag_s)]);
         POSE_FILTER = ParamSpec::float("pose_filter_gain", TRACKER.pose_filter_gain, "", "weight of a new pose against the last one carried forward by the measured velocities (1: no filtering)").feeds(&[field!(TrackerConfig.pose_filter_gain)]);
         WHEELBASE = crate::vehicle_params::WHEELBASE.feeds(&[field!(TrackerConfig.wheelbase_m)]);
         MAX_STEER = crate::vehicle_params::MAX_STEER.feeds(&[field!(TrackerConfig.max_steer_rad)]);
@@ -142,6 +144,8 @@ impl Params {
             latency_s: LATENCY.f64()?,
             understeer_gradient: UNDERSTEER.f64()?,
             pose_filter_gain: POSE_FILTER.f64()?,
+            twist_reference_x_m: TWIST_REFERENCE.f64()?,
+            yaw_rate_lag_s: YAW_RATE_LAG.f64()?,
             ..Default::default()
         };
         tracker.validate().map_err(|e| config_error(&PARAMS, e))?;

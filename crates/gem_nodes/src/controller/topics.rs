@@ -2,6 +2,7 @@
 
 use gem_core::names;
 use gem_msgs::ackermann_msgs::AckermannDrive;
+use gem_msgs::diagnostic_msgs::DiagnosticArray;
 use gem_msgs::gazebo_msgs::GetModelState;
 use gem_msgs::gem_controller_action::NavigateWaypointsAction;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
@@ -26,6 +27,8 @@ gem_ros::interface_table! {
         DEBUG_PATH: Path = Decl::latched("~debug/path", 1, "the goal's waypoints");
         /// Where the law steers, for RViz.
         DEBUG_TARGET: Marker = Decl::publishes("~debug/target", 5, "the point the law steers at: lookahead point (pure pursuit), front-axle projection (Stanley), preview point (LQR)");
+        /// Where the velocities come from.
+        DIAGNOSTICS: DiagnosticArray = Decl::publishes(names::DIAGNOSTICS, 10, "one status, `<node>: pose source`, at 1 Hz (ROS time) and at once on a change: OK while the twist's speed, lateral speed and yaw rate are used as measured, WARN naming each one taken from the pose history (or the commanded yaw rate) instead, and why");
         /// The tracking error.
         DEBUG_CROSS_TRACK: Float64 = Decl::publishes("~debug/cross_track", 5, "rear-axle cross-track error, m (+ left)");
     ];

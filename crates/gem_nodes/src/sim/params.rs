@@ -3,7 +3,7 @@
 use gem_core::field;
 use gem_core::geometry::Pose;
 use gem_core::vehicle::dynamic::DynamicParams;
-use gem_core::vehicle::localization::LocalizationParams;
+use gem_core::vehicle::localization::{LocalizationParams, TwistReport};
 use gem_core::vehicle::{ChassisModel, VehicleParams};
 use gem_ros::params::{config_error, ParamError, ParamSpec};
 
@@ -44,6 +44,8 @@ gem_ros::param_table! {
         LOC_RATE = ParamSpec::float("localization_rate_hz", LOC.rate_hz, "Hz", "`get_model_state` pose: refreshed this often and held between (0: every step)").feeds(&[field!(LocalizationParams.rate_hz)]);
         LOC_LATENCY = ParamSpec::float("localization_latency_s", LOC.latency_s, "s", "`get_model_state` pose: measured this long before it is served (stamped with the measurement time)").feeds(&[field!(LocalizationParams.latency_s)]);
         LOC_SEED = ParamSpec::int("localization_seed", LOC.seed as i64, "", "`get_model_state` pose: seed of the noise").non_negative();
+        TWIST_POINT = ParamSpec::float("twist_point_x_m", LOC.twist_point_x_m, "m", "`get_model_state` twist: that of the point this far ahead of the rear axle (0: the rear axle, as Gazebo; 0.88: the centre of mass)").feeds(&[field!(LocalizationParams.twist_point_x_m)]);
+        TWIST = ParamSpec::str("twist", "full", "`get_model_state` twist: `full`, `no_yaw_rate` (angular.z 0) or `off` (all zeros), as a source without yaw rate or twist gives it").one_of(&["full", "no_yaw_rate", "off"]);
     ];
 }
 
@@ -106,6 +108,9 @@ impl Params {
             rate_hz: LOC_RATE.f64()?,
             latency_s: LOC_LATENCY.f64()?,
             seed: LOC_SEED.i64()? as u64,
+            twist_point_x_m: TWIST_POINT.f64()?,
+            // The table's check admits only the names.
+            twist: TwistReport::from_name(&TWIST.string()?).unwrap_or(TwistReport::Full),
         };
         localization
             .validate()

@@ -292,6 +292,27 @@ fn an_invalid_value_is_rejected_by_name() {
             field!(StanleyConfig.softening_mps),
         ),
         (nan_speed, field!(SpeedConfig.nominal_mps)),
+        (
+            TrackerConfig {
+                twist_reference_x_m: f64::NAN,
+                ..Default::default()
+            },
+            field!(TrackerConfig.twist_reference_x_m),
+        ),
+        (
+            TrackerConfig {
+                twist_reference_x_m: -1.8,
+                ..Default::default()
+            },
+            field!(TrackerConfig.twist_reference_x_m),
+        ),
+        (
+            TrackerConfig {
+                yaw_rate_lag_s: 0.0,
+                ..Default::default()
+            },
+            field!(TrackerConfig.yaw_rate_lag_s),
+        ),
     ];
     for (cfg, field) in cases {
         assert_eq!(cfg.validate().unwrap_err().field, field);
@@ -432,4 +453,66 @@ fn a_goal_resumed_behind_the_car_finds_it_at_once() {
     let mut far = Tracker::new(&line(200, 1.0), 10, TrackerConfig::default()).unwrap();
     far.update(Pose::new(40.0, 3.0, 0.0), 2.8, t(0.0)).unwrap();
     assert!(far.progress_s() < 16.0, "{}", far.progress_s());
+}
+
+#[test]
+fn a_twist_of_the_centre_of_mass_is_moved_to_the_rear_axle() {
+    // The same motion reported at the rear axle and at the centre of mass (lateral speed
+    // larger by ω·0.88): told where the twist is, the tracker steers the same.
+    let cfg = |x: f64| TrackerConfig {
+        twist_reference_x_m: x,
+        ..stanley()
+    };
+    let obs = |lateral: f64| Observation {
+        pose: Pose::new(5.0, 0.0, 0.0),
+        speed_mps: 5.0,
+        lateral_speed_mps: lateral,
+        yaw_rate_rad_s: 0.2,
+        measured_at: t(0.0),
+    };
+    let mut rear = Tracker::new(&line(50, 1.0), 0, cfg(0.0)).unwrap();
+    let mut com = Tracker::new(&line(50, 1.0), 0, cfg(0.88)).unwrap();
+    let a = rear.observe(obs(-0.05), t(0.0)).unwrap().steering_rad;
+    let b = com
+        .observe(obs(-0.05 + 0.2 * 0.88), t(0.0))
+        .unwrap()
+        .steering_rad;
+    assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+}
+
+#[test]
+fn a_late_pose_yaw_rate_follows_the_steering_commanded_since() {
+    // Measured 0.2 s ago going straight; the wheels have been commanded hard left since:
+    // the yaw rate now is carried towards the left turn, and the law steers less left than
+    // it would for a car still going straight.
+    let cfg = TrackerConfig {
+        law: Law::Lqr(LqrConfig::default()),
+        ..Default::default()
+    };
+    let mut tracker = Tracker::new(&line(50, 1.0), 0, cfg).unwrap();
+    let obs = |at: f64| Observation {
+        pose: Pose::new(5.0, 0.0, 0.0),
+        speed_mps: 5.0,
+        lateral_speed_mps: 0.0,
+        yaw_rate_rad_s: 0.0,
+        measured_at: t(at),
+    };
+    tracker.remember_command(t(0.0), 0.3);
+    let r = tracker.yaw_rate_now(0.0, 5.0, t(0.0), t(0.2));
+    let steady = 5.0 * 0.3f64.tan() / VehicleParams::DEFAULT.wheelbase_m;
+    let expected = steady * (1.0 - (-0.2f64 / 0.3).exp());
+    assert!((r - expected).abs() < 1e-9, "{r} vs {expected}");
+    assert!(tracker.yaw_rate_now(f64::NAN, 5.0, t(0.0), t(0.2)).is_nan());
+    let late = tracker.observe(obs(0.0), t(0.2)).unwrap().steering_rad;
+    let mut fresh = Tracker::new(
+        &line(50, 1.0),
+        0,
+        TrackerConfig {
+            law: Law::Lqr(LqrConfig::default()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let now = fresh.observe(obs(0.2), t(0.2)).unwrap().steering_rad;
+    assert!(late < now - 0.01, "late {late} vs fresh {now}");
 }
