@@ -19,6 +19,8 @@
 //! - [`xmlrpc`], [`registration`], [`master`]: master and slave calls bounded in time, an
 //!   orderly withdrawal from the master on shutdown, and a watch that registers again with
 //!   a restarted master (rosrust never does).
+//! - [`runtime`]: a node runtime of our own for the slave API and TCPROS publishers, which
+//!   no stalled or flooding peer can hold up and which sleeps when idle.
 //! - [`names`], [`net`], [`wire`]: ROS name resolution, socket options for every link,
 //!   TCPROS framing.
 //!
@@ -40,6 +42,7 @@ pub mod msgs;
 pub mod names;
 pub mod net;
 pub mod registration;
+pub mod runtime;
 pub mod service;
 mod wire;
 pub mod xmlrpc;

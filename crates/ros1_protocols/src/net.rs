@@ -120,6 +120,11 @@ fn is_tcp(fd: i32) -> bool {
         && matches!(get(libc::SO_DOMAIN), Some(libc::AF_INET | libc::AF_INET6))
 }
 
+/// Sets `options` on one link.
+pub(crate) fn tune_link(stream: &std::net::TcpStream, options: LinkOptions) -> std::io::Result<()> {
+    tune(std::os::fd::AsRawFd::as_raw_fd(stream), options)
+}
+
 fn tune(fd: i32, o: LinkOptions) -> std::io::Result<()> {
     if o.nodelay {
         // A listening socket refuses it on some kernels; its links get it on the next sweep.

@@ -1,0 +1,480 @@
+//! The node runtime against a real rosmaster, rospy and ROS's command-line tools: linking,
+//! latching, peers that stall or flood the TCPROS port or the slave API, `publisherUpdate`,
+//! and what an idle node costs.
+
+mod support;
+
+use ros1_protocols::msgs::std_msgs::String as Text;
+use ros1_protocols::runtime::{Config, Node, Publisher};
+use ros1_protocols::xmlrpc::xmlrpc_call;
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use support::{logged, serial, wait_until, Master};
+use xml_rpc::Value;
+
+fn node(master: &Master, name: &str) -> Node {
+    Node::start(name, Config::new(master.uri.clone(), "127.0.0.1")).expect("start the node")
+}
+
+fn text(data: &str) -> Text {
+    Text { data: data.into() }
+}
+
+/// Sends on `publisher` every 50 ms (a topic's regular traffic) until dropped.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(publisher: Publisher<Text>) -> Ticker {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !s.load(Ordering::SeqCst) {
+                publisher.send(&text(&format!("tick {n}"))).expect("send");
+                n += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        Ticker {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A slave API call as another node makes it; its `[code, message, value]`.
+fn slave(node: &Node, method: &str, args: &[Value]) -> Vec<Value> {
+    let mut params = vec![Value::String("/tester".into())];
+    params.extend_from_slice(args);
+    xmlrpc_call(node.uri(), method, params).unwrap_or_else(|e| panic!("{method}: {e}"))
+}
+
+/// The TCPROS endpoint `requestTopic` gives for `topic`.
+fn tcpros_endpoint(node: &Node, topic: &str) -> (String, u16) {
+    let protocols = Value::Array(vec![Value::Array(vec![Value::String("TCPROS".into())])]);
+    let answer = slave(
+        node,
+        "requestTopic",
+        &[Value::String(topic.into()), protocols],
+    );
+    match answer.as_slice() {
+        [Value::Int(1), _, Value::Array(p)] => match p.as_slice() {
+            [Value::String(proto), Value::String(host), Value::Int(port)] if proto == "TCPROS" => {
+                (host.clone(), *port as u16)
+            }
+            other => panic!("requestTopic: {other:?}"),
+        },
+        other => panic!("requestTopic: {other:?}"),
+    }
+}
+
+#[test]
+fn rospy_and_rostopic_receive_and_latching_holds() {
+    let _one = serial();
+    let master = Master::start();
+    let node = node(&master, "/rt_latch");
+    let latched = node
+        .advertise::<Text>("latched", 1, true)
+        .expect("advertise");
+    latched.send(&text("first")).unwrap();
+    latched.send(&text("hello latched")).unwrap();
+    let echo = master.run(
+        "/usr/bin/rostopic",
+        &["echo", "-n", "1", "/latched"],
+        Duration::from_secs(20),
+    );
+    let out = String::from_utf8_lossy(&echo.stdout);
+    assert!(
+        out.contains("data: \"hello latched\""),
+        "{}",
+        support::describe(&echo)
+    );
+    let (link, _, data) = master
+        .first_message("/latched", Duration::from_secs(5))
+        .expect("rospy gets the latched message");
+    assert_eq!(data, "hello latched");
+    println!("latched: rospy had the message {link:.3} s after subscribing");
+    // A topic that is not latched: a subscriber gets the traffic from its link on.
+    let _ticker = Ticker::start(node.advertise::<Text>("/chatter", 10, false).unwrap());
+    let (link, _, data) = master
+        .first_message("/chatter", Duration::from_secs(5))
+        .expect("rospy gets the traffic");
+    assert!(data.starts_with("tick "), "{data}");
+    println!("chatter: rospy had a message {link:.3} s after subscribing");
+    let publications = slave(&node, "getPublications", &[]);
+    assert!(
+        format!("{publications:?}").contains("/latched"),
+        "{publications:?}"
+    );
+}
+
+/// A peer that connected and misbehaves; closed (or stopped) when dropped.
+enum Stall {
+    Silent(#[allow(dead_code)] TcpStream),
+    Slow(Arc<AtomicBool>),
+}
+
+impl Drop for Stall {
+    fn drop(&mut self) {
+        if let Stall::Slow(stop) = self {
+            stop.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+fn connect(addr: &(String, u16)) -> TcpStream {
+    TcpStream::connect((addr.0.as_str(), addr.1)).expect("connect")
+}
+
+/// A valid subscriber header for `topic`.
+fn header(topic: &str) -> Vec<u8> {
+    let fields = [
+        "callerid=/slow_peer".to_owned(),
+        format!("topic={topic}"),
+        "md5sum=*".into(),
+        "type=std_msgs/String".into(),
+    ];
+    let mut body = Vec::new();
+    for f in fields {
+        body.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        body.extend_from_slice(f.as_bytes());
+    }
+    let mut out = (body.len() as u32).to_le_bytes().to_vec();
+    out.extend(body);
+    out
+}
+
+/// Opens one case's misbehaving connections.
+type MakeStalls<'a> = Box<dyn Fn() -> Vec<Stall> + 'a>;
+
+/// Sends `bytes` one a second on a new connection to `addr`, until stopped.
+fn slow(addr: &(String, u16), bytes: Vec<u8>) -> Stall {
+    let mut s = connect(addr);
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    std::thread::spawn(move || {
+        for b in bytes {
+            if stopped.load(Ordering::SeqCst) || s.write_all(&[b]).is_err() {
+                return;
+            }
+            // The peer's pace, not a synchronisation.
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    Stall::Slow(stop)
+}
+
+#[test]
+fn stalled_peers_do_not_hold_up_a_fresh_subscriber() {
+    let _one = serial();
+    let master = Master::start();
+    let node = node(&master, "/rt_stall");
+    let topic = "/system_state_like";
+    let _ticker = Ticker::start(node.advertise::<Text>(topic, 10, false).unwrap());
+    let addr = tcpros_endpoint(&node, topic);
+    let cases: [(&str, MakeStalls); 4] = [
+        (
+            "5 silent connections",
+            Box::new(|| (0..5).map(|_| Stall::Silent(connect(&addr))).collect()),
+        ),
+        (
+            "5 connections with half a header",
+            Box::new(|| {
+                (0..5)
+                    .map(|_| {
+                        let mut s = connect(&addr);
+                        let h = header(topic);
+                        s.write_all(&h[..h.len() / 2]).unwrap();
+                        Stall::Silent(s)
+                    })
+                    .collect()
+            }),
+        ),
+        (
+            "a header at 1 byte a second",
+            Box::new(|| vec![slow(&addr, header(topic))]),
+        ),
+        (
+            "a 4 GiB length prefix",
+            Box::new(|| {
+                let mut s = connect(&addr);
+                s.write_all(&u32::MAX.to_le_bytes()).unwrap();
+                vec![Stall::Silent(s)]
+            }),
+        ),
+    ];
+    // Every stalled peer stays connected until its deadline has passed.
+    let mut stalled = Vec::new();
+    for (case, stall) in &cases {
+        stalled.push(stall());
+        let (link, from_start, _) = master
+            .first_message(topic, Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        println!("{case}: a fresh rospy subscriber had a message {link:.3} s after subscribing ({from_start:.3} s after its process started)");
+        assert!(link < 1.0, "{case}: {link} s");
+    }
+    // Each stalled peer was closed at its deadline and logged once, naming its address.
+    assert!(
+        wait_until(Duration::from_secs(5), || logged(
+            "no complete handshake within"
+        ) >= 11),
+        "{}",
+        support::logs()
+    );
+    assert_eq!(
+        logged("no complete handshake within"),
+        11,
+        "{}",
+        support::logs()
+    );
+    assert_eq!(logged("TCPROS peer 127.0.0.1:"), 12, "{}", support::logs());
+    assert_eq!(
+        logged("a connection header of 4294967295 bytes"),
+        1,
+        "{}",
+        support::logs()
+    );
+    drop(stalled);
+}
+
+#[test]
+fn a_flood_of_connections_is_capped_and_a_fresh_subscriber_links_after_it() {
+    let _one = serial();
+    let master = Master::start();
+    let node = node(&master, "/rt_flood");
+    let topic = "/flooded";
+    let _ticker = Ticker::start(node.advertise::<Text>(topic, 10, false).unwrap());
+    let addr = tcpros_endpoint(&node, topic);
+    let rss = || {
+        std::fs::read_to_string("/proc/self/status")
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:").map(|v| v.trim().to_owned()))
+            .unwrap_or_default()
+    };
+    let before = rss();
+    // 2,000 connections at once, from 8 threads.
+    let flood: Vec<TcpStream> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..250)
+                        .filter_map(|_| {
+                            let a = std::net::SocketAddr::from(([127, 0, 0, 1], addr.1));
+                            TcpStream::connect_timeout(&a, Duration::from_secs(5)).ok()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    println!(
+        "flood: {} connections open (RSS {before} before)",
+        flood.len()
+    );
+    assert!(flood.len() >= 1900, "{}", flood.len());
+    assert!(
+        wait_until(Duration::from_secs(5), || logged("the most allowed") >= 1),
+        "{}",
+        support::logs()
+    );
+    println!("flood: RSS {} during", rss());
+    let ended = Instant::now();
+    drop(flood);
+    let (link, from_start, _) = master
+        .first_message(topic, Duration::from_secs(5))
+        .expect("a fresh subscriber after the flood");
+    let since_end = ended.elapsed().as_secs_f64();
+    println!("after the flood: a fresh rospy subscriber had a message {link:.3} s after subscribing ({from_start:.3} s after its start; the flood ended {since_end:.3} s before it returned)");
+    assert!(link < 2.0, "{link}");
+    // Still answering.
+    let pid = slave(&node, "getPid", &[]);
+    assert_eq!(pid[0], Value::Int(1));
+    assert_eq!(
+        logged("the most allowed"),
+        logged("TCPROS: 256 connections open")
+    );
+}
+
+#[test]
+fn a_stalled_xmlrpc_caller_holds_up_no_other() {
+    let _one = serial();
+    let master = Master::start();
+    let node = node(&master, "/rt_slave");
+    let _latched = {
+        let p = node.advertise::<Text>("/slave_topic", 1, true).unwrap();
+        p.send(&text("x")).unwrap();
+        p
+    };
+    let port: u16 = node
+        .uri()
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port in the URI");
+    let addr = ("127.0.0.1".to_owned(), port);
+    let mut silent = connect(&addr);
+    let _slow_head = slow(
+        &addr,
+        b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\n".to_vec(),
+    );
+    let mut huge = connect(&addr);
+    huge.write_all(b"POST / HTTP/1.1\r\nContent-Length: 4294967296\r\n\r\n")
+        .unwrap();
+    let mut slow_body = connect(&addr);
+    slow_body
+        .write_all(b"POST / HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n<?xml")
+        .unwrap();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let pid = slave(&node, "getPid", &[]);
+        assert_eq!(pid[2], Value::Int(std::process::id() as i32));
+        let endpoint = tcpros_endpoint(&node, "/slave_topic");
+        assert_eq!(endpoint.1, node.tcpros_port());
+        let took = started.elapsed();
+        println!("getPid and requestTopic beside 4 stalled callers: {took:?}");
+        assert!(took < Duration::from_millis(500), "{took:?}");
+    }
+    // The huge one is refused at once.
+    let mut answer = String::new();
+    huge.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let _ = std::io::Read::read_to_string(&mut huge, &mut answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer:?}");
+    let info = master.run(
+        "/usr/bin/rosnode",
+        &["info", "/rt_slave"],
+        Duration::from_secs(20),
+    );
+    let out = String::from_utf8_lossy(&info.stdout);
+    assert!(info.status.success(), "{}", support::describe(&info));
+    assert!(
+        out.contains(&format!("Pid: {}", std::process::id())),
+        "{out}"
+    );
+    assert!(out.contains("/slave_topic"), "{out}");
+    let ping = master.run(
+        "/usr/bin/rosnode",
+        &["ping", "-c", "1", "/rt_slave"],
+        Duration::from_secs(20),
+    );
+    assert!(
+        ping.status.success() && String::from_utf8_lossy(&ping.stdout).contains("reply from"),
+        "{}",
+        support::describe(&ping)
+    );
+    // The silent caller is closed at its deadline.
+    silent
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 16];
+    let started = Instant::now();
+    let n = std::io::Read::read(&mut silent, &mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "closed without an answer");
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn publisher_update_reaches_a_watch() {
+    let _one = serial();
+    let master = Master::start();
+    let node = node(&master, "/rt_watch");
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<String>>();
+    let tx = std::sync::Mutex::new(tx);
+    let _watch = node
+        .watch_publishers("/watched", "std_msgs/String", move |p| {
+            let _ = tx.lock().unwrap().send(p.to_vec());
+        })
+        .expect("watch");
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(1)).unwrap(),
+        Vec::<String>::new()
+    );
+    let subscriptions = slave(&node, "getSubscriptions", &[]);
+    assert!(format!("{subscriptions:?}").contains("/watched"));
+    let publisher = master
+        .tool(
+            "/usr/bin/rostopic",
+            &["pub", "/watched", "std_msgs/String", "data: x"],
+        )
+        .spawn()
+        .expect("rostopic pub");
+    let listed = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("publisherUpdate");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    // SAFETY: interrupting the process group we started; rostopic unregisters on SIGINT.
+    unsafe { libc::kill(-(publisher.id() as i32), libc::SIGINT) };
+    let listed = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("publisherUpdate");
+    assert!(listed.is_empty(), "{listed:?}");
+    support::finish(publisher, Duration::from_secs(5));
+}
+
+/// CPU time (user + system, clock ticks) and context switches (wake-ups) of this process.
+fn usage() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    let mut switches = 0;
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        switches += status
+            .lines()
+            .filter(|l| l.contains("ctxt_switches"))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    (ticks, switches)
+}
+
+#[test]
+fn an_idle_node_sleeps() {
+    let _one = serial();
+    let master = Master::start();
+    let node = node(&master, "/rt_idle");
+    let publisher = node.advertise::<Text>("/idle", 1, true).unwrap();
+    publisher.send(&text("once")).unwrap();
+    let subscriber = master.lingering_subscriber("/idle", Duration::from_secs(15));
+    assert!(publisher.wait_for_subscribers(1, Duration::from_secs(10)));
+    let window = Duration::from_secs(10);
+    let (t0, s0) = usage();
+    // The measurement window itself.
+    std::thread::sleep(window);
+    let (t1, s1) = usage();
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let cpu = (t1 - t0) as f64 / hz / window.as_secs_f64() * 100.0;
+    let wakeups = (s1 - s0) as f64 / window.as_secs_f64();
+    let threads = std::fs::read_dir("/proc/self/task").unwrap().count();
+    println!("idle node with one linked subscriber, over {window:?}: CPU {cpu:.3} % of a core, {wakeups:.1} wake-ups/s ({threads} threads in the test process)");
+    assert_eq!(publisher.subscriber_count(), 1);
+    assert!(cpu <= 0.3, "{cpu} %");
+    assert!(wakeups <= 50.0, "{wakeups}/s");
+    drop(support::finish(subscriber, Duration::from_secs(20)));
+}
