@@ -431,26 +431,40 @@ fn publisher_update_reaches_a_watch() {
     support::finish(publisher, Duration::from_secs(5));
 }
 
-/// CPU time (user + system, clock ticks) and context switches (wake-ups) of this process.
-fn usage() -> (u64, u64) {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    let mut switches = 0;
+/// Per thread of this process: CPU time run (ns, from `schedstat`) and context switches
+/// (wake-ups), by thread id.
+fn usage() -> std::collections::HashMap<String, (u64, u64)> {
+    let mut threads = std::collections::HashMap::new();
     for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
-        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
-        switches += status
+        let read = |f: &str| std::fs::read_to_string(task.path().join(f)).unwrap_or_default();
+        let ran = read("schedstat")
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        let switches = read("status")
             .lines()
             .filter(|l| l.contains("ctxt_switches"))
             .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            .sum::<u64>();
+            .sum();
+        threads.insert(
+            task.file_name().to_string_lossy().into_owned(),
+            (ran, switches),
+        );
     }
-    (ticks, switches)
+    threads
+}
+
+/// What the threads alive at the end of a window used during it (a thread started in it
+/// counts whole).
+fn used(
+    before: &std::collections::HashMap<String, (u64, u64)>,
+    after: &std::collections::HashMap<String, (u64, u64)>,
+) -> (u64, u64) {
+    after.iter().fold((0, 0), |(ran, switches), (tid, (r, s))| {
+        let (r0, s0) = before.get(tid).copied().unwrap_or((0, 0));
+        (ran + r.saturating_sub(r0), switches + s.saturating_sub(s0))
+    })
 }
 
 #[test]
@@ -463,16 +477,14 @@ fn an_idle_node_sleeps() {
     let subscriber = master.lingering_subscriber("/idle", Duration::from_secs(15));
     assert!(publisher.wait_for_subscribers(1, Duration::from_secs(10)));
     let window = Duration::from_secs(10);
-    let (t0, s0) = usage();
+    let before = usage();
     // The measurement window itself.
     std::thread::sleep(window);
-    let (t1, s1) = usage();
-    // SAFETY: sysconf has no memory effects.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    let cpu = (t1 - t0) as f64 / hz / window.as_secs_f64() * 100.0;
-    let wakeups = (s1 - s0) as f64 / window.as_secs_f64();
+    let (ran, switches) = used(&before, &usage());
+    let cpu = ran as f64 / 1e9 / window.as_secs_f64() * 100.0;
+    let wakeups = switches as f64 / window.as_secs_f64();
     let threads = std::fs::read_dir("/proc/self/task").unwrap().count();
-    println!("idle node with one linked subscriber, over {window:?}: CPU {cpu:.3} % of a core, {wakeups:.1} wake-ups/s ({threads} threads in the test process)");
+    println!("idle node with one linked subscriber, over {window:?}: CPU {cpu:.4} % of a core, {wakeups:.1} wake-ups/s ({threads} threads in the test process)");
     assert_eq!(publisher.subscriber_count(), 1);
     assert!(cpu <= 0.3, "{cpu} %");
     assert!(wakeups <= 50.0, "{wakeups}/s");

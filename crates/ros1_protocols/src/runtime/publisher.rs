@@ -20,17 +20,17 @@
 //! after its header), so a gone subscriber frees its place at once, not at the next message.
 //! TCP keepalive probes end a link whose peer went out of reach.
 
+use super::config::RuntimeError;
 use super::serve::{self, read_exact_by, write_all_by, Gate, Pass};
-use super::{RuntimeError, Shared};
+use super::state::{Frame, Link, Shared, Topic};
 use crate::wire::{decode_header, encode_header};
 use crate::Lock;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-use xml_rpc::Value;
 
 /// The largest connection header taken: it carries the full message definition, a few
 /// kilobytes for the suite's largest types.
@@ -38,134 +38,6 @@ pub const MAX_HEADER: usize = 1 << 20;
 
 /// A handshake or link thread's stack.
 const STACK: usize = 128 << 10;
-
-/// One encoded message, length prefix included, shared by every link's queue.
-type Frame = Arc<[u8]>;
-
-/// One advertised topic.
-pub(crate) struct Topic {
-    pub(crate) name: String,
-    pub(crate) msg_type: String,
-    md5sum: String,
-    definition: String,
-    latching: bool,
-    queue_size: usize,
-    gate: Arc<Gate>,
-    state: Mutex<TopicState>,
-    /// Signalled when a link is added or removed.
-    links_changed: Condvar,
-}
-
-#[derive(Default)]
-struct TopicState {
-    links: Vec<Arc<Link>>,
-    latched: Option<Frame>,
-    closed: bool,
-}
-
-/// One subscriber's link.
-struct Link {
-    id: u64,
-    peer: SocketAddr,
-    caller: String,
-    stream: TcpStream,
-    queue: Mutex<Queue>,
-    ready: Condvar,
-    bytes: AtomicU64,
-    messages: AtomicU64,
-    dropped: AtomicU64,
-    /// The link's places in the node's and the topic's caps, freed with the link.
-    _passes: (Pass, Pass),
-}
-
-#[derive(Default)]
-struct Queue {
-    frames: VecDeque<Frame>,
-    closed: bool,
-}
-
-impl Link {
-    fn close(&self) {
-        self.queue.locked().closed = true;
-        self.ready.notify_all();
-        let _ = self.stream.shutdown(Shutdown::Both);
-    }
-
-    fn push(&self, frame: &Frame, limit: usize) {
-        let mut q = self.queue.locked();
-        while q.frames.len() >= limit.max(1) {
-            q.frames.pop_front();
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-        q.frames.push_back(frame.clone());
-        drop(q);
-        self.ready.notify_one();
-    }
-}
-
-impl Topic {
-    /// Closes every link and refuses new ones.
-    pub(crate) fn close(&self) {
-        let links = {
-            let mut s = self.state.locked();
-            s.closed = true;
-            std::mem::take(&mut s.links)
-        };
-        for l in links {
-            l.close();
-        }
-        self.links_changed.notify_all();
-    }
-
-    fn remove(&self, id: u64) {
-        self.state.locked().links.retain(|l| l.id != id);
-        self.links_changed.notify_all();
-    }
-
-    /// `getBusInfo` entries: `[id, subscriber, "o", "TCPROS", topic, connected, peer]`.
-    pub(crate) fn bus_info(&self) -> Vec<Value> {
-        self.state
-            .locked()
-            .links
-            .iter()
-            .map(|l| {
-                Value::Array(vec![
-                    Value::Int(l.id as i32),
-                    Value::String(l.caller.clone()),
-                    Value::String("o".into()),
-                    Value::String("TCPROS".into()),
-                    Value::String(self.name.clone()),
-                    Value::Bool(true),
-                    Value::String(format!("TCPROS connection on {}", l.peer)),
-                ])
-            })
-            .collect()
-    }
-
-    /// The `getBusStats` entry: `[topic, bytes, [[id, bytes, messages, connected]...]]`.
-    pub(crate) fn bus_stats(&self) -> Value {
-        let links = self.state.locked().links.clone();
-        let total: u64 = links.iter().map(|l| l.bytes.load(Ordering::Relaxed)).sum();
-        let clamp = |n: u64| Value::Int(i32::try_from(n).unwrap_or(i32::MAX));
-        Value::Array(vec![
-            Value::String(self.name.clone()),
-            clamp(total),
-            Value::Array(
-                links
-                    .iter()
-                    .map(|l| {
-                        Value::Array(vec![
-                            Value::Int(l.id as i32),
-                            clamp(l.bytes.load(Ordering::Relaxed)),
-                            clamp(l.messages.load(Ordering::Relaxed)),
-                            Value::Bool(true),
-                        ])
-                    })
-                    .collect(),
-            ),
-        ])
-    }
-}
 
 /// Starts the node's TCPROS port on `bind`.
 pub(crate) fn listen(shared: &Arc<Shared>, bind: &str) -> std::io::Result<serve::Listener> {

@@ -14,8 +14,10 @@
 //! topic's [`super::PublisherWatch`]es) and `requestTopic` (TCPROS only: this node's host
 //! and TCPROS port).
 
+use super::config::Config;
 use super::serve::{self, read_exact_by, read_some_by, write_all_by, Gate, Pass};
-use super::{strings, xml, Config, Shared};
+use super::state::{strings, Shared, Topic};
+use super::xml;
 use crate::Lock;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, OnceLock, Weak};
@@ -270,7 +272,7 @@ fn call(node: &Shared, method: &str, params: &[Value]) -> Option<Value> {
     }
 }
 
-fn topics(node: &Shared) -> Vec<Arc<super::publisher::Topic>> {
+fn topics(node: &Shared) -> Vec<Arc<Topic>> {
     node.publications.locked().values().cloned().collect()
 }
 
