@@ -143,10 +143,15 @@ fn connect(addr: &(String, u16)) -> TcpStream {
 
 /// A valid subscriber header for `topic`.
 fn header(topic: &str) -> Vec<u8> {
+    header_with(topic, "*")
+}
+
+/// A subscriber header for `topic` with `md5sum`.
+fn header_with(topic: &str, md5sum: &str) -> Vec<u8> {
     let fields = [
-        "callerid=/slow_peer".to_owned(),
+        "callerid=/raw_peer".to_owned(),
         format!("topic={topic}"),
-        "md5sum=*".into(),
+        format!("md5sum={md5sum}"),
         "type=std_msgs/String".into(),
     ];
     let mut body = Vec::new();
@@ -489,4 +494,110 @@ fn an_idle_node_sleeps() {
     assert!(cpu <= 0.3, "{cpu} %");
     assert!(wakeups <= 50.0, "{wakeups}/s");
     drop(support::finish(subscriber, Duration::from_secs(20)));
+}
+
+/// A subscriber that speaks TCPROS by hand: sends `header`, returns the publisher's header
+/// as text (`key=value` fields joined by newlines) and the open connection.
+fn raw_subscriber(addr: &(String, u16), header: &[u8]) -> (String, TcpStream) {
+    let mut s = connect(addr);
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(header).unwrap();
+    let mut len = [0u8; 4];
+    std::io::Read::read_exact(&mut s, &mut len).unwrap();
+    let mut body = vec![0u8; u32::from_le_bytes(len) as usize];
+    std::io::Read::read_exact(&mut s, &mut body).unwrap();
+    let mut fields = Vec::new();
+    let mut rest = body.as_slice();
+    while rest.len() >= 4 {
+        let n = u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize;
+        fields.push(String::from_utf8_lossy(&rest[4..4 + n]).into_owned());
+        rest = &rest[4 + n..];
+    }
+    (fields.join("\n"), s)
+}
+
+#[test]
+fn a_wrong_type_an_unknown_topic_and_a_full_topic_are_refused() {
+    let _one = serial();
+    let master = Master::start();
+    let mut config = Config::new(master.uri.clone(), "127.0.0.1");
+    config.max_links_per_publisher = 2;
+    let node = Node::start("/rt_refuse", config).unwrap();
+    let publisher = node.advertise::<Text>("/capped", 1, true).unwrap();
+    publisher.send(&text("kept")).unwrap();
+    let addr = tcpros_endpoint(&node, "/capped");
+    let md5 = <Text as rosrust::Message>::md5sum();
+    let (first, _a) = raw_subscriber(&addr, &header_with("/capped", &md5));
+    for field in [
+        "callerid=/rt_refuse",
+        "topic=/capped",
+        "type=std_msgs/String",
+        "latching=1",
+        &format!("md5sum={md5}"),
+        "message_definition=string data",
+    ] {
+        assert!(first.contains(field), "{field} in {first}");
+    }
+    let (_, _b) = raw_subscriber(&addr, &header("/capped"));
+    assert!(publisher.wait_for_subscribers(2, Duration::from_secs(2)));
+    let (third, _c) = raw_subscriber(&addr, &header("/capped"));
+    assert!(
+        third.starts_with("error=") && third.contains("the most allowed"),
+        "{third}"
+    );
+    assert_eq!(
+        logged("/rt_refuse: /capped: 2 connections open"),
+        1,
+        "{}",
+        support::logs()
+    );
+    let (wrong, _) = raw_subscriber(
+        &addr,
+        &header_with("/capped", "0123456789abcdef0123456789abcdef"),
+    );
+    assert!(wrong.starts_with("error="), "{wrong}");
+    let (unknown, _) = raw_subscriber(&addr, &header("/nobody"));
+    assert!(unknown.starts_with("error="), "{unknown}");
+    assert_eq!(publisher.subscriber_count(), 2);
+}
+
+#[test]
+fn a_roscpp_subscriber_records_from_the_runtime() {
+    let _one = serial();
+    let master = Master::start();
+    let node = node(&master, "/rt_bag");
+    let _ticker = Ticker::start(node.advertise::<Text>("/recorded", 10, false).unwrap());
+    let bag = std::env::temp_dir().join(format!("rt_bag_{}.bag", std::process::id()));
+    let bag = bag.to_string_lossy().into_owned();
+    let record = master.run(
+        "/usr/bin/rosbag",
+        &["record", "-l", "3", "-O", &bag, "/recorded"],
+        Duration::from_secs(20),
+    );
+    assert!(record.status.success(), "{}", support::describe(&record));
+    let info = master.run("/usr/bin/rosbag", &["info", &bag], Duration::from_secs(20));
+    let out = String::from_utf8_lossy(&info.stdout).into_owned();
+    let _ = std::fs::remove_file(&bag);
+    assert!(
+        out.contains("messages:    3"),
+        "{}",
+        support::describe(&info)
+    );
+    assert!(out.contains("std_msgs/String"), "{out}");
+}
+
+#[test]
+fn a_second_node_of_the_same_name_shuts_the_first_down() {
+    let _one = serial();
+    let master = Master::start();
+    let first = node(&master, "/rt_twice");
+    let _p = first.advertise::<Text>("/twice_a", 1, false).unwrap();
+    assert_eq!(first.shutdown_requested(), None);
+    let second = node(&master, "/rt_twice");
+    let _q = second.advertise::<Text>("/twice_b", 1, false).unwrap();
+    let why = first
+        .wait_shutdown_request(Duration::from_secs(10))
+        .expect("the master shuts the first down");
+    println!("the first node was asked to shut down: {why}");
+    assert_eq!(second.shutdown_requested(), None);
 }
