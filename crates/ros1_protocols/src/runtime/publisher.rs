@@ -68,17 +68,17 @@ enum Failed {
 }
 
 /// One connection: the header exchange by the deadline, then the link.
-fn handshake(node: &Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, pass: Pass) {
+fn handshake(node: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, pass: Pass) {
     let within = node.config.handshake_within;
     let deadline = Instant::now() + within;
     let mut topic_name = None;
-    let result = exchange(node, &mut stream, deadline, &mut topic_name, pass);
+    let result = exchange(node, stream, deadline, &mut topic_name, pass);
     let about = match &topic_name {
         Some(t) => format!("{}: TCPROS peer {peer} for {t}", node.name),
         None => format!("{}: TCPROS peer {peer}", node.name),
     };
     match result {
-        Ok((topic, link)) => run_link(&topic, link, stream),
+        Ok((topic, link)) => run_link(&topic, link),
         Err(Failed::Peer(why)) => tracing::warn!("{about}: {why}; closed"),
         Err(Failed::Quiet(why)) => tracing::debug!("{about}: {why}; closed"),
     }
@@ -86,7 +86,7 @@ fn handshake(node: &Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, pass: 
 
 fn exchange(
     node: &Arc<Shared>,
-    stream: &mut TcpStream,
+    mut stream: TcpStream,
     deadline: Instant,
     topic_name: &mut Option<String>,
     node_pass: Pass,
@@ -101,7 +101,7 @@ fn exchange(
     };
     let _ = stream.set_nodelay(true);
     let mut len = [0u8; 4];
-    read_exact_by(stream, &mut len, deadline).map_err(io)?;
+    read_exact_by(&mut stream, &mut len, deadline).map_err(io)?;
     let len = u32::from_le_bytes(len) as usize;
     if len > MAX_HEADER {
         return Err(Failed::Peer(format!(
@@ -109,7 +109,7 @@ fn exchange(
         )));
     }
     let mut body = vec![0u8; len];
-    read_exact_by(stream, &mut body, deadline).map_err(io)?;
+    read_exact_by(&mut stream, &mut body, deadline).map_err(io)?;
     let header = decode_header(&body).map_err(Failed::Peer)?;
     let field = |k: &str| header.get(k).map_or("", String::as_str);
     let name = field("topic").to_owned();
@@ -121,7 +121,7 @@ fn exchange(
     let topic = node.publications.locked().get(&name).cloned();
     let Some(topic) = topic else {
         return Err(Failed::Quiet(refuse(
-            stream,
+            &mut stream,
             format!("{} does not publish {name:?}", node.name),
         )));
     };
@@ -130,7 +130,7 @@ fn exchange(
         && (md5 != topic.md5sum || (!kind.is_empty() && kind != "*" && kind != topic.msg_type))
     {
         return Err(Failed::Peer(refuse(
-            stream,
+            &mut stream,
             format!(
                 "{} subscribes to {name} as {kind} ({md5}), it is {} ({})",
                 field("callerid"),
@@ -141,7 +141,7 @@ fn exchange(
     }
     let Some(topic_pass) = topic.gate.enter() else {
         return Err(Failed::Quiet(refuse(
-            stream,
+            &mut stream,
             format!(
                 "{name} has {} subscribers, the most allowed",
                 node.config.max_links_per_publisher
@@ -156,15 +156,15 @@ fn exchange(
         ("message_definition", &topic.definition),
         ("latching", if topic.latching { "1" } else { "0" }),
     ]);
-    write_all_by(stream, &ours, deadline).map_err(io)?;
+    write_all_by(&mut stream, &ours, deadline).map_err(io)?;
     let options = crate::net::LinkOptions {
         send_timeout: node.config.write_within,
         ..crate::net::LinkOptions::NODES
     };
-    crate::net::tune_link(stream, options)
+    crate::net::tune_link(&stream, options)
         .and_then(|()| {
             crate::net::probe_peer(
-                stream,
+                &stream,
                 crate::direct::LINK_PROBE,
                 crate::direct::LINK_PROBES,
             )
@@ -177,9 +177,7 @@ fn exchange(
             .peer_addr()
             .unwrap_or_else(|_| ([0, 0, 0, 0], 0).into()),
         caller: field("callerid").to_owned(),
-        stream: stream
-            .try_clone()
-            .map_err(|e| Failed::Peer(e.to_string()))?,
+        stream,
         queue: Mutex::default(),
         ready: Condvar::new(),
         bytes: AtomicU64::new(0),
@@ -207,18 +205,17 @@ fn exchange(
     Ok((topic, link))
 }
 
-/// The link's life: this thread writes; a second one reads to see the subscriber leave.
-fn run_link(topic: &Arc<Topic>, link: Arc<Link>, mut stream: TcpStream) {
+/// The link's life: this thread writes; a second one reads to see the subscriber leave
+/// (both on the link's one socket).
+fn run_link(topic: &Arc<Topic>, link: Arc<Link>) {
     let watcher = {
-        let (link, mut reader) = (link.clone(), stream.try_clone());
+        let link = link.clone();
         std::thread::Builder::new()
             .name("tcpros_rx".into())
             .stack_size(32 << 10)
             .spawn(move || {
-                if let Ok(r) = reader.as_mut() {
-                    let mut sink = [0u8; 256];
-                    while matches!(r.read(&mut sink), Ok(n) if n > 0) {}
-                }
+                let mut sink = [0u8; 256];
+                while matches!((&link.stream).read(&mut sink), Ok(n) if n > 0) {}
                 link.close();
             })
     };
@@ -242,7 +239,7 @@ fn run_link(topic: &Arc<Topic>, link: Arc<Link>, mut stream: TcpStream) {
         let Some(frame) = frame else {
             break None;
         };
-        if let Err(e) = stream.write_all(&frame) {
+        if let Err(e) = (&link.stream).write_all(&frame) {
             break Some(e);
         }
         link.bytes.fetch_add(frame.len() as u64, Ordering::Relaxed);

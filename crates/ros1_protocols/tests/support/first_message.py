@@ -1,9 +1,10 @@
 """A fresh rospy subscriber of std_msgs/String: prints how long its first message took.
 
-Usage: first_message.py TOPIC WAIT_S [LINGER_S]
+Usage: first_message.py TOPIC WAIT_S [LINGER_S [wait]]
 Prints `FIRST <s since subscribing> <s since this process started> <data>` and, after
 lingering LINGER_S seconds still subscribed, exits 0; prints `NONE` and exits 1 when no
-message came within WAIT_S.
+message came within WAIT_S. With `wait`, it prints `READY` once its node is up and
+subscribes when a line arrives on its standard input.
 """
 import sys
 import threading
@@ -19,6 +20,9 @@ def main():
     topic, wait = sys.argv[1], float(sys.argv[2])
     linger = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
     rospy.init_node("first_message", anonymous=True, disable_signals=True)
+    if len(sys.argv) > 4 and sys.argv[4] == "wait":
+        print("READY", flush=True)
+        sys.stdin.readline()
     got = []
     arrived = threading.Event()
 

@@ -107,6 +107,60 @@ impl Master {
         .spawn()
         .expect("python3")
     }
+
+    /// A rospy subscriber of `topic` whose node is up, subscribing only on [`Ready::go`].
+    pub fn ready_subscriber(&self, topic: &str) -> Ready {
+        let mut child = self
+            .tool("/usr/bin/python3", &[&script(), topic, "10", "0", "wait"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(line);
+            }
+        });
+        let ready = Ready { child, lines };
+        let up = ready.lines.recv_timeout(Duration::from_secs(30));
+        assert_eq!(
+            up.as_deref(),
+            Ok("READY"),
+            "the subscriber's node did not come up"
+        );
+        ready
+    }
+}
+
+/// A rospy subscriber waiting to subscribe (see [`Master::ready_subscriber`]).
+pub struct Ready {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Ready {
+    /// Subscribes; how long until the first message, measured here from this call.
+    pub fn go(mut self) -> Result<Duration, String> {
+        let asked = Instant::now();
+        self.child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(b"go\n")
+            .map_err(|e| e.to_string())?;
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(15))
+            .map_err(|e| format!("no line from the subscriber: {e}"))?;
+        let took = asked.elapsed();
+        let _ = finish(self.child, Duration::from_secs(10));
+        parse_first(&line).map(|_| took).ok_or(line)
+    }
 }
 
 fn script() -> String {
