@@ -57,6 +57,39 @@ impl Drop for Ticker {
     }
 }
 
+/// A test's master and node, publishing `topic` every 50 ms; dropped in this order.
+struct Bed {
+    _ticker: Ticker,
+    node: Node,
+    master: Master,
+    addr: (String, u16),
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+/// This test's turn, a master of its own and node `name` on it (dropped in the reverse
+/// order when bound as `let (_one, master, node) = begin(..)`).
+fn begin(name: &str) -> (std::sync::MutexGuard<'static, ()>, Master, Node) {
+    let one = serial();
+    let master = Master::start();
+    let node = node(&master, name);
+    (one, master, node)
+}
+
+/// [`begin`], with the node ticking on `topic`, and the topic's TCPROS endpoint as
+/// `requestTopic` gives it.
+fn ticking(name: &str, topic: &str) -> Bed {
+    let (one, master, node) = begin(name);
+    let ticker = Ticker::start(node.advertise::<Text>(topic, 10, false).unwrap());
+    let addr = tcpros_endpoint(&node, topic);
+    Bed {
+        _ticker: ticker,
+        node,
+        master,
+        addr,
+        _one: one,
+    }
+}
+
 /// A slave API call as another node makes it; its `[code, message, value]`.
 fn slave(node: &Node, method: &str, args: &[Value]) -> Vec<Value> {
     let mut params = vec![Value::String("/tester".into())];
@@ -85,9 +118,7 @@ fn tcpros_endpoint(node: &Node, topic: &str) -> (String, u16) {
 
 #[test]
 fn rospy_and_rostopic_receive_and_latching_holds() {
-    let _one = serial();
-    let master = Master::start();
-    let node = node(&master, "/rt_latch");
+    let (_one, master, node) = begin("/rt_latch");
     let latched = node
         .advertise::<Text>("latched", 1, true)
         .expect("advertise");
@@ -186,23 +217,20 @@ fn slow(addr: &(String, u16), bytes: Vec<u8>) -> Stall {
 
 #[test]
 fn stalled_peers_do_not_hold_up_a_fresh_subscriber() {
-    let _one = serial();
-    let master = Master::start();
-    let node = node(&master, "/rt_stall");
     let topic = "/system_state_like";
-    let _ticker = Ticker::start(node.advertise::<Text>(topic, 10, false).unwrap());
-    let addr = tcpros_endpoint(&node, topic);
+    let bed = ticking("/rt_stall", topic);
+    let (master, addr) = (&bed.master, &bed.addr);
     let cases: [(&str, MakeStalls); 4] = [
         (
             "5 silent connections",
-            Box::new(|| (0..5).map(|_| Stall::Silent(connect(&addr))).collect()),
+            Box::new(|| (0..5).map(|_| Stall::Silent(connect(addr))).collect()),
         ),
         (
             "5 connections with half a header",
             Box::new(|| {
                 (0..5)
                     .map(|_| {
-                        let mut s = connect(&addr);
+                        let mut s = connect(addr);
                         let h = header(topic);
                         s.write_all(&h[..h.len() / 2]).unwrap();
                         Stall::Silent(s)
@@ -212,12 +240,12 @@ fn stalled_peers_do_not_hold_up_a_fresh_subscriber() {
         ),
         (
             "a header at 1 byte a second",
-            Box::new(|| vec![slow(&addr, header(topic))]),
+            Box::new(|| vec![slow(addr, header(topic))]),
         ),
         (
             "a 4 GiB length prefix",
             Box::new(|| {
-                let mut s = connect(&addr);
+                let mut s = connect(addr);
                 s.write_all(&u32::MAX.to_le_bytes()).unwrap();
                 vec![Stall::Silent(s)]
             }),
@@ -259,12 +287,9 @@ fn stalled_peers_do_not_hold_up_a_fresh_subscriber() {
 
 #[test]
 fn a_flood_of_connections_is_capped_and_a_fresh_subscriber_links_after_it() {
-    let _one = serial();
-    let master = Master::start();
-    let node = node(&master, "/rt_flood");
     let topic = "/flooded";
-    let _ticker = Ticker::start(node.advertise::<Text>(topic, 10, false).unwrap());
-    let addr = tcpros_endpoint(&node, topic);
+    let bed = ticking("/rt_flood", topic);
+    let (master, node, addr) = (&bed.master, &bed.node, &bed.addr);
     let rss = || {
         std::fs::read_to_string("/proc/self/status")
             .unwrap_or_default()
@@ -312,7 +337,7 @@ fn a_flood_of_connections_is_capped_and_a_fresh_subscriber_links_after_it() {
     );
     assert!(took < Duration::from_secs(2), "{took:?}");
     // Still answering.
-    let pid = slave(&node, "getPid", &[]);
+    let pid = slave(node, "getPid", &[]);
     assert_eq!(pid[0], Value::Int(1));
     assert_eq!(
         logged("the most allowed"),
@@ -322,9 +347,7 @@ fn a_flood_of_connections_is_capped_and_a_fresh_subscriber_links_after_it() {
 
 #[test]
 fn a_stalled_xmlrpc_caller_holds_up_no_other() {
-    let _one = serial();
-    let master = Master::start();
-    let node = node(&master, "/rt_slave");
+    let (_one, master, node) = begin("/rt_slave");
     let _latched = {
         let p = node.advertise::<Text>("/slave_topic", 1, true).unwrap();
         p.send(&text("x")).unwrap();
@@ -400,9 +423,7 @@ fn a_stalled_xmlrpc_caller_holds_up_no_other() {
 
 #[test]
 fn publisher_update_reaches_a_watch() {
-    let _one = serial();
-    let master = Master::start();
-    let node = node(&master, "/rt_watch");
+    let (_one, master, node) = begin("/rt_watch");
     let (tx, rx) = std::sync::mpsc::channel::<Vec<String>>();
     let tx = std::sync::Mutex::new(tx);
     let _watch = node
@@ -474,9 +495,7 @@ fn used(
 
 #[test]
 fn an_idle_node_sleeps() {
-    let _one = serial();
-    let master = Master::start();
-    let node = node(&master, "/rt_idle");
+    let (_one, master, node) = begin("/rt_idle");
     let publisher = node.advertise::<Text>("/idle", 1, true).unwrap();
     publisher.send(&text("once")).unwrap();
     let subscriber = master.lingering_subscriber("/idle", Duration::from_secs(15));
@@ -570,10 +589,8 @@ fn a_wrong_type_an_unknown_topic_and_a_full_topic_are_refused() {
 
 #[test]
 fn a_roscpp_subscriber_records_from_the_runtime() {
-    let _one = serial();
-    let master = Master::start();
-    let node = node(&master, "/rt_bag");
-    let _ticker = Ticker::start(node.advertise::<Text>("/recorded", 10, false).unwrap());
+    let bed = ticking("/rt_bag", "/recorded");
+    let master = &bed.master;
     let bag = std::env::temp_dir().join(format!("rt_bag_{}.bag", std::process::id()));
     let bag = bag.to_string_lossy().into_owned();
     let record = master.run(
@@ -595,9 +612,7 @@ fn a_roscpp_subscriber_records_from_the_runtime() {
 
 #[test]
 fn a_second_node_of_the_same_name_shuts_the_first_down() {
-    let _one = serial();
-    let master = Master::start();
-    let first = node(&master, "/rt_twice");
+    let (_one, master, first) = begin("/rt_twice");
     let _p = first.advertise::<Text>("/twice_a", 1, false).unwrap();
     assert_eq!(first.shutdown_requested(), None);
     let second = node(&master, "/rt_twice");

@@ -5,7 +5,7 @@ use super::config::{Config, RuntimeError};
 use super::publisher::{self, Publisher};
 use super::serve;
 use super::slave;
-use super::state::{strings, Shared, Topic, Watcher};
+use super::state::{strings, Shared, Watcher};
 use crate::names::resolve;
 use crate::Lock;
 use std::sync::atomic::AtomicU64;
@@ -156,36 +156,14 @@ impl Node {
 impl Drop for Node {
     fn drop(&mut self) {
         self.tcpros.take();
-        let topics: Vec<Arc<Topic>> = self
-            .shared
-            .publications
-            .locked()
-            .drain()
-            .map(|(_, t)| t)
-            .collect();
-        for t in topics {
+        let topics = std::mem::take(&mut *self.shared.publications.locked());
+        for t in topics.into_values() {
             t.close();
-            if let Err(e) = self
-                .shared
-                .master_call("unregisterPublisher", &[&t.name, &self.shared.uri])
-            {
-                tracing::debug!("unregisterPublisher {}: {e}", t.name);
-            }
+            self.shared.withdraw("unregisterPublisher", &t.name);
         }
-        let watched: Vec<String> = self
-            .shared
-            .watches
-            .locked()
-            .drain()
-            .map(|(t, _)| t)
-            .collect();
-        for topic in watched {
-            if let Err(e) = self
-                .shared
-                .master_call("unregisterSubscriber", &[&topic, &self.shared.uri])
-            {
-                tracing::debug!("unregisterSubscriber {topic}: {e}");
-            }
+        let watched = std::mem::take(&mut *self.shared.watches.locked());
+        for topic in watched.into_keys() {
+            self.shared.withdraw("unregisterSubscriber", &topic);
         }
         self.slave.take();
     }
@@ -222,12 +200,7 @@ impl Drop for PublisherWatch {
             }
         };
         if last {
-            if let Err(e) = self
-                .shared
-                .master_call("unregisterSubscriber", &[&self.topic, &self.shared.uri])
-            {
-                tracing::debug!("unregisterSubscriber {}: {e}", self.topic);
-            }
+            self.shared.withdraw("unregisterSubscriber", &self.topic);
         }
     }
 }

@@ -384,12 +384,7 @@ impl<T> Drop for Publisher<T> {
         };
         self.topic.close();
         if ours {
-            if let Err(e) = self
-                .node
-                .master_call("unregisterPublisher", &[name, &self.node.uri])
-            {
-                tracing::debug!("unregisterPublisher {name}: {e}");
-            }
+            self.node.withdraw("unregisterPublisher", name);
         }
     }
 }

@@ -56,6 +56,15 @@ impl Shared {
         crate::xmlrpc::value_of(method, answer)
     }
 
+    /// Withdraws this node's registration of `topic` (`method`: `unregisterPublisher` or
+    /// `unregisterSubscriber`); a failure (the master gone) is only worth a debug line, the
+    /// node being on its way out.
+    pub(crate) fn withdraw(&self, method: &str, topic: &str) {
+        if let Err(e) = self.master_call(method, &[topic, &self.uri]) {
+            tracing::debug!("{method} {topic}: {e}");
+        }
+    }
+
     pub(crate) fn resolve(&self, name: &str) -> Result<String, RuntimeError> {
         resolve(&self.name, name, &self.config.remappings).map_err(RuntimeError::Name)
     }
