@@ -168,6 +168,13 @@ pub fn keep_tuned(options: LinkOptions, period: Duration) {
     }
 }
 
+/// TCP keepalive on every link: the first probe after this much silence, then one every
+/// [`LINK_PROBE`]; [`LINK_PROBES`] unanswered probes (or data unacknowledged for
+/// `LINK_PROBE × (LINK_PROBES + 1)`) end the link.
+pub const LINK_PROBE: Duration = Duration::from_secs(1);
+/// Unanswered keepalive probes that end a link.
+pub const LINK_PROBES: u32 = 2;
+
 /// Makes `stream` notice a peer that went out of reach: keepalive probes after `probe` of
 /// silence and every `probe` after, the link ending after `probes` unanswered ones; data
 /// left unacknowledged for `probe × (probes + 1)` ends it too (`TCP_USER_TIMEOUT`). A cut

@@ -499,7 +499,16 @@ fn an_idle_node_sleeps() {
     let publisher = node.advertise::<Text>("/idle", 1, true).unwrap();
     publisher.send(&text("once")).unwrap();
     let subscriber = master.lingering_subscriber("/idle", Duration::from_secs(15));
-    assert!(publisher.wait_for_subscribers(1, Duration::from_secs(10)));
+    // And a subscriber on the runtime, in another node of this process.
+    let listener = Node::start(
+        "/rt_idle_listener",
+        Config::new(master.uri.clone(), "127.0.0.1"),
+    )
+    .unwrap();
+    let _direct =
+        ros1_protocols::direct::subscribe_on::<Text>(&listener, "/idle", |_| {}, |_, _, _| {})
+            .unwrap();
+    assert!(publisher.wait_for_subscribers(2, Duration::from_secs(10)));
     let window = Duration::from_secs(10);
     let before = usage();
     // The measurement window itself.
@@ -508,8 +517,8 @@ fn an_idle_node_sleeps() {
     let cpu = ran as f64 / 1e9 / window.as_secs_f64() * 100.0;
     let wakeups = switches as f64 / window.as_secs_f64();
     let threads = std::fs::read_dir("/proc/self/task").unwrap().count();
-    println!("idle node with one linked subscriber, over {window:?}: CPU {cpu:.4} % of a core, {wakeups:.1} wake-ups/s ({threads} threads in the test process)");
-    assert_eq!(publisher.subscriber_count(), 1);
+    println!("idle node with a rospy subscriber and a runtime subscriber linked, over {window:?}: CPU {cpu:.4} % of a core, {wakeups:.1} wake-ups/s ({threads} threads in the test process)");
+    assert_eq!(publisher.subscriber_count(), 2);
     assert!(cpu <= 0.3, "{cpu} %");
     assert!(wakeups <= 50.0, "{wakeups}/s");
     drop(support::finish(subscriber, Duration::from_secs(20)));
@@ -622,4 +631,79 @@ fn a_second_node_of_the_same_name_shuts_the_first_down() {
         .expect("the master shuts the first down");
     println!("the first node was asked to shut down: {why}");
     assert_eq!(second.shutdown_requested(), None);
+}
+
+#[test]
+fn a_direct_subscriber_on_the_runtime_links_when_the_master_says() {
+    let (_one, master, node) = begin("/rt_direct");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let tx = std::sync::Mutex::new(tx);
+    let subscriber = ros1_protocols::direct::subscribe_on::<Text>(
+        &node,
+        "/fed",
+        |_| {},
+        move |m, _, _| {
+            let _ = tx.lock().unwrap().send(m.data);
+        },
+    )
+    .expect("subscribe");
+    // A publisher of our own on another node: linked on the master's publisherUpdate.
+    let other = Node::start("/rt_feeder", Config::new(master.uri.clone(), "127.0.0.1")).unwrap();
+    let started = Instant::now();
+    let feeder = other.advertise::<Text>("/fed", 10, true).unwrap();
+    feeder.send(&text("from the runtime")).unwrap();
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(5)).as_deref(),
+        Ok("from the runtime")
+    );
+    println!(
+        "runtime to runtime: first message {:?} after advertising",
+        started.elapsed()
+    );
+    let info = slave(&node, "getBusInfo", &[]);
+    let text_info = format!("{info:?}");
+    assert!(
+        text_info.contains("String(\"i\")") && text_info.contains("/rt_feeder"),
+        "{text_info}"
+    );
+    let rosnode = master.run(
+        "/usr/bin/rosnode",
+        &["info", "/rt_direct"],
+        Duration::from_secs(20),
+    );
+    let out = String::from_utf8_lossy(&rosnode.stdout).into_owned();
+    assert!(
+        out.contains("direction: inbound"),
+        "{}",
+        support::describe(&rosnode)
+    );
+    // The publisher goes (unregistered), then a rospy one comes: linked again.
+    drop(feeder);
+    assert!(wait_until(Duration::from_secs(5), || subscriber
+        .publisher_count()
+        == 0));
+    let rostopic = master
+        .tool(
+            "/usr/bin/rostopic",
+            &[
+                "pub",
+                "-r",
+                "20",
+                "/fed",
+                "std_msgs/String",
+                "data: from rostopic",
+            ],
+        )
+        .spawn()
+        .expect("rostopic pub");
+    let got = rx.recv_timeout(Duration::from_secs(15));
+    // SAFETY: interrupting the process group we started.
+    unsafe { libc::kill(-(rostopic.id() as i32), libc::SIGINT) };
+    support::finish(rostopic, Duration::from_secs(10));
+    assert_eq!(
+        got.as_deref(),
+        Ok("from rostopic"),
+        "{}",
+        subscriber.link_report()
+    );
 }

@@ -48,6 +48,7 @@ impl Node {
             next_id: AtomicU64::new(0),
             shutdown: (Mutex::new(None), Condvar::new()),
             on_param: Mutex::new(None),
+            inbound: Mutex::default(),
         });
         let _ = cell.set(Arc::downgrade(&shared));
         let tcpros = publisher::listen(&shared, bind).map_err(io("cannot start TCPROS"))?;
@@ -67,6 +68,17 @@ impl Node {
     /// The slave API's URI, which the master knows this node by.
     pub fn uri(&self) -> &str {
         &self.shared.uri
+    }
+
+    /// `name` resolved against this node's name and remappings, as everything it
+    /// registers is.
+    pub fn resolve(&self, name: &str) -> Result<String, RuntimeError> {
+        self.shared.resolve(name)
+    }
+
+    /// A handle for a subscriber on this node to list its links in the node's `getBusInfo`.
+    pub fn handle(&self) -> NodeHandle {
+        NodeHandle(self.shared.clone())
     }
 
     /// The TCPROS port subscribers connect to.
@@ -202,5 +214,42 @@ impl Drop for PublisherWatch {
         if last {
             self.shared.withdraw("unregisterSubscriber", &self.topic);
         }
+    }
+}
+
+/// A subscriber's handle on its [`Node`] (see [`Node::handle`]).
+#[derive(Clone)]
+pub struct NodeHandle(Arc<Shared>);
+
+impl NodeHandle {
+    /// The node's name: a subscriber's `callerid`.
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    /// Lists a link to the publisher `publisher` (its name or URI) of `topic` in the node's
+    /// `getBusInfo` until the returned value is dropped.
+    pub fn inbound_link(&self, topic: &str, publisher: &str) -> InboundLink {
+        let id = self.0.next_id();
+        self.0
+            .inbound
+            .locked()
+            .insert(id, (topic.to_owned(), publisher.to_owned()));
+        InboundLink {
+            shared: self.0.clone(),
+            id,
+        }
+    }
+}
+
+/// An inbound link listed by a [`NodeHandle`]; dropping it takes it off the list.
+pub struct InboundLink {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for InboundLink {
+    fn drop(&mut self) {
+        self.shared.inbound.locked().remove(&self.id);
     }
 }

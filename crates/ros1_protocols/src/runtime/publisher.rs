@@ -163,11 +163,7 @@ fn exchange(
     };
     crate::net::tune_link(&stream, options)
         .and_then(|()| {
-            crate::net::probe_peer(
-                &stream,
-                crate::direct::LINK_PROBE,
-                crate::direct::LINK_PROBES,
-            )
+            crate::net::probe_peer(&stream, crate::net::LINK_PROBE, crate::net::LINK_PROBES)
         })
         .and_then(|()| stream.set_read_timeout(None))
         .map_err(|e| Failed::Peer(e.to_string()))?;

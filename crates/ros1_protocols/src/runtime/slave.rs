@@ -227,10 +227,11 @@ fn call(node: &Shared, method: &str, params: &[Value]) -> Option<Value> {
             ),
         ),
         "getSubscriptions" => ok("subscriptions", pairs(node.subscriptions())),
-        "getBusInfo" => ok(
-            "bus info",
-            Value::Array(topics(node).iter().flat_map(|t| t.bus_info()).collect()),
-        ),
+        "getBusInfo" => {
+            let mut info: Vec<Value> = topics(node).iter().flat_map(|t| t.bus_info()).collect();
+            info.extend(node.inbound_info());
+            ok("bus info", Value::Array(info))
+        }
         "getBusStats" => {
             let publish = topics(node).iter().map(|t| t.bus_stats()).collect();
             ok(

@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     /// Why the node was asked to shut down (the slave API's `shutdown`), once it was.
     pub(crate) shutdown: (Mutex<Option<String>>, Condvar),
     pub(crate) on_param: Mutex<Option<Arc<OnParam>>>,
+    /// Links subscribers on this node have made to publishers: id → (topic, publisher).
+    pub(crate) inbound: Mutex<HashMap<u64, (String, String)>>,
 }
 
 impl Shared {
@@ -103,6 +105,25 @@ impl Shared {
             *reason = Some(why);
         }
         self.shutdown.1.notify_all();
+    }
+
+    /// `getBusInfo` entries of the inbound links: `[id, publisher, "i", "TCPROS", topic,
+    /// connected]`.
+    pub(crate) fn inbound_info(&self) -> Vec<Value> {
+        self.inbound
+            .locked()
+            .iter()
+            .map(|(id, (topic, publisher))| {
+                Value::Array(vec![
+                    Value::Int(*id as i32),
+                    Value::String(publisher.clone()),
+                    Value::String("i".into()),
+                    Value::String("TCPROS".into()),
+                    Value::String(topic.clone()),
+                    Value::Bool(true),
+                ])
+            })
+            .collect()
     }
 
     pub(crate) fn param_update(&self, key: &str, value: &Value) {
