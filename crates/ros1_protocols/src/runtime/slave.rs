@@ -84,6 +84,7 @@ fn serve_caller(
     let (status, body) = match read_request(&mut stream, deadline, max_body) {
         Ok(body) => match xml::parse_call(&body) {
             Ok((method, params)) => {
+                tracing::debug!("{node_name}: {method} from {peer}");
                 let answer = match node {
                     Some(node) => call(node, &method, &params),
                     None => Some(answer(0, "the node is starting", Value::Int(0))),

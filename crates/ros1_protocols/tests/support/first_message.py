@@ -32,12 +32,15 @@ def main():
             arrived.set()
 
     subscribed = time.monotonic()
+    # Wall-clock times on stderr, to set beside the publisher's log when a link is slow.
+    print(f"subscribing at {time.time():.3f}", file=sys.stderr, flush=True)
     rospy.Subscriber(topic, String, on_message)
     if not arrived.wait(wait):
         print("NONE", flush=True)
         rospy.signal_shutdown("done")
         sys.exit(1)
     at, data = got[0]
+    print(f"first message at {time.time() - (time.monotonic() - at):.3f}", file=sys.stderr, flush=True)
     print(f"FIRST {at - subscribed:.3f} {at - STARTED:.3f} {data}", flush=True)
     if linger > 0:
         print("LINGERING", flush=True)

@@ -87,14 +87,27 @@ impl Master {
     }
 
     /// A fresh rospy subscriber of `topic`: (seconds from subscribing to the first
-    /// message, seconds from its process start, the message's text).
-    pub fn first_message(&self, topic: &str, wait: Duration) -> Result<(f64, f64, String), String> {
+    /// message, seconds from its process start, the message's text, its standard error
+    /// with the wall-clock times of both).
+    pub fn first_message(
+        &self,
+        topic: &str,
+        wait: Duration,
+    ) -> Result<(f64, f64, String, String), String> {
         let out = self.run(
             "/usr/bin/python3",
             &[&script(), topic, &wait.as_secs_f64().to_string()],
             wait + Duration::from_secs(20),
         );
         parse_first(&String::from_utf8_lossy(&out.stdout))
+            .map(|(link, start, data)| {
+                (
+                    link,
+                    start,
+                    data,
+                    String::from_utf8_lossy(&out.stderr).into_owned(),
+                )
+            })
             .ok_or_else(|| format!("no message: {}", describe(&out)))
     }
 
@@ -261,7 +274,7 @@ fn logs_since_now() {
         tracing_subscriber::fmt()
             .with_writer(|| LogWriter)
             .with_ansi(false)
-            .with_max_level(tracing::Level::INFO)
+            .with_env_filter("ros1_protocols=debug")
             .init();
     });
     LOG.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -272,7 +285,10 @@ pub fn logs() -> String {
     String::from_utf8_lossy(&LOG.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
 }
 
-/// How many log lines contain `needle`.
-pub fn logged(needle: &str) -> usize {
-    logs().lines().filter(|l| l.contains(needle)).count()
+/// How many warnings logged contain `needle`.
+pub fn warned(needle: &str) -> usize {
+    logs()
+        .lines()
+        .filter(|l| l.contains(" WARN ") && l.contains(needle))
+        .count()
 }
