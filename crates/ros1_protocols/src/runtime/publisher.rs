@@ -314,12 +314,15 @@ impl<T: rosrust::Message> Publisher<T> {
             return Ok(());
         }
         let mut bytes = vec![0u8; 4];
-        msg.encode(&mut bytes)
-            .map_err(|source| RuntimeError::Encode {
-                topic: t.name.clone(),
-                source,
-            })?;
-        let len = u32::try_from(bytes.len() - 4).unwrap_or(u32::MAX);
+        let len = msg.encode(&mut bytes).and_then(|()| {
+            u32::try_from(bytes.len() - 4).map_err(|_| {
+                std::io::Error::new(ErrorKind::InvalidData, "a message of 4 GiB or more")
+            })
+        });
+        let len = len.map_err(|source| RuntimeError::Encode {
+            topic: t.name.clone(),
+            source,
+        })?;
         bytes[..4].copy_from_slice(&len.to_le_bytes());
         let frame: Frame = bytes.into();
         for l in &s.links {
