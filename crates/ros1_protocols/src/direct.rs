@@ -11,9 +11,11 @@
 //! master (which answers with the publishers' slave URIs), ask each publisher's slave
 //! `requestTopic` for a TCPROS endpoint, connect, exchange connection headers (the
 //! publisher checks our type and MD5 and may refuse), then read length-prefixed messages.
-//! New publishers are found by registering again (the master's `publisherUpdate` callbacks
-//! go to rosrust's slave, which is not ours to extend): every [`DISCOVERY_FAST`] while no
-//! publisher is linked, every [`DISCOVERY_SLOW`] after, to spare the master. Each step of
+//! Beside rosrust's node ([`subscribe`]), new publishers are found by registering again
+//! (the master's `publisherUpdate` callbacks go to rosrust's slave, which is not ours to
+//! extend): every [`DISCOVERY_FAST`] while no publisher is linked, every [`DISCOVERY_SLOW`]
+//! after, to spare the master. On a [`crate::runtime::Node`] ([`subscribe_on`]) the
+//! master's `publisherUpdate` calls say it, and the master is not asked again. Each step of
 //! linking (`requestTopic`, the TCP connect, the header exchange) gives up after
 //! [`crate::xmlrpc::SLAVE_CALL_WITHIN`], so a publisher that accepts and never answers cannot
 //! hold a discovery round; a publisher that failed is tried again after [`RETRY_AFTER`]. Names resolve as rosrust resolves
@@ -44,12 +46,7 @@ pub const DISCOVERY_SLOW: Duration = Duration::from_secs(1);
 /// How long a publisher whose connection failed is left alone.
 pub const RETRY_AFTER: Duration = Duration::from_secs(2);
 
-/// TCP keepalive on every link: the first probe after this much silence, then one every
-/// [`LINK_PROBE`]; [`LINK_PROBES`] unanswered probes (or data unacknowledged for
-/// `LINK_PROBE × (LINK_PROBES + 1)`) end the link.
-pub const LINK_PROBE: Duration = Duration::from_secs(1);
-/// Unanswered keepalive probes that end a link.
-pub const LINK_PROBES: u32 = 2;
+pub use crate::net::{LINK_PROBE, LINK_PROBES};
 
 /// A publisher linked to a subscription: its slave URI and the connection header it sent
 /// (`callerid`, `type`, `message_definition`, `latching`, ...).
@@ -72,6 +69,8 @@ impl Link {
 pub struct DirectSubscriber {
     inner: Arc<Inner>,
     discovery: Option<std::thread::JoinHandle<()>>,
+    /// On a runtime node ([`subscribe_on`]): the node's watch on the topic's publishers.
+    watch: Option<crate::runtime::PublisherWatch>,
 }
 
 struct Inner {
@@ -79,9 +78,15 @@ struct Inner {
     msg_type: String,
     md5sum: String,
     definition: String,
+    /// The name publishers are asked as (`callerid`): the node's.
+    caller_id: String,
+    /// The runtime node the subscription lives on ([`subscribe_on`]): each link is listed in
+    /// its `getBusInfo`.
+    node: Option<crate::runtime::NodeHandle>,
     stop: AtomicBool,
-    /// Wakes the discovery thread when `stop` is set.
-    stop_signal: (Mutex<()>, std::sync::Condvar),
+    /// Wakes the discovery thread when `stop` is set, and on a runtime node also when the
+    /// publishers change or a link ends (the count of such events).
+    stop_signal: (Mutex<u64>, std::sync::Condvar),
     /// Publisher slave URI → a handle on its connected stream (to shut it down).
     links: Mutex<HashMap<String, TcpStream>>,
     /// Publishers whose connection failed (reported once each), when it was tried and why.
@@ -130,17 +135,7 @@ pub fn subscribe_linked<T: rosrust::Message>(
     let args: Vec<String> = std::env::args().skip(1).collect();
     let topic = resolve(&rosrust::name(), topic, &args)?;
     let topic = topic.as_str();
-    let inner = Arc::new(Inner {
-        topic: topic.to_owned(),
-        msg_type: T::msg_type(),
-        md5sum: T::md5sum(),
-        definition: T::msg_definition(),
-        stop: AtomicBool::new(false),
-        stop_signal: (Mutex::default(), std::sync::Condvar::new()),
-        links: Mutex::default(),
-        failed: Mutex::default(),
-        listed: Mutex::new((Instant::now(), Ok(Vec::new()))),
-    });
+    let inner = Inner::new::<T>(topic, rosrust::name(), None);
     let master = master()?;
     // The first registration is synchronous so that a master refusing it is an error.
     let first = master
@@ -198,7 +193,110 @@ pub fn subscribe_linked<T: rosrust::Message>(
     Ok(DirectSubscriber {
         inner,
         discovery: Some(discovery),
+        watch: None,
     })
+}
+
+impl Inner {
+    fn new<T: rosrust::Message>(
+        topic: &str,
+        caller_id: String,
+        node: Option<crate::runtime::NodeHandle>,
+    ) -> Arc<Inner> {
+        Arc::new(Inner {
+            topic: topic.to_owned(),
+            msg_type: T::msg_type(),
+            md5sum: T::md5sum(),
+            definition: T::msg_definition(),
+            caller_id,
+            node,
+            stop: AtomicBool::new(false),
+            stop_signal: (Mutex::default(), std::sync::Condvar::new()),
+            links: Mutex::default(),
+            failed: Mutex::default(),
+            listed: Mutex::new((Instant::now(), Ok(Vec::new()))),
+        })
+    }
+
+    /// Wakes the linking thread of a subscription on a runtime node.
+    fn wake(&self) {
+        *self.stop_signal.0.locked() += 1;
+        self.stop_signal.1.notify_all();
+    }
+}
+
+/// [`subscribe_linked`] on a runtime node ([`crate::runtime::Node`]), which registers the
+/// subscription at its slave URI: the master's `publisherUpdate` calls say when publishers
+/// come and go, so the master is never asked again. A thread links to each publisher the
+/// master lists; it sleeps until the list changes or a link ends, waking every
+/// [`RETRY_AFTER`] only while a listed publisher cannot be linked.
+pub fn subscribe_on<T: rosrust::Message>(
+    node: &crate::runtime::Node,
+    topic: &str,
+    on_link: impl Fn(&Link) + Send + Sync + 'static,
+    on_message: impl Fn(T, Arrival, &Link) + Send + Sync + 'static,
+) -> Result<DirectSubscriber, RosError> {
+    let fail = |e: crate::runtime::RuntimeError| RosError::new(e.to_string());
+    let topic = node.resolve(topic).map_err(fail)?;
+    let inner = Inner::new::<T>(&topic, node.name().to_owned(), Some(node.handle()));
+    let weak = Arc::downgrade(&inner);
+    let watch = node
+        .watch_publishers(&topic, &inner.msg_type, move |publishers| {
+            if let Some(inner) = weak.upgrade() {
+                *inner.listed.locked() = (Instant::now(), Ok(publishers.to_vec()));
+                inner.wake();
+            }
+        })
+        .map_err(fail)?;
+    let callbacks = (
+        Arc::new(on_message) as Arc<Callback<T>>,
+        Arc::new(on_link) as Arc<OnLink>,
+    );
+    let linking = {
+        let inner = inner.clone();
+        std::thread::Builder::new()
+            .name(format!("direct{topic}"))
+            .spawn(move || link_on_updates(&inner, &callbacks))
+            .map_err(|e| RosError::new(format!("cannot start a thread: {e}")))?
+    };
+    Ok(DirectSubscriber {
+        inner,
+        discovery: Some(linking),
+        watch: Some(watch),
+    })
+}
+
+/// A runtime subscription's linking thread: links to what the master listed, then sleeps
+/// until the list changes, a link ends, or (only while a listed publisher is not linked)
+/// [`RETRY_AFTER`] passes.
+fn link_on_updates<T: rosrust::Message>(
+    inner: &Arc<Inner>,
+    callbacks: &(Arc<Callback<T>>, Arc<OnLink>),
+) {
+    while !inner.stop.load(Ordering::SeqCst) {
+        // Read before the list: a change after this is seen below.
+        let seen = *inner.stop_signal.0.locked();
+        let listed = inner.listed.locked().1.clone().unwrap_or_default();
+        connect_new(inner, &listed, callbacks);
+        let waiting = {
+            let links = inner.links.locked();
+            listed.iter().any(|uri| !links.contains_key(uri))
+        };
+        let events = inner.stop_signal.0.locked();
+        let unchanged = |n: &mut u64| *n == seen && !inner.stop.load(Ordering::SeqCst);
+        let cv = &inner.stop_signal.1;
+        if waiting {
+            drop(
+                cv.wait_timeout_while(events, RETRY_AFTER, unchanged)
+                    .unwrap_or_else(|e| e.into_inner()),
+            );
+        } else {
+            drop(
+                cv.wait_while(events, unchanged)
+                    .unwrap_or_else(|e| e.into_inner()),
+            );
+        }
+    }
 }
 
 impl DirectSubscriber {
@@ -245,11 +343,14 @@ impl Drop for DirectSubscriber {
         }
         if let Some(d) = self.discovery.take() {
             // A node that is ending does not wait for a discovery round's master call
-            // (`registration::shutdown` waits for the calls in progress before it withdraws).
-            if crate::registration::running() {
+            // (`registration::shutdown` waits for the calls in progress before it withdraws);
+            // a runtime subscription's thread makes none.
+            if self.watch.is_some() || crate::registration::running() {
                 let _ = d.join();
             }
         }
+        // Unregisters from the master, through the runtime node.
+        self.watch.take();
     }
 }
 
@@ -293,10 +394,17 @@ fn connect_new<T: rosrust::Message>(
                     header,
                 };
                 on_link(&link);
+                let listed = inner.node.as_ref().map(|n| {
+                    let publisher = Some(link.caller_id()).filter(|c| !c.is_empty());
+                    n.inbound_link(&inner.topic, publisher.unwrap_or(uri))
+                });
                 let (inner, callback) = (inner.clone(), callback.clone());
                 let spawned = std::thread::Builder::new()
                     .name(format!("direct{}", inner.topic))
-                    .spawn(move || read_loop(&inner, &link, reader, &*callback));
+                    .spawn(move || {
+                        read_loop(&inner, &link, reader, &*callback);
+                        drop(listed);
+                    });
                 if let Err(e) = spawned {
                     tracing::warn!("cannot start a reader thread: {e}");
                 }
@@ -331,7 +439,7 @@ fn connect(
         uri,
         "requestTopic",
         vec![
-            Value::String(rosrust::name()),
+            Value::String(inner.caller_id.clone()),
             Value::String(inner.topic.clone()),
             protocols,
         ],
@@ -360,7 +468,7 @@ fn connect(
         .and_then(|()| stream.set_write_timeout(Some(within)))
         .map_err(|e| e.to_string())?;
     let request = encode_header(&[
-        ("callerid", &rosrust::name()),
+        ("callerid", &inner.caller_id),
         ("topic", &inner.topic),
         ("type", &inner.msg_type),
         ("md5sum", &inner.md5sum),
@@ -426,6 +534,7 @@ fn read_loop<T: rosrust::Message>(
         }
     }
     inner.links.locked().remove(uri);
+    inner.wake();
 }
 
 /// Asks the kernel to timestamp what arrives on `stream` (`SO_TIMESTAMPNS`).

@@ -13,12 +13,15 @@
 //!   and can wait without bound).
 //! - [`direct`]: a TCPROS subscriber whose callback runs on the socket's reading thread and
 //!   sees the kernel's arrival time (rosrust's hands each message through two more threads
-//!   and drops bursts beyond 8 silently).
+//!   and drops bursts beyond 8 silently); beside rosrust's node, or on a [`runtime`] node,
+//!   where the master's `publisherUpdate` calls replace asking the master again.
 //! - [`clock`]: ROS time that follows `/clock` under `/use_sim_time`, with waits that end
 //!   on the next clock message, on a [`clock::Waker`] or on shutdown.
 //! - [`xmlrpc`], [`registration`], [`master`]: master and slave calls bounded in time, an
 //!   orderly withdrawal from the master on shutdown, and a watch that registers again with
 //!   a restarted master (rosrust never does).
+//! - [`runtime`]: a node runtime of our own for the slave API and TCPROS publishers, which
+//!   no stalled or flooding peer can hold up and which sleeps when idle.
 //! - [`names`], [`net`], [`wire`]: ROS name resolution, socket options for every link,
 //!   TCPROS framing.
 //!
@@ -28,6 +31,7 @@
 //! ```text
 //! actionlib ─→ clock ─→ direct ─→ registration ─→ service ─→ xmlrpc, names, wire
 //! master ────────────────────────↗       dynamic_reconfigure ↗     direct ─→ net
+//!                       direct ─→ runtime ─→ xmlrpc, names, net, wire
 //! ```
 #![warn(missing_docs)]
 
@@ -40,6 +44,7 @@ pub mod msgs;
 pub mod names;
 pub mod net;
 pub mod registration;
+pub mod runtime;
 pub mod service;
 mod wire;
 pub mod xmlrpc;

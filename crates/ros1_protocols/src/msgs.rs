@@ -8,6 +8,7 @@
 
 rosrust::rosmsg_include!(
     std_msgs / Header,
+    std_msgs / String,
     std_srvs / SetBool,
     rosgraph_msgs / Clock,
     actionlib_msgs / GoalID,

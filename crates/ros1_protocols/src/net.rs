@@ -120,6 +120,11 @@ fn is_tcp(fd: i32) -> bool {
         && matches!(get(libc::SO_DOMAIN), Some(libc::AF_INET | libc::AF_INET6))
 }
 
+/// Sets `options` on one link.
+pub(crate) fn tune_link(stream: &std::net::TcpStream, options: LinkOptions) -> std::io::Result<()> {
+    tune(std::os::fd::AsRawFd::as_raw_fd(stream), options)
+}
+
 fn tune(fd: i32, o: LinkOptions) -> std::io::Result<()> {
     if o.nodelay {
         // A listening socket refuses it on some kernels; its links get it on the next sweep.
@@ -162,6 +167,13 @@ pub fn keep_tuned(options: LinkOptions, period: Duration) {
         tracing::warn!("cannot start the TCP options sweeper: {e}");
     }
 }
+
+/// TCP keepalive on every link: the first probe after this much silence, then one every
+/// [`LINK_PROBE`]; [`LINK_PROBES`] unanswered probes (or data unacknowledged for
+/// `LINK_PROBE × (LINK_PROBES + 1)`) end the link.
+pub const LINK_PROBE: Duration = Duration::from_secs(1);
+/// Unanswered keepalive probes that end a link.
+pub const LINK_PROBES: u32 = 2;
 
 /// Makes `stream` notice a peer that went out of reach: keepalive probes after `probe` of
 /// silence and every `probe` after, the link ending after `probes` unanswered ones; data

@@ -65,8 +65,17 @@ pub fn xmlrpc_call(
 /// returns the value of a successful answer (`[1, message, value]`).
 pub fn call_slave(uri: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
     let answer = xmlrpc_call(uri, method, vec![xml_rpc::Value::String(rosrust::name())])?;
+    value_of(method, answer)
+}
+
+/// The value of a successful ROS answer to `method` (`[1, message, value]`); an error
+/// with the message otherwise.
+pub fn value_of(method: &str, answer: Vec<xml_rpc::Value>) -> Result<xml_rpc::Value, RosError> {
     match <[xml_rpc::Value; 3]>::try_from(answer) {
         Ok([xml_rpc::Value::Int(1), _, value]) => Ok(value),
+        Ok([_, xml_rpc::Value::String(message), _]) => {
+            Err(RosError::new(format!("{method}: {message}")))
+        }
         other => Err(RosError::new(format!(
             "{method}: unexpected answer {other:?}"
         ))),

@@ -1,0 +1,277 @@
+//! What a node's threads share: its name and configuration, the topics it publishes with
+//! their links, the topics it watches, and a shutdown request. The slave server reads it,
+//! the TCPROS handshakes add links to it, the node owns it.
+
+use super::config::{Config, RuntimeError};
+use super::serve::{Gate, Pass};
+use crate::names::resolve;
+use crate::Lock;
+use crate::RosError;
+use std::collections::{HashMap, VecDeque};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use xml_rpc::Value;
+
+/// A callback for a topic's publishers: the slave URIs the master lists.
+pub(crate) type OnPublishers = dyn Fn(&[String]) + Send + Sync;
+
+/// A callback for `paramUpdate`: the parameter's key and its new value.
+pub(crate) type OnParam = dyn Fn(&str, &Value) + Send + Sync;
+
+/// A watch's state (see `Node::watch_publishers`).
+pub(crate) struct Watcher {
+    pub(crate) msg_type: String,
+    pub(crate) on_update: Arc<OnPublishers>,
+    /// A `publisherUpdate` has been delivered (the list `registerSubscriber` answered is
+    /// older, then, and is not delivered after it).
+    pub(crate) updated: Mutex<bool>,
+}
+
+/// What the node's threads share.
+pub(crate) struct Shared {
+    pub(crate) name: String,
+    pub(crate) config: Config,
+    /// The slave API's URI (`http://host:port/`).
+    pub(crate) uri: String,
+    /// The TCPROS port.
+    pub(crate) tcpros_port: Mutex<u16>,
+    pub(crate) publications: Mutex<HashMap<String, Arc<Topic>>>,
+    /// Topic → watch id → watcher.
+    pub(crate) watches: Mutex<HashMap<String, HashMap<u64, Arc<Watcher>>>>,
+    pub(crate) next_id: AtomicU64,
+    /// Why the node was asked to shut down (the slave API's `shutdown`), once it was.
+    pub(crate) shutdown: (Mutex<Option<String>>, Condvar),
+    pub(crate) on_param: Mutex<Option<Arc<OnParam>>>,
+    /// Links subscribers on this node have made to publishers: id → (topic, publisher).
+    pub(crate) inbound: Mutex<HashMap<u64, (String, String)>>,
+}
+
+impl Shared {
+    /// A call to the master as this node; the value of a successful answer.
+    pub(crate) fn master_call(&self, method: &str, args: &[&str]) -> Result<Value, RosError> {
+        let params = std::iter::once(self.name.as_str())
+            .chain(args.iter().copied())
+            .map(|s| Value::String(s.to_owned()))
+            .collect();
+        let answer = crate::xmlrpc::xmlrpc_call(&self.config.master_uri, method, params)?;
+        crate::xmlrpc::value_of(method, answer)
+    }
+
+    /// Withdraws this node's registration of `topic` (`method`: `unregisterPublisher` or
+    /// `unregisterSubscriber`); a failure (the master gone) is only worth a debug line, the
+    /// node being on its way out.
+    pub(crate) fn withdraw(&self, method: &str, topic: &str) {
+        if let Err(e) = self.master_call(method, &[topic, &self.uri]) {
+            tracing::debug!("{method} {topic}: {e}");
+        }
+    }
+
+    pub(crate) fn resolve(&self, name: &str) -> Result<String, RuntimeError> {
+        resolve(&self.name, name, &self.config.remappings).map_err(RuntimeError::Name)
+    }
+
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The topics watched, with their types (`getSubscriptions`).
+    pub(crate) fn subscriptions(&self) -> Vec<(String, String)> {
+        self.watches
+            .locked()
+            .iter()
+            .filter_map(|(t, w)| w.values().next().map(|w| (t.clone(), w.msg_type.clone())))
+            .collect()
+    }
+
+    /// Delivers a `publisherUpdate` to the topic's watchers; false when none watches it.
+    pub(crate) fn publisher_update(&self, topic: &str, publishers: &[String]) -> bool {
+        let watchers: Vec<Arc<Watcher>> = match self.watches.locked().get(topic) {
+            Some(w) => w.values().cloned().collect(),
+            None => return false,
+        };
+        for w in watchers {
+            let mut updated = w.updated.locked();
+            *updated = true;
+            (w.on_update)(publishers);
+        }
+        true
+    }
+
+    pub(crate) fn request_shutdown(&self, why: String) {
+        let mut reason = self.shutdown.0.locked();
+        if reason.is_none() {
+            tracing::warn!("{}: asked to shut down: {why}", self.name);
+            *reason = Some(why);
+        }
+        self.shutdown.1.notify_all();
+    }
+
+    /// `getBusInfo` entries of the inbound links: `[id, publisher, "i", "TCPROS", topic,
+    /// connected]`.
+    pub(crate) fn inbound_info(&self) -> Vec<Value> {
+        self.inbound
+            .locked()
+            .iter()
+            .map(|(id, (topic, publisher))| {
+                Value::Array(vec![
+                    Value::Int(*id as i32),
+                    Value::String(publisher.clone()),
+                    Value::String("i".into()),
+                    Value::String("TCPROS".into()),
+                    Value::String(topic.clone()),
+                    Value::Bool(true),
+                ])
+            })
+            .collect()
+    }
+
+    pub(crate) fn param_update(&self, key: &str, value: &Value) {
+        let callback = self.on_param.locked().clone();
+        if let Some(cb) = callback {
+            cb(key, value);
+        }
+    }
+}
+
+/// One encoded message, length prefix included, shared by every link's queue.
+pub(crate) type Frame = Arc<[u8]>;
+
+/// One advertised topic.
+pub(crate) struct Topic {
+    pub(crate) name: String,
+    pub(crate) msg_type: String,
+    pub(crate) md5sum: String,
+    pub(crate) definition: String,
+    pub(crate) latching: bool,
+    pub(crate) queue_size: usize,
+    pub(crate) gate: Arc<Gate>,
+    pub(crate) state: Mutex<TopicState>,
+    /// Signalled when a link is added or removed.
+    pub(crate) links_changed: Condvar,
+}
+
+#[derive(Default)]
+pub(crate) struct TopicState {
+    pub(crate) links: Vec<Arc<Link>>,
+    pub(crate) latched: Option<Frame>,
+    pub(crate) closed: bool,
+}
+
+/// One subscriber's link.
+pub(crate) struct Link {
+    pub(crate) id: u64,
+    pub(crate) peer: SocketAddr,
+    pub(crate) caller: String,
+    pub(crate) stream: TcpStream,
+    pub(crate) queue: Mutex<Queue>,
+    pub(crate) ready: Condvar,
+    pub(crate) bytes: AtomicU64,
+    pub(crate) messages: AtomicU64,
+    pub(crate) dropped: AtomicU64,
+    /// The link's places in the node's and the topic's caps, freed with the link.
+    pub(crate) _passes: (Pass, Pass),
+}
+
+#[derive(Default)]
+pub(crate) struct Queue {
+    pub(crate) frames: VecDeque<Frame>,
+    pub(crate) closed: bool,
+}
+
+impl Link {
+    pub(crate) fn close(&self) {
+        self.queue.locked().closed = true;
+        self.ready.notify_all();
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+
+    pub(crate) fn push(&self, frame: &Frame, limit: usize) {
+        let mut q = self.queue.locked();
+        while q.frames.len() >= limit.max(1) {
+            q.frames.pop_front();
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        q.frames.push_back(frame.clone());
+        drop(q);
+        self.ready.notify_one();
+    }
+}
+
+impl Topic {
+    /// Closes every link and refuses new ones.
+    pub(crate) fn close(&self) {
+        let links = {
+            let mut s = self.state.locked();
+            s.closed = true;
+            std::mem::take(&mut s.links)
+        };
+        for l in links {
+            l.close();
+        }
+        self.links_changed.notify_all();
+    }
+
+    pub(crate) fn remove(&self, id: u64) {
+        self.state.locked().links.retain(|l| l.id != id);
+        self.links_changed.notify_all();
+    }
+
+    /// `getBusInfo` entries: `[id, subscriber, "o", "TCPROS", topic, connected, peer]`.
+    pub(crate) fn bus_info(&self) -> Vec<Value> {
+        self.state
+            .locked()
+            .links
+            .iter()
+            .map(|l| {
+                Value::Array(vec![
+                    Value::Int(l.id as i32),
+                    Value::String(l.caller.clone()),
+                    Value::String("o".into()),
+                    Value::String("TCPROS".into()),
+                    Value::String(self.name.clone()),
+                    Value::Bool(true),
+                    Value::String(format!("TCPROS connection on {}", l.peer)),
+                ])
+            })
+            .collect()
+    }
+
+    /// The `getBusStats` entry: `[topic, bytes, [[id, bytes, messages, connected]...]]`.
+    pub(crate) fn bus_stats(&self) -> Value {
+        let links = self.state.locked().links.clone();
+        let total: u64 = links.iter().map(|l| l.bytes.load(Ordering::Relaxed)).sum();
+        let clamp = |n: u64| Value::Int(i32::try_from(n).unwrap_or(i32::MAX));
+        Value::Array(vec![
+            Value::String(self.name.clone()),
+            clamp(total),
+            Value::Array(
+                links
+                    .iter()
+                    .map(|l| {
+                        Value::Array(vec![
+                            Value::Int(l.id as i32),
+                            clamp(l.bytes.load(Ordering::Relaxed)),
+                            clamp(l.messages.load(Ordering::Relaxed)),
+                            Value::Bool(true),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ])
+    }
+}
+
+/// The strings of an XML-RPC list (others left out).
+pub(crate) fn strings(v: &Value) -> Vec<String> {
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| match i {
+                Value::String(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
