@@ -794,31 +794,17 @@ pub fn run_all(track_file: &std::path::Path) -> anyhow::Result<Vec<CrossCheckRun
     );
     track::print_source_header("×rear", "doubts");
     for row in source_rows(sc)? {
-        let r = &row.run;
-        track::SourceLine {
-            controller: r.controller,
-            speed_mps: r.speed_mps,
-            source: row.source,
-            stats: &r.stats,
-            max_steady_m: r.max_steady_m,
-            ratio: row.ratio,
-            within: row.within,
-            doubts: track::doubt_list(&r.news),
-        }
-        .print();
+        row.print(&track::doubt_list(&row.run.news));
         out.push(row.run);
     }
     Ok(out)
 }
 
-/// One row of the independent model's source table.
-pub struct CrossSourceRow {
-    pub source: &'static str,
-    pub run: CrossCheckRun,
-    /// RMS after convergence over the rear-axle source's.
-    pub ratio: f64,
-    pub within: f64,
-}
+/// One row of the independent model's source table (the ratio is over the rear-axle
+/// source's RMS).
+pub type CrossSourceRow = track::SourceRow<CrossCheckRun>;
+
+track::impl_source_run!(CrossCheckRun);
 
 /// Every source of [`SOURCES`] for each law at 2.8 and 5.5 m/s with c = 12.
 pub fn source_rows(sc: &track::Scenario) -> anyhow::Result<Vec<CrossSourceRow>> {

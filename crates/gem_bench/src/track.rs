@@ -725,39 +725,65 @@ pub fn print_source_header(base: &str, doubts: &str) {
     );
 }
 
-/// One row of a pose-source table.
-pub struct SourceLine<'a> {
-    pub controller: &'a str,
-    pub speed_mps: f64,
-    pub source: &'a str,
-    pub stats: &'a TrackingStats,
-    pub max_steady_m: f64,
-    pub ratio: f64,
-    pub within: f64,
-    pub doubts: String,
+/// What a pose-source table shows of a run.
+pub trait SourceRun {
+    /// Controller label.
+    fn controller(&self) -> &str;
+    /// Cruise speed, m/s.
+    fn speed_mps(&self) -> f64;
+    /// Tracking statistics.
+    fn stats(&self) -> &TrackingStats;
+    /// Largest |error| once steady, m.
+    fn max_steady_m(&self) -> f64;
 }
 
-impl SourceLine<'_> {
-    pub fn print(&self) {
+/// Implements [`SourceRun`] for a run type with the fields `controller`, `speed_mps`,
+/// `stats` and `max_steady_m`.
+macro_rules! impl_source_run {
+    ($run:ty) => {
+        impl $crate::track::SourceRun for $run {
+            fn controller(&self) -> &str {
+                self.controller
+            }
+            fn speed_mps(&self) -> f64 {
+                self.speed_mps
+            }
+            fn stats(&self) -> &gem_core::control::closed_loop::TrackingStats {
+                &self.stats
+            }
+            fn max_steady_m(&self) -> f64 {
+                self.max_steady_m
+            }
+        }
+    };
+}
+pub(crate) use impl_source_run;
+
+impl_source_run!(RunResult);
+
+/// One row of a pose-source table: the run and its RMS over the reference source's.
+pub struct SourceRow<R> {
+    pub source: &'static str,
+    pub run: R,
+    pub ratio: f64,
+    pub within: f64,
+}
+
+impl<R: SourceRun> SourceRow<R> {
+    /// Prints the row with its `doubts` column.
+    pub fn print(&self, doubts: &str) {
+        let r = &self.run;
         println!(
             "{:<13} {:>4.1} {:<13}| {} | {:>6.2} | {:<24} | {}",
-            self.controller,
-            self.speed_mps,
+            r.controller(),
+            r.speed_mps(),
             self.source,
-            convergence_columns(self.stats, self.max_steady_m),
+            convergence_columns(r.stats(), r.max_steady_m()),
             self.ratio,
-            self.doubts,
+            doubts,
             ratio_verdict(self.ratio, self.within)
         );
     }
-}
-
-/// One row of the sources table: the run and its ratio to the ideal source's RMS.
-pub struct SourceRow {
-    pub source: &'static str,
-    pub run: RunResult,
-    pub ratio: f64,
-    pub within: f64,
 }
 
 /// Every source, law and speed of the sources table on `sc`; prints the table.
@@ -766,25 +792,16 @@ pub fn run_sources(sc: &Scenario) -> anyhow::Result<Vec<RunResult>> {
     print_source_header("×ideal", "doubts (bend s before)");
     let mut out = Vec::new();
     for row in source_rows(sc) {
-        let r = &row.run;
-        SourceLine {
-            controller: r.controller,
-            speed_mps: r.speed_mps,
-            source: row.source,
-            stats: &r.stats,
-            max_steady_m: r.max_steady_m,
-            ratio: row.ratio,
-            within: row.within,
-            doubts: first_doubt(r).map_or("-".into(), |(bend, what)| format!("{what} ({bend:.1})")),
-        }
-        .print();
+        row.print(
+            &first_doubt(&row.run).map_or("-".into(), |(bend, what)| format!("{what} ({bend:.1})")),
+        );
         out.push(row.run);
     }
     Ok(out)
 }
 
 /// The runs of the sources table, each with its ratio to the ideal source's RMS.
-pub fn source_rows(sc: &Scenario) -> Vec<SourceRow> {
+pub fn source_rows(sc: &Scenario) -> Vec<SourceRow<RunResult>> {
     let mut rows = Vec::new();
     for speed in SOURCE_SPEEDS {
         for controller in Controller::OURS {

@@ -293,6 +293,12 @@ impl Chord {
     }
 }
 
+/// One reported component checked against the pose history: the component, its value as
+/// an entry reports it, its value from the poses, the poses' value above which a reported
+/// exact zero is a doubt, the largest disagreement that is no doubt, and whether to judge
+/// it this time.
+type Check = (Component, fn(&Entry) -> f64, f64, f64, f64, bool);
+
 /// A doubt and whether it has been said.
 #[derive(Clone, Copy, Debug, Default)]
 struct Verdict {
@@ -532,27 +538,37 @@ impl TwistSource {
                 .sum();
             sum / chord.span_s
         };
-        let moving = chord.speed.abs() > MOVING_MPS;
-        if self.speed.doubt.is_none() && moving {
-            let doubt = self.speed.judge(
-                at,
-                entries.iter().all(|e| e.speed == 0.0),
-                (mean(&|e| e.speed), chord.speed),
+        // Speed and yaw rate alike.
+        let checks: [Check; 2] = [
+            (
+                Component::Speed,
+                |e| e.speed,
+                chord.speed,
                 MOVING_MPS,
                 SPEED_BOUND_MPS + SPEED_BOUND_FRACTION * chord.speed.abs(),
-            );
-            self.raise(Component::Speed, doubt);
-        }
-        let all_yaw_rates = entries.iter().all(|e| e.yaw_rate.is_finite());
-        if self.yaw_rate.doubt.is_none() && all_yaw_rates {
-            let doubt = self.yaw_rate.judge(
-                at,
-                entries.iter().all(|e| e.yaw_rate == 0.0),
-                (mean(&|e| e.yaw_rate), chord.yaw_rate),
+                chord.speed.abs() > MOVING_MPS,
+            ),
+            (
+                Component::YawRate,
+                |e| e.yaw_rate,
+                chord.yaw_rate,
                 TURNING_RAD_S,
                 YAW_RATE_BOUND_RAD_S + YAW_RATE_BOUND_FRACTION * chord.yaw_rate.abs(),
-            );
-            self.raise(Component::YawRate, doubt);
+                entries.iter().all(|e| e.yaw_rate.is_finite()),
+            ),
+        ];
+        for (component, value, history, moving, bound, judged) in checks {
+            let verdict = self.verdict(component);
+            if verdict.doubt.is_none() && judged {
+                let doubt = verdict.judge(
+                    at,
+                    entries.iter().all(|e| value(e) == 0.0),
+                    (mean(&value), history),
+                    moving,
+                    bound,
+                );
+                self.raise(component, doubt);
+            }
         }
         if self.speed.doubt.is_none() && chord.speed > LATERAL_CHECK_FROM_MPS {
             self.fit_reference_point(&entries, &chord);
@@ -598,14 +614,17 @@ impl TwistSource {
         }
     }
 
-    fn raise(&mut self, component: Component, doubt: Option<Doubt>) {
-        let Some(doubt) = doubt else { return };
-        let verdict = match component {
+    fn verdict(&mut self, component: Component) -> &mut Verdict {
+        match component {
             Component::Speed => &mut self.speed,
             Component::LateralSpeed => &mut self.lateral,
             Component::YawRate => &mut self.yaw_rate,
-        };
-        verdict.doubt = Some(doubt);
+        }
+    }
+
+    fn raise(&mut self, component: Component, doubt: Option<Doubt>) {
+        let Some(doubt) = doubt else { return };
+        self.verdict(component).doubt = Some(doubt);
         self.news.push(News { component, doubt });
     }
 }
