@@ -1,6 +1,6 @@
 //! The controllers with each kind of pose source `gem_sim` can emulate, through ROS: half a
 //! lap of the GEM track with the twist of the centre of mass (the controller told so, and
-//! not), without a yaw rate, and with a 10 Hz fix 0.1 s late; the RMS against the bound of
+//! not), without a yaw rate, without any twist, and with a 10 Hz fix 0.1 s late; the RMS against the bound of
 //! the targets (relative to the core figure with the ideal source), the log line and the
 //! `/diagnostics` status of a source the controller doubts. And bad reference points refused
 //! at start-up.
@@ -186,6 +186,19 @@ fn half_lap_without_a_yaw_rate_takes_the_pose_history() {
         sim: &[("twist", "no_yaw_rate")],
         reference: None,
         within: 1.3,
+        says: Some("yaw rate is exactly 0"),
+    });
+}
+
+#[test]
+fn half_lap_without_any_twist_takes_the_pose_history() {
+    drive_half_lap(&Case {
+        what: "no twist (all zeros), Stanley",
+        binary: "stanley",
+        law: Law::Stanley(StanleyConfig::default()),
+        sim: &[("twist", "off")],
+        reference: None,
+        within: 2.0,
         says: Some("yaw rate is exactly 0"),
     });
 }
