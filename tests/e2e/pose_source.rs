@@ -71,8 +71,9 @@ fn drive_half_lap(case: &Case) {
     }
     let stack = Stack::start_with_sim(&ros, case.binary, Some(10.0), case.sim, &params);
     let states = Collector::<ModelStates>::new(&stack.topic("gazebo/model_states"));
-    // The controller's /diagnostics: the namespace's node name is in the status name.
-    let diag = Collector::<DiagnosticArray>::new("/diagnostics");
+    // The controller's /diagnostics, remapped into the stack's namespace; the namespace's
+    // node name is in the status name.
+    let diag = Collector::<DiagnosticArray>::new(&stack.topic("diagnostics"));
     let client = stack.client();
     let mine = |m: &DiagnosticArray| {
         source_status(m).filter(|s| s.name.starts_with(&format!("{}/", stack.ns)))

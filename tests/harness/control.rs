@@ -60,7 +60,12 @@ impl Stack {
             sim = sim.param("publish_clock", true).param("speedup", x);
         }
         let sim = sim.spawn();
-        let mut c = ros.node(controller).arg(&format!("__ns:={ns}"));
+        // Its /diagnostics in the namespace too: a subscriber of the shared master's
+        // /diagnostics would be offered every earlier test's publishers as well.
+        let mut c = ros
+            .node(controller)
+            .arg(&format!("__ns:={ns}"))
+            .remap(gem_core::names::DIAGNOSTICS, &format!("{ns}/diagnostics"));
         for (k, v) in extra {
             c = c.param(k, v);
         }
