@@ -87,15 +87,22 @@ impl NodeProc {
     }
 }
 
+/// How long a node (not a launch) gets to end after SIGINT when its test is done.
+const NODE_SIGINT_GRACE: Duration = Duration::from_secs(1);
+
 impl Drop for NodeProc {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            if self.launch {
-                // As a user's Ctrl-C, bounded: SIGINT, then SIGTERM and SIGKILL to the group.
-                gem_ros::launch::stop_group(&mut child, gem_ros::launch::SIGINT_GRACE);
+            // As a user's Ctrl-C, bounded: SIGINT, then SIGTERM and SIGKILL to the group. A
+            // node that ends so withdraws its registrations; one killed outright stays on
+            // the process's shared master, which then keeps calling its slave URI, a port
+            // a later node may have been given.
+            let grace = if self.launch {
+                gem_ros::launch::SIGINT_GRACE
             } else {
-                kill_group(child.id() as i32);
-            }
+                NODE_SIGINT_GRACE
+            };
+            gem_ros::launch::stop_group(&mut child, grace);
         }
     }
 }
