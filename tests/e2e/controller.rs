@@ -204,7 +204,9 @@ fn system_state_error_zeroes_the_speed_at_once() {
     let ros = ros();
     let stack = Stack::start(&ros, "pure_pursuit", Some(5.0), &[]);
     let cmds = Collector::<AckermannDrive>::new(&stack.topic("gem/ackermann_cmd"));
-    let state = rosrust::publish::<SystemStateStamped>(&stack.topic("system_state"), 10).unwrap();
+    let state =
+        ros1_protocols::this_node::publish::<SystemStateStamped>(&stack.topic("system_state"), 10)
+            .unwrap();
     assert!(wait_until(T, || state.subscriber_count() > 0));
     let client = stack.client();
     client.send_goal(goal(line(300, 1.0), 0)).unwrap();

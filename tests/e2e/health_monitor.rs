@@ -48,12 +48,12 @@ const ERROR: i8 = 2;
 const STALE: i8 = 3;
 
 /// The test owns `/clock`.
-struct SimClock(rosrust::Publisher<Clock>);
+struct SimClock(ros1_protocols::runtime::Publisher<Clock>);
 
 impl SimClock {
     fn new(r: &RosGuard) -> SimClock {
         r.set_sim_time(true);
-        SimClock(rosrust::publish("/clock", 10).unwrap())
+        SimClock(ros1_protocols::this_node::publish("/clock", 10).unwrap())
     }
 
     fn set(&self, secs: f64) {
@@ -197,8 +197,8 @@ fn a_type_defined_only_by_its_publisher_is_monitored() {
         ),
     );
     // No package defines gem_test/Secret: the definition travels in the connection header.
-    let description = rosrust::RawMessageDescription {
-        msg_definition: "float64 level\nstring name\nint32[] items\n".into(),
+    let description = ros1_protocols::runtime::TypeInfo {
+        definition: "float64 level\nstring name\nint32[] items\n".into(),
         md5sum: "*".into(),
         msg_type: "gem_test/Secret".into(),
     };
@@ -207,8 +207,13 @@ fn a_type_defined_only_by_its_publisher_is_monitored() {
     bytes.extend(b"gem");
     bytes.extend(1u32.to_le_bytes());
     bytes.extend(7i32.to_le_bytes());
-    let publisher =
-        rosrust::publish_with_description::<rosrust::RawMessage>(&topic, 10, description).unwrap();
+    let publisher = ros1_protocols::this_node::advertise_as::<rosrust::RawMessage>(
+        &topic,
+        10,
+        false,
+        description,
+    )
+    .unwrap();
     let ok = gem_testbed::wait_until(T, || {
         publisher.send(rosrust::RawMessage(bytes.clone())).unwrap();
         diag.last()

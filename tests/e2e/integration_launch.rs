@@ -194,7 +194,7 @@ fn rviz_config_names_live_topics_of_the_right_type(timeout: Duration) {
                 ),
             };
             let found = wait_until(timeout, || {
-                rosrust::topics()
+                ros1_protocols::this_node::topics()
                     .unwrap_or_default()
                     .iter()
                     .any(|t| t.name == topic && t.datatype == expected)

@@ -9,11 +9,13 @@ const T: Duration = Duration::from_secs(20);
 #[test]
 fn rust_publisher_is_read_by_rostopic_echo() {
     let _ros = ros();
-    let mut publisher =
-        rosrust::publish::<gem_state_msgs::SystemStateStamped>("/interop/system_state", 10)
-            .unwrap();
     // Latched: the tool gets the message whenever its connection comes up.
-    publisher.set_latching(true);
+    let publisher = ros1_protocols::this_node::advertise::<gem_state_msgs::SystemStateStamped>(
+        "/interop/system_state",
+        10,
+        true,
+    )
+    .unwrap();
     type S = gem_state_msgs::SystemStateStamped;
     let msg = S {
         error_code: S::ERROR_ESTOP | S::ERROR_GPS_LOST,
@@ -51,7 +53,7 @@ fn rostopic_pub_reaches_a_rust_subscriber() {
 #[test]
 fn rust_service_answers_rosservice_call() {
     let _ros = ros();
-    let _srv = rosrust::service::<gem_controller_action::ServeWaypoints, _>(
+    let _srv = ros1_protocols::service::advertise::<gem_controller_action::ServeWaypoints, _>(
         "/interop/serve_waypoints",
         |req| {
             Ok(gem_controller_action::ServeWaypointsRes {
@@ -159,7 +161,7 @@ fn direct_subscriber_reads_python_and_rust_publishers_and_refuses_a_wrong_type()
         "nothing from rostopic pub"
     );
     // A rosrust publisher in this process.
-    let publisher = rosrust::publish::<Float64>(topic, 10).unwrap();
+    let publisher = ros1_protocols::this_node::publish::<Float64>(topic, 10).unwrap();
     assert!(
         gem_testbed::wait_until(T, || {
             publisher.send(Float64 { data: 7.0 }).unwrap();
@@ -173,14 +175,14 @@ fn direct_subscriber_reads_python_and_rust_publishers_and_refuses_a_wrong_type()
         "the String publisher must stay unlinked"
     );
     let info = cli_ok("rostopic", &["info", topic], T);
-    assert!(info.contains(&rosrust::name()), "{info}");
+    assert!(info.contains(&ros1_protocols::this_node::name()), "{info}");
     // Dropped: unregistered from the master, links closed.
     drop(sub);
     assert!(
         gem_testbed::wait_until(T, || !cli_ok("rostopic", &["info", topic], T)
             .split("Subscribers:")
             .nth(1)
-            .is_some_and(|s| s.contains(&rosrust::name()))),
+            .is_some_and(|s| s.contains(&ros1_protocols::this_node::name()))),
         "still registered"
     );
 }

@@ -45,7 +45,7 @@ struct Drive {
     stack: Stack,
     cmds: Collector<AckermannDrive>,
     odom: Collector<Odometry>,
-    state: rosrust::Publisher<Sys>,
+    state: ros1_protocols::runtime::Publisher<Sys>,
     client: ros1_protocols::actionlib::ActionClient<gem_ros::action::NavigateWaypoints>,
     id: String,
     path: Vec<Point>,
@@ -61,7 +61,8 @@ impl Drive {
         let stack = Stack::start(ros, "pure_pursuit", Some(5.0), &params);
         let cmds = Collector::<AckermannDrive>::new(&stack.topic("gem/ackermann_cmd"));
         let odom = Collector::<Odometry>::new(&stack.topic("gem/base_footprint/odom"));
-        let state = rosrust::publish::<Sys>(&stack.topic("system_state"), 10).unwrap();
+        let state =
+            ros1_protocols::this_node::publish::<Sys>(&stack.topic("system_state"), 10).unwrap();
         assert!(wait_until(T, || state.subscriber_count() > 0));
         let waypoints = straight_then_bend();
         let path = waypoints.iter().map(|w| Point::new(w.x, w.y)).collect();

@@ -116,9 +116,11 @@ impl Stack {
 
     /// Publishes `system_state` at 50 Hz wall until the test ends.
     fn play_state_manager(&self) {
-        let publisher =
-            rosrust::publish::<SystemStateStamped>(&format!("{}/system_state", self.ns), 10)
-                .unwrap();
+        let publisher = ros1_protocols::this_node::publish::<SystemStateStamped>(
+            &format!("{}/system_state", self.ns),
+            10,
+        )
+        .unwrap();
         let (error, silent) = (self.error.clone(), self.silent.clone());
         std::thread::spawn(move || {
             while Arc::strong_count(&error) > 1 {

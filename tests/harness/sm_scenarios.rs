@@ -59,39 +59,28 @@ impl Inputs {
     }
 }
 
-/// A publisher that sends the bytes of `T` untouched: rosrust's typed publisher replaces
-/// a zero header stamp with its own clock, and the zero-stamp scenario needs real zeros.
-struct RawPub<T> {
-    inner: rosrust::Publisher<rosrust::RawMessage>,
-    _type: std::marker::PhantomData<T>,
-}
+/// A publisher of one input, its errors as text. (It sends the message as it is: a zero
+/// header stamp stays zero, which the zero-stamp scenario needs.)
+struct RawPub<T>(ros1_protocols::runtime::Publisher<T>);
 
 impl<T: rosrust::Message> RawPub<T> {
     fn new(topic: &str) -> Result<Self, String> {
-        let description = rosrust::RawMessageDescription::from_message::<T>();
-        let inner = rosrust::publish_with_description(topic, 100, description)
-            .map_err(|e| e.to_string())?;
-        Ok(RawPub {
-            inner,
-            _type: std::marker::PhantomData,
-        })
-    }
-
-    fn send(&self, m: T) -> Result<(), String> {
-        let mut bytes = Vec::with_capacity(64);
-        rosrust::RosMsg::encode(&m, &mut bytes).map_err(|e| e.to_string())?;
-        self.inner
-            .send(rosrust::RawMessage(bytes))
+        ros1_protocols::this_node::publish(topic, 100)
+            .map(RawPub)
             .map_err(|e| e.to_string())
     }
 
+    fn send(&self, m: T) -> Result<(), String> {
+        self.0.send(m).map_err(|e| e.to_string())
+    }
+
     fn subscriber_count(&self) -> usize {
-        self.inner.subscriber_count()
+        self.0.subscriber_count()
     }
 }
 
 struct Pubs {
-    clock: rosrust::Publisher<Clock>,
+    clock: ros1_protocols::runtime::Publisher<Clock>,
     battery: RawPub<msg::BatteryLevelStamped>,
     estop: RawPub<msg::EstopStamped>,
     gps: RawPub<msg::GpsAccuracyStamped>,
@@ -104,10 +93,10 @@ struct Pubs {
 pub struct Driver {
     pubs: Pubs,
     states: Arc<(Mutex<Vec<S>>, Condvar)>,
-    _sub: rosrust::Subscriber,
+    _sub: ros1_protocols::direct::DirectSubscriber,
     /// Number of `~processed` acknowledgements received.
     acks: Arc<(Mutex<usize>, Condvar)>,
-    _acks_sub: rosrust::Subscriber,
+    _acks_sub: ros1_protocols::direct::DirectSubscriber,
     /// Current sim time, ns.
     now_ns: u64,
     /// What each step publishes.
@@ -138,9 +127,9 @@ impl Driver {
     /// [`Driver::connect`] publishing `inputs` from the first step on.
     pub fn connect_with(ns: &str, t0_ns: u64, inputs: Inputs) -> Result<Driver, String> {
         let topic = |name: &str| format!("{ns}/{name}");
-        let mut clock = rosrust::publish::<Clock>("/clock", 10).map_err(|e| e.to_string())?;
-        clock.set_latching(true);
-        let map = |e: rosrust::error::Error| e.to_string();
+        let clock = ros1_protocols::this_node::advertise::<Clock>("/clock", 10, true)
+            .map_err(|e| e.to_string())?;
+        let map = |e: ros1_protocols::RosError| e.to_string();
         let pubs = Pubs {
             clock,
             battery: RawPub::new(&topic(Input::Battery.topic()))?,
@@ -157,19 +146,21 @@ impl Driver {
             .map_err(|e| e.to_string())?;
         let states: Arc<(Mutex<Vec<S>>, Condvar)> = Arc::default();
         let sink = states.clone();
-        let sub = rosrust::subscribe(&topic("system_state"), 1000, move |m: S| {
+        let sub = ros1_protocols::direct::subscribe(&topic("system_state"), move |m: S, _| {
             sink.0.lock().unwrap().push(m);
             sink.1.notify_all();
         })
         .map_err(map)?;
         let acks: Arc<(Mutex<usize>, Condvar)> = Arc::default();
         let sink = acks.clone();
-        let acks_sub =
-            rosrust::subscribe(&topic("state_manager/processed"), 1000, move |_: Header| {
+        let acks_sub = ros1_protocols::direct::subscribe(
+            &topic("state_manager/processed"),
+            move |_: Header, _| {
                 *sink.0.lock().unwrap() += 1;
                 sink.1.notify_all();
-            })
-            .map_err(map)?;
+            },
+        )
+        .map_err(map)?;
         let mut d = Driver {
             pubs,
             states,

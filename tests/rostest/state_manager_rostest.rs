@@ -10,7 +10,10 @@ use std::time::Instant;
 fn main() {
     let out =
         std::env::args().find_map(|a| a.strip_prefix("--gtest_output=xml:").map(String::from));
-    rosrust::init("state_manager_rostest");
+    if let Err(e) = ros1_protocols::this_node::init("state_manager_rostest") {
+        eprintln!("cannot start: {e}");
+        std::process::exit(1);
+    }
     let mut cases = Vec::new();
     match Driver::connect("", 1_000_000_000_000) {
         Err(e) => cases.push(("connect".to_string(), 0.0, Some(e))),
@@ -32,6 +35,6 @@ fn main() {
             eprintln!("cannot write {path}: {e}");
         }
     }
-    rosrust::shutdown();
+    ros1_protocols::registration::shutdown();
     std::process::exit(if failures == 0 { 0 } else { 1 });
 }

@@ -15,7 +15,10 @@ fn main() {
         .find(|a| !a.starts_with("--") && !a.starts_with("__"))
         .cloned()
         .unwrap_or_default();
-    rosrust::init("suite_rostest");
+    if let Err(e) = ros1_protocols::this_node::init("suite_rostest") {
+        eprintln!("cannot start: {e}");
+        std::process::exit(1);
+    }
     let start = Instant::now();
     let result = match scenario(&name) {
         None => Err(format!("unknown scenario {name:?}")),
@@ -31,7 +34,7 @@ fn main() {
             eprintln!("cannot write {path}: {e}");
         }
     }
-    rosrust::shutdown();
+    ros1_protocols::registration::shutdown();
     std::process::exit(if cases[0].2.is_none() { 0 } else { 1 });
 }
 

@@ -103,12 +103,13 @@ fn node_cpu(seconds: f64) -> anyhow::Result<()> {
     let pid = node.pid().ok_or_else(|| anyhow::anyhow!("no pid"))?;
     let last = std::sync::Arc::new(std::sync::Mutex::new(None::<DiagnosticArray>));
     let sink = last.clone();
-    let _sub = rosrust::subscribe(names::DIAGNOSTICS, 10, move |m: DiagnosticArray| {
-        *sink.lock().unwrap() = Some(m);
-    })
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let publisher =
-        rosrust::publish::<Odometry>("/bench/odom", 1000).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let _sub =
+        ros1_protocols::direct::subscribe(names::DIAGNOSTICS, move |m: DiagnosticArray, _| {
+            *sink.lock().unwrap() = Some(m);
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let publisher = ros1_protocols::this_node::publish::<Odometry>("/bench/odom", 1000)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     if !wait_until(Duration::from_secs(20), || publisher.subscriber_count() > 0) {
         anyhow::bail!("health_monitor did not subscribe\n{}", node.output());
     }

@@ -25,6 +25,7 @@ fn answer(req: SetBoolReq) -> Result<SetBoolRes, String> {
 pub fn run(calls: usize, rounds: usize, rate_hz: f64, load: bool) -> anyhow::Result<()> {
     let _ros = ros();
     let _load = load.then(CpuLoad::start).transpose()?;
+    crate::subscribe::rosrust_beside()?;
     let _rosrust = rosrust::service::<SetBool, _>("/bench_service/rosrust", answer)
         .map_err(|e| anyhow::anyhow!("advertise: {e}"))?;
     let _ours = ros1_protocols::service::advertise::<SetBool, _>("/bench_service/gem_ros", answer)?;

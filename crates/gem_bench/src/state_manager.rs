@@ -61,11 +61,14 @@ fn node_latency(samples: usize) -> anyhow::Result<()> {
         .param("state_timeout_ms", 0)
         .spawn();
     let (tx, rx) = mpsc::channel::<(Instant, u8)>();
-    let _sub = rosrust::subscribe("/bench/system_state", 1000, move |m: SystemStateStamped| {
-        let _ = tx.send((Instant::now(), m.error_code));
-    })
+    let _sub = ros1_protocols::direct::subscribe(
+        "/bench/system_state",
+        move |m: SystemStateStamped, _| {
+            let _ = tx.send((Instant::now(), m.error_code));
+        },
+    )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let estop = rosrust::publish::<EstopStamped>("/bench/estop", 1000)
+    let estop = ros1_protocols::this_node::publish::<EstopStamped>("/bench/estop", 1000)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if !wait_until(Duration::from_secs(20), || estop.subscriber_count() > 0) {
         anyhow::bail!("state_manager did not subscribe\n{}", node.output());
@@ -79,7 +82,7 @@ fn node_latency(samples: usize) -> anyhow::Result<()> {
             enabled: pressed,
             ..Default::default()
         };
-        m.header.stamp = rosrust::now();
+        m.header.stamp = ros1_protocols::this_node::wall_now();
         while rx.try_recv().is_ok() {}
         let sent = Instant::now();
         estop.send(m).map_err(|e| anyhow::anyhow!("{e}"))?;

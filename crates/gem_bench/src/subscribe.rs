@@ -22,9 +22,9 @@ enum Kind {
 impl Kind {
     fn name(self) -> &'static str {
         match self {
-            Kind::Rosrust => "rosrust subscriber, Nagle on",
-            Kind::RosrustNodelay => "rosrust subscriber, TCP_NODELAY",
-            Kind::Direct => "ros1_protocols::direct, TCP_NODELAY",
+            Kind::Rosrust => "rosrust publisher and subscriber, Nagle on",
+            Kind::RosrustNodelay => "rosrust publisher and subscriber, TCP_NODELAY",
+            Kind::Direct => "runtime publisher → ros1_protocols::direct, TCP_NODELAY",
         }
     }
 }
@@ -37,6 +37,7 @@ enum Sub {
 
 pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
     let _ros = ros();
+    rosrust_beside()?;
     let epoch = Instant::now();
     let kinds = [Kind::Rosrust, Kind::RosrustNodelay, Kind::Direct];
     let mut latencies: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
@@ -68,14 +69,23 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("subscribe {topic}: {e}"))?,
                 ),
             };
-            let publisher = rosrust::publish::<Float64>(&topic, 100)
-                .map_err(|e| anyhow::anyhow!("publish {topic}: {e}"))?;
+            // Each kind with its own node's publisher: rosrust's, or the suite's runtime.
+            let send: Box<dyn Fn(f64) -> bool> = match kind {
+                Kind::Direct => {
+                    let p = ros1_protocols::this_node::publish::<Float64>(&topic, 100)?;
+                    Box::new(move |data| p.send(Float64 { data }).is_ok())
+                }
+                _ => {
+                    let p = rosrust::publish::<Float64>(&topic, 100)
+                        .map_err(|e| anyhow::anyhow!("publish {topic}: {e}"))?;
+                    Box::new(move |data| p.send(Float64 { data }).is_ok())
+                }
+            };
             let now = || epoch.elapsed().as_secs_f64();
             // Warm up until the link delivers.
             anyhow::ensure!(
                 wait_until(Duration::from_secs(20), || {
-                    publisher.send(Float64 { data: now() }).is_ok()
-                        && rx.recv_timeout(Duration::from_millis(50)).is_ok()
+                    send(now()) && rx.recv_timeout(Duration::from_millis(50)).is_ok()
                 }),
                 "{topic}: no link"
             );
@@ -85,9 +95,7 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
             while rx.try_recv().is_ok() {}
             wire.locked().clear();
             for _ in 0..messages {
-                publisher
-                    .send(Float64 { data: now() })
-                    .map_err(|e| anyhow::anyhow!("send: {e}"))?;
+                anyhow::ensure!(send(now()), "{topic}: cannot publish");
                 std::thread::sleep(Duration::from_millis(5));
             }
             let got: Vec<f64> = (0..messages)
@@ -122,6 +130,16 @@ pub fn run(messages: usize, rounds: usize) -> anyhow::Result<()> {
             s.percentile(99.0),
             s.percentile(100.0)
         );
+    }
+    Ok(())
+}
+
+/// Starts rosrust's own node beside the process's runtime node (under another name), for
+/// the rows that measure rosrust's links: the suite itself no longer runs on it.
+pub fn rosrust_beside() -> anyhow::Result<()> {
+    if !rosrust::is_initialized() {
+        rosrust::try_init_with_options(&format!("gem_bench_rosrust_{}", std::process::id()), false)
+            .map_err(|e| anyhow::anyhow!("rosrust's node: {e}"))?;
     }
     Ok(())
 }

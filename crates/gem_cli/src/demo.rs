@@ -343,7 +343,7 @@ impl Demo {
             if let Some(silent) = silent {
                 self.judge_silence(silent, what)?;
             }
-            if Instant::now() >= until || !rosrust::is_ok() {
+            if Instant::now() >= until || !ros1_protocols::this_node::is_ok() {
                 bail!("timed out waiting for {what}");
             }
             self.show_progress();
@@ -388,7 +388,7 @@ impl Demo {
         let gone: Vec<&str> = listed
             .iter()
             .map(String::as_str)
-            .filter(|n| ros1_protocols::xmlrpc::pid_of(n).is_err())
+            .filter(|n| ros1_protocols::this_node::pid_of(n).is_err())
             .collect();
         let quiet_s = quiet.as_secs_f64();
         if listed.is_empty() && ever_heard {
@@ -574,7 +574,7 @@ impl Demo {
 /// The nodes the master lists as publishing `topic` (a dead node stays listed until it
 /// is replaced); none if the master does not answer.
 fn publishers(topic: &str) -> Vec<String> {
-    rosrust::state()
+    ros1_protocols::this_node::state()
         .ok()
         .and_then(|s| s.publishers.into_iter().find(|t| t.name == topic))
         .map_or_else(Vec::new, |t| t.connections)

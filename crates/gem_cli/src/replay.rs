@@ -128,7 +128,8 @@ fn ready_counts(r: &Ready) -> BTreeMap<String, u32> {
 
 /// Which of `topics` each live node subscribes to, from the master.
 fn subscriptions(topics: &BTreeMap<String, Topic>) -> anyhow::Result<HashMap<String, Vec<String>>> {
-    let state = rosrust::state().map_err(|e| anyhow!("cannot ask the master: {e}"))?;
+    let state =
+        ros1_protocols::this_node::state().map_err(|e| anyhow!("cannot ask the master: {e}"))?;
     let mut by_node: HashMap<String, Vec<String>> = HashMap::new();
     for t in state
         .subscribers
@@ -147,20 +148,21 @@ fn subscriptions(topics: &BTreeMap<String, Topic>) -> anyhow::Result<HashMap<Str
 
 /// The live nodes the master lists as `/clock` subscribers (ourselves excepted).
 fn clock_subscribers() -> anyhow::Result<Vec<String>> {
-    let state = rosrust::state().map_err(|e| anyhow!("cannot ask the master: {e}"))?;
+    let state =
+        ros1_protocols::this_node::state().map_err(|e| anyhow!("cannot ask the master: {e}"))?;
     Ok(state
         .subscribers
         .iter()
         .filter(|t| t.name == names::CLOCK)
         .flat_map(|t| t.connections.iter().cloned())
-        .filter(|n| *n != rosrust::name() && alive(n))
+        .filter(|n| *n != ros1_protocols::this_node::name() && alive(n))
         .collect())
 }
 
 /// Whether `node` answers its slave API: a node that was killed stays listed by the
 /// master as a subscriber, and would never connect.
 fn alive(node: &str) -> bool {
-    ros1_protocols::xmlrpc::pid_of(node).is_ok()
+    ros1_protocols::this_node::pid_of(node).is_ok()
 }
 
 /// Whether `node` has its first `/clock` message, from its slave API's `getBusStats`
@@ -174,7 +176,7 @@ fn alive(node: &str) -> bool {
 /// order their messages arrived.
 fn clock_received(node: &str) -> Option<bool> {
     use xml_rpc::Value;
-    let Ok(Value::Array(stats)) = ros1_protocols::xmlrpc::slave_call(node, "getBusStats") else {
+    let Ok(Value::Array(stats)) = ros1_protocols::this_node::slave_call(node, "getBusStats") else {
         return None;
     };
     let Some(Value::Array(subscribed)) = stats.get(1) else {
@@ -200,7 +202,7 @@ fn wait_until(deadline: Instant, mut cond: impl FnMut() -> bool) -> bool {
         if cond() {
             return true;
         }
-        if Instant::now() >= deadline || !rosrust::is_ok() {
+        if Instant::now() >= deadline || !ros1_protocols::this_node::is_ok() {
             return false;
         }
         std::thread::sleep(Duration::from_millis(1));
@@ -231,28 +233,33 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     )?;
     let mut publishers = BTreeMap::new();
     for (name, t) in &topics {
-        let mut p =
-            rosrust::publish_with_description::<RawMessage>(name, 1000, t.description.clone())
-                .map_err(|e| anyhow!("cannot advertise {name}: {e}"))?;
-        p.set_latching(t.latching);
+        let d = &t.description;
+        let info = ros1_protocols::runtime::TypeInfo {
+            msg_type: d.msg_type.clone(),
+            md5sum: d.md5sum.clone(),
+            definition: d.msg_definition.clone(),
+        };
+        let p = ros1_protocols::this_node::advertise_as::<RawMessage>(name, 1000, t.latching, info)
+            .map_err(|e| anyhow!("cannot advertise {name}: {e}"))?;
         publishers.insert(name.clone(), p);
     }
     let clock = if args.no_clock {
         None
     } else {
         Some(
-            rosrust::publish::<Clock>(names::CLOCK, 1000)
+            ros1_protocols::this_node::publish::<Clock>(names::CLOCK, 1000)
                 .map_err(|e| anyhow!("{}: {e}", names::CLOCK))?,
         )
     };
     let ready: Ready = Arc::default();
     let sink = ready.clone();
-    let _ready_sub = rosrust::subscribe(gem_ros::processed::READY_TOPIC, 1000, move |h: Header| {
-        let mut r = sink.locked();
-        let n = r.entry(h.frame_id).or_default();
-        *n = (*n).max(h.seq);
-    })
-    .map_err(|e| anyhow!("/replay/ready: {e}"))?;
+    let _ready_sub =
+        ros1_protocols::direct::subscribe(gem_ros::processed::READY_TOPIC, move |h: Header, _| {
+            let mut r = sink.locked();
+            let n = r.entry(h.frame_id).or_default();
+            *n = (*n).max(h.seq);
+        })
+        .map_err(|e| anyhow!("/replay/ready: {e}"))?;
 
     // Start-up: the named consumers, then every listed subscriber connected. Meanwhile
     // /clock holds the bag's first instant: sim-time nodes wait for a first clock before
@@ -373,7 +380,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         if args.rate.is_none() {
             lagged += wait_for_consumers(&ready, &expected, args.ack_timeout);
         }
-        if !rosrust::is_ok() {
+        if !ros1_protocols::this_node::is_ok() {
             anyhow::bail!("interrupted");
         }
     }

@@ -43,7 +43,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let tty = out.is_terminal();
     let mut drawn = 0;
-    while rosrust::is_ok() {
+    while ros1_protocols::this_node::is_ok() {
         let text = gem_core::overlay::render(&read());
         if tty && drawn > 0 {
             // Back to the first line of the previous frame, and clear to the end.
@@ -62,7 +62,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
 fn once(read: impl Fn() -> gem_core::overlay::Snapshot, timeout: Duration) -> anyhow::Result<()> {
     let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline && rosrust::is_ok() {
+    while Instant::now() < deadline && ros1_protocols::this_node::is_ok() {
         let s = read();
         if s.system.is_some() && s.planner.is_some() {
             break;

@@ -110,7 +110,7 @@ struct Shared {
     monitor: Monitor,
     published: Vec<Level>,
     last_now: Time,
-    out: rosrust::Publisher<DiagnosticArray>,
+    out: ros1_protocols::runtime::Publisher<DiagnosticArray>,
     hardware_id: String,
     /// Wakes the loop when a silent topic speaks: its first staleness deadline appears,
     /// and the loop, asleep until its next tick, must learn it.
@@ -305,7 +305,7 @@ fn run() -> anyhow::Result<()> {
         published: vec![Level::Stale; specs.len()],
         monitor: Monitor::new(specs, now),
         last_now: now,
-        out: DIAGNOSTICS.publish().map_err(RosError::from)?,
+        out: DIAGNOSTICS.publish()?,
         hardware_id,
         waker: Waker::default(),
     }));

@@ -207,8 +207,8 @@ fn run() -> anyhow::Result<()> {
     let mut ticker = Ticker::from_rate(rate);
     let snapshot: Shared = Arc::default();
     let _subs = subscribe(&snapshot)?;
-    let out = OVERLAY.publish().map_err(RosError::from)?;
-    let marks = MARKERS.publish().map_err(RosError::from)?;
+    let out = OVERLAY.publish()?;
+    let marks = MARKERS.publish()?;
     while ticker.wait().is_some() {
         let s = snapshot.locked().clone();
         if let Err(e) = out.send(overlay(&s)) {

@@ -1,4 +1,4 @@
-//! Node glue: what every node binary of the suite needs between rosrust, our ROS 1
+//! Node glue: what every node binary of the suite needs between our ROS 1 runtime and
 //! protocols (`ros1_protocols`) and the ROS-agnostic `gem_core`, written once.
 //!
 //! Start-up that waits for the master instead of panicking ([`node`]), `tracing` bridged to

@@ -1,8 +1,8 @@
 //! `tracing` → `/rosout` bridge.
 //!
-//! The core and the nodes log with `tracing`; this layer forwards each event to rosrust's
-//! logger, which prints it to the terminal and publishes it on `/rosout` (so `rqt_console`
-//! and `rosout.log` see it). Before rosrust is initialised events go to stderr.
+//! The core and the nodes log with `tracing`; this layer prints each event on the terminal
+//! (INFO and DEBUG on stdout, warnings and errors on stderr, as roscpp does) and, once the
+//! node runs, publishes it on `/rosout` (so `rqt_console` and `rosout.log` see it).
 
 use std::fmt::Write as _;
 use tracing::field::{Field, Visit};
@@ -21,7 +21,7 @@ pub fn install() {
     let _ = tracing::subscriber::set_global_default(subscriber);
 }
 
-/// Forwards `tracing` events to rosrust's logger.
+/// Forwards `tracing` events to the terminal and `/rosout`.
 struct RosoutLayer;
 
 impl<S: Subscriber> Layer<S> for RosoutLayer {
@@ -31,14 +31,29 @@ impl<S: Subscriber> Layer<S> for RosoutLayer {
         let meta = event.metadata();
         let file = meta.file().unwrap_or("");
         let line = meta.line().unwrap_or(0);
-        if rosrust::is_initialized() {
-            rosrust::log(rosout_level(*meta.level()), text.0, file, line);
-            // rosrust prints INFO with println!, block-buffered when stdout is a file
-            // (roslaunch logs, tests); flush so a crash does not lose the last lines.
-            let _ = std::io::Write::flush(&mut std::io::stdout());
+        let level = *meta.level();
+        let name = ros1_protocols::this_node::name();
+        let who = if name.is_empty() {
+            String::new()
         } else {
-            eprintln!("[{}] {}", meta.level(), text.0);
+            format!(" {name}")
+        };
+        let stamp = ros1_protocols::this_node::wall_now();
+        let line_text = format!(
+            "[{level:>5}] [{}.{:06}]{who}: {}",
+            stamp.sec,
+            stamp.nsec / 1000,
+            text.0
+        );
+        if level <= Level::WARN {
+            eprintln!("{line_text}");
+        } else {
+            println!("{line_text}");
+            // Block-buffered when stdout is a file (roslaunch logs, tests): flush so a
+            // crash does not lose the last lines.
+            let _ = std::io::Write::flush(&mut std::io::stdout());
         }
+        ros1_protocols::this_node::rosout(rosout_level(level), &text.0, file, line);
     }
 }
 

@@ -1,33 +1,27 @@
 //! Node start-up and shutdown.
 //!
-//! `rosrust::init` panics when no master answers; a robot's launch order is not that
-//! tidy, so [`start`] waits (with a log line every few seconds) until the master is up.
-//! Until rosrust is initialised SIGINT keeps its default action, so Ctrl-C still ends a
-//! node that is waiting.
+//! A node of this suite runs on our own runtime ([`ros1_protocols::this_node`]). Without a
+//! master it cannot register anything; a robot's launch order is not that tidy, so
+//! [`start`] waits (with a log line every few seconds) until the master is up. Until the
+//! node runs SIGINT keeps its default action, so Ctrl-C still ends a node that is waiting.
 
+use ros1_protocols::this_node::{self, InitError};
 use ros1_protocols::xmlrpc::master_uri;
 use ros1_protocols::RosError;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Ends the node: every way out of a node's `main` calls this (it withdraws the node's
 /// registrations from the master; see [`ros1_protocols::registration::shutdown`]).
 pub use ros1_protocols::registration::shutdown;
 
-/// Initialises rosrust as `name`, waiting for the master, and installs the `/rosout`
-/// logging bridge.
+/// Starts this process's node as `name`, waiting for the master, and installs the
+/// `/rosout` logging bridge.
 pub fn start(name: &str) {
     crate::log::install();
-    // Before rosrust starts its threads, so they inherit the policy.
+    // Before the runtime starts its threads, so they inherit the policy.
     let scheduling = crate::realtime::from_env();
-    let started = Instant::now();
     let mut next_report = Duration::ZERO;
-    while let Err(e) = rosrust::try_init(name) {
-        if e.to_string().contains("YAML") {
-            // A `_param:=value` that rosrust cannot parse: no master will fix that.
-            eprintln!("[{name}] a command-line parameter is not valid YAML: {e}");
-            std::process::exit(2);
-        }
-        let waited = started.elapsed();
+    let started = this_node::init_waiting(name, None, |e, waited| {
         if waited >= next_report {
             eprintln!(
                 "[{name}] waiting for the ROS master at {} ({e}); waited {:.0} s",
@@ -36,9 +30,12 @@ pub fn start(name: &str) {
             );
             next_report = waited + Duration::from_secs(5);
         }
-        std::thread::sleep(Duration::from_millis(200));
+    });
+    if let Err(e) = started {
+        // A `_param:=value` that is not YAML, or no socket: no master will fix that.
+        eprintln!("[{name}] cannot start: {e}");
+        std::process::exit(2);
     }
-    nodelay();
     ros1_protocols::master::watch();
     match scheduling {
         Ok(crate::realtime::Outcome::Normal) => {}
@@ -47,40 +44,16 @@ pub fn start(name: &str) {
     }
 }
 
-/// Keeps this process's TCPROS links tuned (see [`ros1_protocols::net::LinkOptions::NODES`]);
-/// `GEM_TCP_NODELAY=0` in the environment leaves Nagle's algorithm on (for A/B
-/// measurements).
-fn nodelay() {
-    let mut options = ros1_protocols::net::LinkOptions::NODES;
-    if std::env::var("GEM_TCP_NODELAY").is_ok_and(|v| v == "0") {
-        tracing::info!("GEM_TCP_NODELAY=0: Nagle's algorithm stays on");
-        options.nodelay = false;
-    }
-    ros1_protocols::net::keep_tuned(options, LINK_SWEEP);
-}
-
-/// How often new links are swept (peers connect while a node runs).
-const LINK_SWEEP: Duration = Duration::from_millis(500);
-
-/// For command-line tools: initialises rosrust as `name` (no `/rosout` bridge, so log
-/// lines do not interleave with the tool's output) or gives up after `timeout` with an
+/// For command-line tools: starts this process's node as `name` (no `/rosout` bridge, so
+/// log lines do not interleave with the tool's output) or gives up after `timeout` with an
 /// error naming the master it tried.
 pub fn start_within(name: &str, timeout: Duration) -> Result<(), RosError> {
-    let started = Instant::now();
-    loop {
-        match rosrust::try_init(name) {
-            Ok(()) => {
-                nodelay();
-                return Ok(());
-            }
-            Err(e) if started.elapsed() >= timeout => {
-                return Err(RosError::new(format!(
-                    "no ROS master at {} after {:.0} s ({e}); is the suite running?",
-                    master_uri(),
-                    timeout.as_secs_f64()
-                )))
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(200)),
-        }
-    }
+    this_node::init_waiting(name, Some(timeout), |_, _| {}).map_err(|e| match e {
+        InitError::NoMaster { .. } => RosError::new(format!(
+            "{e} after {:.0} s; is the suite running?",
+            timeout.as_secs_f64()
+        )),
+        other => RosError::new(other.to_string()),
+    })?;
+    Ok(())
 }

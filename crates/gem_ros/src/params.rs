@@ -369,7 +369,7 @@ impl ParamSpec {
             name: self.name,
             reason,
         };
-        rosrust::param(&format!("~{}", self.name))
+        ros1_protocols::this_node::param(&format!("~{}", self.name))
             .ok_or_else(|| not_stored("the name does not resolve".into()))?
             .set_raw(Value::Double(value))
             .map_err(|e| not_stored(e.to_string()))
@@ -450,9 +450,9 @@ impl ParamSpec {
 /// namespace, and returns how many it wrote. A node reads an unset parameter as its
 /// default; written down, every parameter the node runs with is there for `rosparam get`
 /// and `rosparam list`, as the docs list them. A parameter that is set is left as it is,
-/// valid or not (reading it reports what is wrong with it). Call after `rosrust::init`.
+/// valid or not (reading it reports what is wrong with it). Call once the node runs.
 pub fn store_defaults(params: &[ParamSpec]) -> Result<usize, ParamError> {
-    if !rosrust::is_initialized() || EVERY_DEFAULT.get() {
+    if !ros1_protocols::this_node::is_initialized() || EVERY_DEFAULT.get() {
         return Ok(0);
     }
     let mut written = 0;
@@ -461,7 +461,7 @@ pub fn store_defaults(params: &[ParamSpec]) -> Result<usize, ParamError> {
             name: p.name,
             reason,
         };
-        let param = rosrust::param(&format!("~{}", p.name))
+        let param = ros1_protocols::this_node::param(&format!("~{}", p.name))
             .ok_or_else(|| not_stored("the name does not resolve".into()))?;
         if param.exists().map_err(|e| not_stored(e.to_string()))? {
             continue;
@@ -507,7 +507,8 @@ pub fn with_values<R>(values: &[(&'static str, Default)], f: impl FnOnce() -> R)
 /// The value of the parameter `name` (any graph name), `None` when unset; the error is
 /// why the parameter server could not be asked.
 fn raw_at(name: &str) -> Result<Option<Value>, String> {
-    let param = rosrust::param(name).ok_or_else(|| "the name does not resolve".to_string())?;
+    let param = ros1_protocols::this_node::param(name)
+        .ok_or_else(|| "the name does not resolve".to_string())?;
     if !param.exists().map_err(|e| e.to_string())? {
         return Ok(None);
     }

@@ -47,8 +47,8 @@ pub const READY: Decl<Header> = Decl::latched(
 );
 
 struct Outputs {
-    processed: rosrust::Publisher<Header>,
-    ready: rosrust::Publisher<Header>,
+    processed: ros1_protocols::runtime::Publisher<Header>,
+    ready: ros1_protocols::runtime::Publisher<Header>,
 }
 
 /// Publishes acknowledgements when enabled; does nothing otherwise.
@@ -111,16 +111,16 @@ fn ready_header(handled: u32, stamp: rosrust::Time) -> Header {
     Header {
         seq: handled,
         stamp,
-        frame_id: rosrust::name(),
+        frame_id: ros1_protocols::this_node::name(),
     }
 }
 
 /// Re-publishes the handled count every [`RESEND`] while it changes, so the latest one
 /// reaches the replayer even if a burst lost it.
-fn resend_changes(ready: rosrust::Publisher<Header>, count: Arc<AtomicU32>) {
+fn resend_changes(ready: ros1_protocols::runtime::Publisher<Header>, count: Arc<AtomicU32>) {
     std::thread::spawn(move || {
         let mut sent = 0;
-        while rosrust::is_ok() {
+        while ros1_protocols::this_node::is_ok() {
             std::thread::sleep(RESEND);
             let now = count.load(Ordering::Relaxed);
             if now != sent {

@@ -48,7 +48,7 @@ pub fn from_env() -> Result<Outcome, String> {
 }
 
 /// Puts every thread of this process at `SCHED_FIFO` `priority`; returns how many threads
-/// were set. Threads started later inherit the policy (they must: rosrust and
+/// were set. Threads started later inherit the policy (they must: the runtime and
 /// [`ros1_protocols::direct`] start a thread per link, and those threads carry the fault chain).
 /// Not set with `SCHED_RESET_ON_FORK`: the kernel applies that flag to new threads as
 /// well as to new processes, which would leave every later thread normally scheduled.

@@ -103,7 +103,7 @@ impl Ticker {
     /// can fire (a hold-off window ending) instead of up to one period later.
     pub fn wait_or_until(&mut self, deadline: Option<Time>) -> Option<Wake> {
         loop {
-            if !rosrust::is_ok() {
+            if !ros1_protocols::this_node::is_ok() {
                 return None;
             }
             let now = now();

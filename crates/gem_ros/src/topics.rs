@@ -10,6 +10,7 @@
 //! [`Entry`] table drives the documentation's interface table ([`markdown_table`]), and a
 //! test fails when the two drift apart ([`check_docs`]).
 
+use ros1_protocols::RosError;
 use std::marker::PhantomData;
 
 /// What a node does on a name.
@@ -199,15 +200,14 @@ impl<T: rosrust::Message> Decl<T> {
     }
 
     /// Advertises the topic with the declared queue size and latching.
-    pub fn publish(&self) -> rosrust::error::Result<rosrust::Publisher<T>> {
+    pub fn publish(&self) -> Result<ros1_protocols::runtime::Publisher<T>, RosError> {
         let Role::Publishes { queue, latched } = self.entry.role else {
-            return Err(format!("{} is not declared as published", self.entry.name).into());
+            return Err(RosError::new(format!(
+                "{} is not declared as published",
+                self.entry.name
+            )));
         };
-        let mut publisher = rosrust::publish(self.entry.name, queue)?;
-        if latched {
-            publisher.set_latching(true);
-        }
-        Ok(publisher)
+        ros1_protocols::this_node::advertise(self.entry.name, queue, latched)
     }
 }
 

@@ -2,7 +2,7 @@
 //! rostest runners (`tests/rostest`) and the benchmarks (`gem_bench`).
 //!
 //! - [`ros`] starts (once per process) a private `rosmaster` on a free loopback port, joins
-//!   it as a rosrust node and serialises its callers, each starting with the parameters of a
+//!   it as a node of its own (`ros1_protocols::this_node`) and serialises its callers, each starting with the parameters of a
 //!   fresh master; the master is killed when the process exits. [`exclusive`] serialises a
 //!   scenario that brings its own masters against them.
 //! - [`NodeBuilder`] starts one of our node binaries ([`node_binary`]) or any executable as

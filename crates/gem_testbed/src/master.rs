@@ -2,7 +2,7 @@
 //!
 //! One private `rosmaster` per process on a free loopback port, started on first use and
 //! killed (its whole process group) when the process exits. The process itself joins it as
-//! a rosrust node. [`ros`] serialises its callers, because `/clock` and `/use_sim_time`
+//! a node of its own (`ros1_protocols::this_node`). [`ros`] serialises its callers, because `/clock` and `/use_sim_time`
 //! are global to a master, and gives each the parameters of a fresh master; [`exclusive`]
 //! serialises a scenario that brings its own masters (rostest, network namespaces,
 //! containers) against them.
@@ -61,7 +61,7 @@ pub fn exclusive() -> MutexGuard<'static, ()> {
     SERIAL.locked()
 }
 
-/// Exclusive use of this process's master and of the in-process rosrust node.
+/// Exclusive use of this process's master and of the in-process node.
 pub struct RosGuard {
     _lock: MutexGuard<'static, ()>,
 }
@@ -75,7 +75,7 @@ impl RosGuard {
     /// Sets `/use_sim_time` for nodes started after this call (the test process itself
     /// always runs on wall time; it drives `/clock` explicitly).
     pub fn set_sim_time(&self, on: bool) {
-        let p = rosrust::param("/use_sim_time").expect("param name");
+        let p = ros1_protocols::this_node::param("/use_sim_time").expect("param name");
         p.set(&on).expect("set /use_sim_time");
     }
 }
@@ -83,7 +83,7 @@ impl RosGuard {
 impl Drop for RosGuard {
     fn drop(&mut self) {
         // Leave the master as a fresh test expects it.
-        if let Some(p) = rosrust::param("/use_sim_time") {
+        if let Some(p) = ros1_protocols::this_node::param("/use_sim_time") {
             let _ = p.delete();
         }
     }
@@ -94,13 +94,14 @@ impl Drop for RosGuard {
 pub fn ros() -> RosGuard {
     let lock = exclusive();
     let m = master();
-    if !rosrust::is_initialized() {
-        // rosrust reads these when it initialises; set them before any node thread exists.
+    if !ros1_protocols::this_node::is_initialized() {
+        // The node reads these when it starts; set them before any node thread exists.
         std::env::set_var("ROS_MASTER_URI", &m.uri);
         std::env::set_var("ROS_IP", "127.0.0.1");
         std::env::set_var("ROS_HOME", &m.home);
-        rosrust::try_init_with_options("gem_e2e", false)
-            .expect("rosrust init against the test master");
+        // Ctrl-C ends the test run as usual: the test process catches no signal.
+        ros1_protocols::this_node::leave_sigint_alone();
+        ros1_protocols::this_node::init("gem_e2e").expect("a node against the test master");
     }
     reset_parameters();
     RosGuard { _lock: lock }
@@ -110,10 +111,11 @@ pub fn ros() -> RosGuard {
 /// as on a fresh master whatever earlier tests (or their nodes) set.
 fn reset_parameters() {
     static FRESH: OnceLock<Vec<String>> = OnceLock::new();
-    let fresh = FRESH.get_or_init(|| rosrust::parameters().expect("the master's parameters"));
-    for name in rosrust::parameters().expect("the master's parameters") {
+    let fresh = FRESH
+        .get_or_init(|| ros1_protocols::this_node::parameters().expect("the master's parameters"));
+    for name in ros1_protocols::this_node::parameters().expect("the master's parameters") {
         if !fresh.contains(&name) {
-            if let Some(p) = rosrust::param(&name) {
+            if let Some(p) = ros1_protocols::this_node::param(&name) {
                 let _ = p.delete();
             }
         }

@@ -32,7 +32,7 @@ pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 /// Waits until the master lists `topic` with at least one publisher.
 pub fn wait_for_publisher(topic: &str, timeout: Duration) -> bool {
     wait_until(timeout, || {
-        rosrust::state()
+        ros1_protocols::this_node::state()
             .map(|s| {
                 s.publishers
                     .iter()
@@ -45,7 +45,7 @@ pub fn wait_for_publisher(topic: &str, timeout: Duration) -> bool {
 /// Waits until the master lists `topic` with at least one subscriber.
 pub fn wait_for_subscriber(topic: &str, timeout: Duration) -> bool {
     wait_until(timeout, || {
-        rosrust::state()
+        ros1_protocols::this_node::state()
             .map(|s| {
                 s.subscribers
                     .iter()
@@ -57,13 +57,13 @@ pub fn wait_for_subscriber(topic: &str, timeout: Duration) -> bool {
 
 /// Waits until `service` is registered with the master.
 pub fn wait_for_service(service: &str, timeout: Duration) -> bool {
-    rosrust::wait_for_service(service, Some(timeout)).is_ok()
+    ros1_protocols::this_node::wait_for_service(service, timeout).is_ok()
 }
 
 /// Collects messages from a subscription for later assertions.
 pub struct Collector<T> {
     items: std::sync::Arc<Mutex<Vec<(Instant, T)>>>,
-    _sub: rosrust::Subscriber,
+    _sub: ros1_protocols::direct::DirectSubscriber,
 }
 
 impl<T: rosrust::Message> Collector<T> {
@@ -71,7 +71,7 @@ impl<T: rosrust::Message> Collector<T> {
     pub fn new(topic: &str) -> Self {
         let items: std::sync::Arc<Mutex<Vec<(Instant, T)>>> = Default::default();
         let sink = items.clone();
-        let sub = rosrust::subscribe(topic, 1000, move |m: T| {
+        let sub = ros1_protocols::direct::subscribe(topic, move |m: T, _| {
             sink.locked().push((Instant::now(), m));
         })
         .expect("subscribe");

@@ -37,6 +37,8 @@ use crate::clock::Waker;
 use crate::direct::{self, DirectSubscriber, Link};
 use crate::msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
 use crate::msgs::std_msgs::Header;
+use crate::runtime::Publisher;
+use crate::this_node;
 use crate::Lock;
 use crate::RosError;
 use std::collections::{HashMap, HashSet};
@@ -251,9 +253,9 @@ pub struct GoalHandle {
 
 struct ServerShared<A: Action> {
     state: Mutex<ServerState<A>>,
-    status_pub: rosrust::Publisher<GoalStatusArray>,
-    result_pub: rosrust::Publisher<A::ActionResult>,
-    feedback_pub: rosrust::Publisher<A::ActionFeedback>,
+    status_pub: Publisher<GoalStatusArray>,
+    result_pub: Publisher<A::ActionResult>,
+    feedback_pub: Publisher<A::ActionFeedback>,
     running: AtomicBool,
     ids: AtomicU64,
     /// Woken on every goal and cancel (see [`ActionServer::with_waker`]).
@@ -275,9 +277,9 @@ impl<A: Action> ActionServer<A> {
                 pending: None,
                 active: None,
             }),
-            status_pub: rosrust::publish(&format!("{ns}/status"), 50)?,
-            result_pub: rosrust::publish(&format!("{ns}/result"), 50)?,
-            feedback_pub: rosrust::publish(&format!("{ns}/feedback"), 50)?,
+            status_pub: this_node::publish(&format!("{ns}/status"), 50)?,
+            result_pub: this_node::publish(&format!("{ns}/result"), 50)?,
+            feedback_pub: this_node::publish(&format!("{ns}/feedback"), 50)?,
             running: AtomicBool::new(true),
             ids: AtomicU64::new(0),
             waker: std::sync::OnceLock::new(),
@@ -295,7 +297,7 @@ impl<A: Action> ActionServer<A> {
         let beat = Arc::downgrade(&shared);
         std::thread::spawn(move || {
             while let Some(s) = beat.upgrade() {
-                if !s.running.load(Ordering::Relaxed) || !rosrust::is_ok() {
+                if !s.running.load(Ordering::Relaxed) || !this_node::is_ok() {
                     break;
                 }
                 s.publish_status(&mut s.lock());
@@ -416,7 +418,7 @@ impl<A: Action> ServerShared<A> {
         if id.id.is_empty() {
             id.id = format!(
                 "{}-{}",
-                rosrust::name(),
+                this_node::name(),
                 self.ids.fetch_add(1, Ordering::Relaxed)
             );
         }
@@ -573,12 +575,12 @@ const ACK_TIMEOUT: Duration = Duration::from_millis(500);
 /// Messages waiting for the server to show it acted on them, keyed by goal id.
 struct Outstanding<M: rosrust::Message> {
     items: Mutex<Vec<(String, Instant, M)>>,
-    publisher: rosrust::Publisher<M>,
+    publisher: Publisher<M>,
     what: &'static str,
 }
 
 impl<M: rosrust::Message> Outstanding<M> {
-    fn new(publisher: rosrust::Publisher<M>, what: &'static str) -> Self {
+    fn new(publisher: Publisher<M>, what: &'static str) -> Self {
         Outstanding {
             items: Mutex::default(),
             publisher,
@@ -591,7 +593,7 @@ impl<M: rosrust::Message> Outstanding<M> {
     }
 
     fn send(&self, id: &str, msg: M) -> Result<(), RosError> {
-        self.publisher.send(msg.clone())?;
+        self.publisher.send(&msg)?;
         self.lock().push((id.to_owned(), Instant::now(), msg));
         Ok(())
     }
@@ -610,7 +612,7 @@ impl<M: rosrust::Message> Outstanding<M> {
                     "{} {id} not acted on by the server after {ACK_TIMEOUT:?}; sending it again",
                     self.what
                 );
-                if let Err(e) = self.publisher.send(msg.clone()) {
+                if let Err(e) = self.publisher.send(&*msg) {
                     tracing::warn!("cannot resend {} {id}: {e}", self.what);
                 }
                 *sent = Instant::now();
@@ -647,7 +649,7 @@ fn record_link(
 pub struct ActionClient<A: Action> {
     goals: Arc<Outstanding<A::ActionGoal>>,
     cancels: Arc<Outstanding<GoalID>>,
-    cancel_pub: rosrust::Publisher<GoalID>,
+    cancel_pub: Publisher<GoalID>,
     shared: Arc<ClientShared>,
     events: Mutex<mpsc::Receiver<ClientEvent<A>>>,
     /// Status, feedback and result, in that order.
@@ -667,8 +669,8 @@ impl<A: Action> ActionClient<A> {
             endings: Mutex::default(),
         });
         let (tx, rx) = mpsc::channel();
-        let goal_pub = rosrust::publish(&format!("{ns}/goal"), 50)?;
-        let cancel_pub = rosrust::publish(&format!("{ns}/cancel"), 50)?;
+        let goal_pub = this_node::publish(&format!("{ns}/goal"), 50)?;
+        let cancel_pub = this_node::publish(&format!("{ns}/cancel"), 50)?;
         let goals = Arc::new(Outstanding::new(goal_pub, "goal"));
         let cancels = Arc::new(Outstanding::new(cancel_pub.clone(), "cancel of goal"));
         let status_sub = direct::subscribe_linked(&format!("{ns}/status"), |_| {}, {
@@ -766,7 +768,7 @@ impl<A: Action> ActionClient<A> {
             if self.is_server_connected() {
                 return true;
             }
-            if Instant::now() >= deadline || !rosrust::is_ok() {
+            if Instant::now() >= deadline || !this_node::is_ok() {
                 return false;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -814,7 +816,7 @@ impl<A: Action> ActionClient<A> {
     pub fn send_goal(&self, goal: A::Goal) -> Result<String, RosError> {
         let now = crate::clock::now();
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let id = format!("{}-{n}-{}.{:09}", rosrust::name(), now.sec, now.nsec);
+        let id = format!("{}-{n}-{}.{:09}", this_node::name(), now.sec, now.nsec);
         self.shared.mine.locked().insert(id.clone());
         let goal_id = GoalID {
             stamp: now,

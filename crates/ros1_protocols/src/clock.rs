@@ -1,9 +1,9 @@
 //! ROS time: the latest `/clock` under `/use_sim_time`, the wall clock otherwise, and
 //! waits that end when that clock moves.
 //!
-//! rosrust follows `/clock` too, but it does not say when the clock moved: a loop on its
-//! `Rate` sleeps on a deadline that never arrives when a simulator resets its clock, and
-//! cannot notice shutdown while `/clock` is paused. Here a direct subscription keeps the
+//! A loop that sleeps on a deadline of ROS time (as rosrust's `Rate` does) never wakes when
+//! a simulator resets its clock, and cannot notice shutdown while `/clock` is paused. Here
+//! a direct subscription keeps the
 //! latest value under a lock with a condition variable, so a wait ([`wait_for_clock_or`])
 //! ends at the next clock message, on a [`Waker`], or on shutdown within [`MAX_NAP`].
 
@@ -29,7 +29,7 @@ struct SimClock {
 
 static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
 
-/// `None` when the node runs on wall time. Initialised on first use, after `rosrust::init`;
+/// `None` when the node runs on wall time. Initialised on first use, after `this_node::init`;
 /// the first call under sim time also subscribes to `/clock`.
 fn sim_clock() -> Option<&'static SimClock> {
     static SUBSCRIPTION: Mutex<Option<crate::direct::DirectSubscriber>> = Mutex::new(None);
@@ -45,8 +45,7 @@ fn sim_clock() -> Option<&'static SimClock> {
     let mut sub = SUBSCRIPTION.locked();
     if sub.is_none() {
         // A direct subscription: a deadline that a `/clock` message passes (a hold-off
-        // window's end) is seen on the thread that read the message, not after rosrust's
-        // fan-out and callback threads.
+        // window's end) is seen on the thread that read the message.
         *sub = crate::direct::subscribe("/clock", |m: Clock, _| {
             if let Some(c) = SIM.get().and_then(Option::as_ref) {
                 *c.heard.locked() = Some(std::time::Instant::now());
@@ -61,7 +60,7 @@ fn sim_clock() -> Option<&'static SimClock> {
 }
 
 fn uses_sim_time() -> bool {
-    rosrust::param("/use_sim_time")
+    crate::this_node::param("/use_sim_time")
         .and_then(|p| p.get::<bool>().ok())
         .unwrap_or(false)
 }
@@ -79,22 +78,21 @@ pub fn is_sim_time() -> bool {
 }
 
 /// ROS now: the latest `/clock` under sim time (zero before the first one), else wall time.
-///
-/// Our `/clock` subscription links to the clock's publisher a moment after rosrust's own
-/// (opened at `init`), and a latched clock message (a paused simulator) may have reached
-/// only rosrust's. Until ours has seen a message, rosrust's sim clock is the answer.
 pub fn now() -> Time {
     match sim_clock() {
-        Some(c) => {
-            let ours = *c.latest.locked();
-            if is_zero(ours) {
-                rosrust::now()
-            } else {
-                ours
-            }
-        }
-        None => rosrust::now(),
+        Some(c) => *c.latest.locked(),
+        None => crate::this_node::wall_now(),
     }
+}
+
+/// Wakes every wait in this module (the node is ending: its loops see that at once).
+pub fn wake_all() {
+    if let Some(c) = SIM.get().and_then(Option::as_ref) {
+        let _guard = c.latest.locked();
+        c.changed.notify_all();
+    }
+    let _guard = WALL.0.locked();
+    WALL.1.notify_all();
 }
 
 /// Under wall time, what a [`Waker`] notifies (under sim time it is the clock's own).
@@ -110,10 +108,7 @@ pub fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
         Some(c) => {
             let guard = c.latest.locked();
             if !ready() && !clock_moved(*guard, seen) {
-                // Zero: no message of ours yet, `now` follows rosrust's clock, which does
-                // not notify us.
-                let notifies = !is_zero(*guard);
-                let _ = c.changed.wait_timeout(guard, nap(notifies, gap));
+                let _ = c.changed.wait_timeout(guard, nap(true, gap));
             }
         }
         None => {
@@ -130,7 +125,7 @@ fn wait_for_clock(gap: Duration, seen: Time) {
 }
 
 /// Whether our `/clock` value `latest` differs from the `seen` time a caller read (zero:
-/// no message yet, which [`now`] answers from rosrust's clock: not a move).
+/// no message yet: not a move).
 fn clock_moved(latest: Time, seen: Time) -> bool {
     !is_zero(latest) && latest != seen
 }
@@ -172,7 +167,7 @@ impl Waker {
 /// if the node shuts down first.
 pub fn wait_for_valid_time() -> bool {
     while is_zero(now()) {
-        if !rosrust::is_ok() {
+        if !crate::this_node::is_ok() {
             return false;
         }
         wait_for_clock(MAX_NAP, Time::new());
@@ -211,7 +206,7 @@ mod tests {
         assert!(clock_moved(t(20), t(10)));
         // Nothing new: wait for the next message.
         assert!(!clock_moved(t(10), t(10)));
-        // No message of ours yet (the caller read rosrust's clock): wait as well.
+        // No message yet: wait as well.
         assert!(!clock_moved(Time::new(), t(10)));
         // A simulator reset moved the clock back: that is a move too.
         assert!(clock_moved(t(5), t(10)));

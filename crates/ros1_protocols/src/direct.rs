@@ -11,15 +11,14 @@
 //! master (which answers with the publishers' slave URIs), ask each publisher's slave
 //! `requestTopic` for a TCPROS endpoint, connect, exchange connection headers (the
 //! publisher checks our type and MD5 and may refuse), then read length-prefixed messages.
-//! Beside rosrust's node ([`subscribe`]), new publishers are found by registering again
-//! (the master's `publisherUpdate` callbacks go to rosrust's slave, which is not ours to
-//! extend): every [`DISCOVERY_FAST`] while no publisher is linked, every [`DISCOVERY_SLOW`]
-//! after, to spare the master. On a [`crate::runtime::Node`] ([`subscribe_on`]) the
-//! master's `publisherUpdate` calls say it, and the master is not asked again. Each step of
+//! The subscription lives on a [`crate::runtime::Node`] ([`subscribe_on`]; [`subscribe`]
+//! uses this process's node, [`crate::this_node`]): the master's `publisherUpdate` calls
+//! say when publishers come and go, and the master is never asked again. Each step of
 //! linking (`requestTopic`, the TCP connect, the header exchange) gives up after
 //! [`crate::xmlrpc::SLAVE_CALL_WITHIN`], so a publisher that accepts and never answers cannot
-//! hold a discovery round; a publisher that failed is tried again after [`RETRY_AFTER`]. Names resolve as rosrust resolves
-//! them (namespace, `~private`, `from:=to` remappings on the command line).
+//! hold up linking; a publisher that failed is tried again after [`RETRY_AFTER`]. Names
+//! resolve as the node's do (namespace, `~private`, `from:=to` remappings on the command
+//! line).
 //!
 //! A link that ends (the publisher closed it, or its computer went out of reach) is made
 //! again from the master's list of publishers, which rosrust's own subscriber never does:
@@ -27,9 +26,7 @@
 //! gives no end of file, so the socket probes its peer ([`LINK_PROBE`]): a link silent
 //! that long with no answer to a probe ends, and the publisher is asked again.
 
-use crate::names::resolve;
 use crate::wire::{decode_header, encode_header, read_body, read_frame};
-use crate::xmlrpc::master;
 use crate::Lock;
 use crate::RosError;
 use std::collections::HashMap;
@@ -39,10 +36,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// How often the master is asked for the topic's publishers while none is linked.
-pub const DISCOVERY_FAST: Duration = Duration::from_millis(100);
-/// How often once one is.
-pub const DISCOVERY_SLOW: Duration = Duration::from_secs(1);
 /// How long a publisher whose connection failed is left alone.
 pub const RETRY_AFTER: Duration = Duration::from_secs(2);
 
@@ -68,8 +61,8 @@ impl Link {
 /// A live direct subscription; dropping it closes every link and unregisters.
 pub struct DirectSubscriber {
     inner: Arc<Inner>,
-    discovery: Option<std::thread::JoinHandle<()>>,
-    /// On a runtime node ([`subscribe_on`]): the node's watch on the topic's publishers.
+    linking: Option<std::thread::JoinHandle<()>>,
+    /// The node's watch on the topic's publishers.
     watch: Option<crate::runtime::PublisherWatch>,
 }
 
@@ -80,12 +73,11 @@ struct Inner {
     definition: String,
     /// The name publishers are asked as (`callerid`): the node's.
     caller_id: String,
-    /// The runtime node the subscription lives on ([`subscribe_on`]): each link is listed in
-    /// its `getBusInfo`.
-    node: Option<crate::runtime::NodeHandle>,
+    /// The runtime node the subscription lives on: each link is listed in its `getBusInfo`.
+    node: crate::runtime::NodeHandle,
     stop: AtomicBool,
-    /// Wakes the discovery thread when `stop` is set, and on a runtime node also when the
-    /// publishers change or a link ends (the count of such events).
+    /// Wakes the linking thread when `stop` is set, when the publishers change or a link
+    /// ends (the count of such events).
     stop_signal: (Mutex<u64>, std::sync::Condvar),
     /// Publisher slave URI → a handle on its connected stream (to shut it down).
     links: Mutex<HashMap<String, TcpStream>>,
@@ -116,8 +108,9 @@ impl Arrival {
 type Callback<T> = dyn Fn(T, Arrival, &Link) + Send + Sync;
 type OnLink = dyn Fn(&Link) + Send + Sync;
 
-/// Subscribes to `topic` (resolved like rosrust's names); `on_message` gets each message
-/// and its [`Arrival`], on the link's own thread (one per publisher).
+/// Subscribes to `topic` (resolved as this process's node resolves its names);
+/// `on_message` gets each message and its [`Arrival`], on the link's own thread (one per
+/// publisher).
 pub fn subscribe<T: rosrust::Message>(
     topic: &str,
     on_message: impl Fn(T, Arrival) + Send + Sync + 'static,
@@ -132,76 +125,15 @@ pub fn subscribe_linked<T: rosrust::Message>(
     on_link: impl Fn(&Link) + Send + Sync + 'static,
     on_message: impl Fn(T, Arrival, &Link) + Send + Sync + 'static,
 ) -> Result<DirectSubscriber, RosError> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let topic = resolve(&rosrust::name(), topic, &args)?;
-    let topic = topic.as_str();
-    let inner = Inner::new::<T>(topic, rosrust::name(), None);
-    let master = master()?;
-    // The first registration is synchronous so that a master refusing it is an error.
-    let first = master
-        .register_subscriber(topic, &inner.msg_type)
-        .map_err(|e| RosError::new(format!("registerSubscriber {topic}: {e}")))?;
-    let callback: Arc<Callback<T>> = Arc::new(on_message);
-    let on_link: Arc<OnLink> = Arc::new(on_link);
-    let callbacks = (callback, on_link);
-    list_and_connect(&inner, Ok(first), &callbacks);
-    let discovery = {
-        let inner = inner.clone();
-        std::thread::Builder::new()
-            .name(format!("direct{topic}"))
-            .spawn(move || {
-                while !inner.stop.load(Ordering::SeqCst) {
-                    let linked = !inner.links.locked().is_empty();
-                    let pause = if linked {
-                        DISCOVERY_SLOW
-                    } else {
-                        DISCOVERY_FAST
-                    };
-                    // A dropped subscription ends the pause at once (drop joins us).
-                    let guard = inner.stop_signal.0.locked();
-                    drop(
-                        inner
-                            .stop_signal
-                            .1
-                            .wait_timeout_while(guard, pause, |_| {
-                                !inner.stop.load(Ordering::SeqCst)
-                            })
-                            .unwrap_or_else(|e| e.into_inner()),
-                    );
-                    if inner.stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    // A node on its way out registers nothing more (its last act
-                    // withdraws everything it has, see `registration::shutdown`).
-                    let Some(_registering) = crate::registration::registering() else {
-                        return;
-                    };
-                    let publishers = master
-                        .register_subscriber(&inner.topic, &inner.msg_type)
-                        .map_err(|e| e.to_string());
-                    list_and_connect(&inner, publishers, &callbacks);
-                }
-                // A subscription dropped while the node runs withdraws itself; one dropped
-                // because the node ends is left to the node's own withdrawal, which does
-                // them all at once instead of one master call per subscription.
-                if crate::registration::running() {
-                    let _ = master.unregister_subscriber(&inner.topic);
-                }
-            })
-            .map_err(|e| RosError::new(format!("cannot start a thread: {e}")))?
-    };
-    Ok(DirectSubscriber {
-        inner,
-        discovery: Some(discovery),
-        watch: None,
-    })
+    let node = crate::this_node::get()?;
+    subscribe_on(&node, topic, on_link, on_message)
 }
 
 impl Inner {
     fn new<T: rosrust::Message>(
         topic: &str,
         caller_id: String,
-        node: Option<crate::runtime::NodeHandle>,
+        node: crate::runtime::NodeHandle,
     ) -> Arc<Inner> {
         Arc::new(Inner {
             topic: topic.to_owned(),
@@ -238,7 +170,7 @@ pub fn subscribe_on<T: rosrust::Message>(
 ) -> Result<DirectSubscriber, RosError> {
     let fail = |e: crate::runtime::RuntimeError| RosError::new(e.to_string());
     let topic = node.resolve(topic).map_err(fail)?;
-    let inner = Inner::new::<T>(&topic, node.name().to_owned(), Some(node.handle()));
+    let inner = Inner::new::<T>(&topic, node.name().to_owned(), node.handle());
     let weak = Arc::downgrade(&inner);
     let watch = node
         .watch_publishers(&topic, &inner.msg_type, move |publishers| {
@@ -261,7 +193,7 @@ pub fn subscribe_on<T: rosrust::Message>(
     };
     Ok(DirectSubscriber {
         inner,
-        discovery: Some(linking),
+        linking: Some(linking),
         watch: Some(watch),
     })
 }
@@ -341,32 +273,11 @@ impl Drop for DirectSubscriber {
         for (_, stream) in self.inner.links.locked().drain() {
             let _ = stream.shutdown(Shutdown::Both);
         }
-        if let Some(d) = self.discovery.take() {
-            // A node that is ending does not wait for a discovery round's master call
-            // (`registration::shutdown` waits for the calls in progress before it withdraws);
-            // a runtime subscription's thread makes none.
-            if self.watch.is_some() || crate::registration::running() {
-                let _ = d.join();
-            }
+        if let Some(d) = self.linking.take() {
+            let _ = d.join();
         }
         // Unregisters from the master, through the runtime node.
         self.watch.take();
-    }
-}
-
-/// Keeps what the master answered (for [`DirectSubscriber::link_report`]) and connects to
-/// the publishers it listed.
-fn list_and_connect<T: rosrust::Message>(
-    inner: &Arc<Inner>,
-    publishers: Result<Vec<String>, String>,
-    callbacks: &(Arc<Callback<T>>, Arc<OnLink>),
-) {
-    if let Err(e) = &publishers {
-        tracing::debug!("registerSubscriber {}: {e}", inner.topic);
-    }
-    *inner.listed.locked() = (Instant::now(), publishers.clone());
-    if let Ok(publishers) = publishers {
-        connect_new(inner, &publishers, callbacks);
     }
 }
 
@@ -394,10 +305,12 @@ fn connect_new<T: rosrust::Message>(
                     header,
                 };
                 on_link(&link);
-                let listed = inner.node.as_ref().map(|n| {
+                let listed = {
                     let publisher = Some(link.caller_id()).filter(|c| !c.is_empty());
-                    n.inbound_link(&inner.topic, publisher.unwrap_or(uri))
-                });
+                    inner
+                        .node
+                        .inbound_link(&inner.topic, publisher.unwrap_or(uri))
+                };
                 let (inner, callback) = (inner.clone(), callback.clone());
                 let spawned = std::thread::Builder::new()
                     .name(format!("direct{}", inner.topic))

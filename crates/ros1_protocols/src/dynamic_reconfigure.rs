@@ -16,6 +16,8 @@ use crate::msgs::dynamic_reconfigure::{
     BoolParameter, Config, ConfigDescription, DoubleParameter, Group, GroupState, IntParameter,
     ParamDescription, Reconfigure, ReconfigureRes,
 };
+use crate::runtime::Publisher;
+use crate::this_node;
 use crate::Lock;
 use crate::RosError;
 use std::sync::{Arc, Mutex};
@@ -277,7 +279,7 @@ pub type Check = dyn Fn(&Values) -> Result<(), String> + Send + Sync;
 struct State {
     params: &'static [DynParam],
     values: Mutex<Values>,
-    updates: Mutex<rosrust::Publisher<Config>>,
+    updates: Mutex<Publisher<Config>>,
     check: Box<Check>,
 }
 
@@ -285,17 +287,15 @@ struct State {
 pub struct Server {
     state: Arc<State>,
     _service: crate::service::Service,
-    _descriptions: rosrust::Publisher<ConfigDescription>,
+    _descriptions: Publisher<ConfigDescription>,
 }
 
 impl Server {
     /// Starts serving `params`; `check` validates every update (and the start-up values).
     pub fn new(params: &'static [DynParam], check: Box<Check>) -> Result<Server, RosError> {
-        let mut descriptions = rosrust::publish("~parameter_descriptions", 1)?;
-        descriptions.set_latching(true);
+        let descriptions = this_node::advertise("~parameter_descriptions", 1, true)?;
         descriptions.send(description(params))?;
-        let mut updates = rosrust::publish("~parameter_updates", 1)?;
-        updates.set_latching(true);
+        let updates = this_node::advertise("~parameter_updates", 1, true)?;
         let mut values = bound(params, |_| None);
         let from_server: Vec<(String, Value)> = params
             .iter()
@@ -350,7 +350,7 @@ impl Client {
     /// for its `set_parameters` service.
     pub fn new(node: &str, timeout: std::time::Duration) -> Result<Client, RosError> {
         let name = format!("{}/set_parameters", node.trim_end_matches('/'));
-        rosrust::wait_for_service(&name, Some(timeout))?;
+        this_node::wait_for_service(&name, timeout)?;
         Ok(Client {
             node: node.to_owned(),
             service: crate::service::Client::new(&name)?,
@@ -445,7 +445,7 @@ fn apply(
 }
 
 fn read_param(p: &DynParam) -> Option<Value> {
-    let param = rosrust::param(&format!("~{}", p.name))?;
+    let param = this_node::param(&format!("~{}", p.name))?;
     if !param.exists().unwrap_or(false) {
         return None;
     }
@@ -461,7 +461,7 @@ fn read_param(p: &DynParam) -> Option<Value> {
 }
 
 fn write_param(name: &str, v: Value) {
-    let Some(param) = rosrust::param(&format!("~{name}")) else {
+    let Some(param) = this_node::param(&format!("~{name}")) else {
         return;
     };
     let result = match v {

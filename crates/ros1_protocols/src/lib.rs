@@ -1,37 +1,40 @@
-//! The ROS 1 protocols this suite implements itself, on top of rosrust's publishers and
-//! master API; it knows nothing of the vehicle or of the nodes that use it.
+//! The ROS 1 client library this suite runs on: a node runtime of our own and the protocols
+//! above it; it knows nothing of the vehicle or of the nodes that use it. rosrust
+//! contributes its generated message types and its master client.
 //!
 //! rosrust 0.9 is maintenance-only, and its own versions of these fall short where a car's
 //! safety path runs through them. Each module says what it does differently and why:
 //!
+//! - [`runtime`]: a node's XML-RPC slave API and TCPROS publishers, which no stalled or
+//!   flooding peer can hold up and which sleep when idle.
+//! - [`this_node`]: the process's one node on that runtime (as rospy has one), the command
+//!   line, parameters, SIGINT and `/rosout`.
 //! - [`actionlib`]: the action protocol (goal, cancel, status, feedback, result topics), a
 //!   server and a client, interoperable with Python's and C++'s `SimpleAction*`.
 //! - [`dynamic_reconfigure`]: the reconfigure server and client, so `dynparam` and
 //!   rqt_reconfigure work against our nodes.
 //! - [`service`]: TCPROS services, server and client: persistent connections, a thread per
-//!   connection, every call bounded by a timeout (rosrust's closes persistent connections
-//!   and can wait without bound).
+//!   connection with a deadline on its header, every call bounded by a timeout (rosrust's
+//!   server closes persistent connections and reads headers without a deadline).
 //! - [`direct`]: a TCPROS subscriber whose callback runs on the socket's reading thread and
 //!   sees the kernel's arrival time (rosrust's hands each message through two more threads
-//!   and drops bursts beyond 8 silently); beside rosrust's node, or on a [`runtime`] node,
-//!   where the master's `publisherUpdate` calls replace asking the master again.
+//!   and drops bursts beyond 8 silently); the master's `publisherUpdate` calls tell it of
+//!   new publishers.
 //! - [`clock`]: ROS time that follows `/clock` under `/use_sim_time`, with waits that end
 //!   on the next clock message, on a [`clock::Waker`] or on shutdown.
-//! - [`xmlrpc`], [`registration`], [`master`]: master and slave calls bounded in time, an
-//!   orderly withdrawal from the master on shutdown, and a watch that registers again with
-//!   a restarted master (rosrust never does).
-//! - [`runtime`]: a node runtime of our own for the slave API and TCPROS publishers, which
-//!   no stalled or flooding peer can hold up and which sleeps when idle.
+//! - [`xmlrpc`], [`registration`], [`master`]: XML-RPC calls bounded in time, an orderly
+//!   withdrawal from the master on shutdown, and a watch that registers again with a
+//!   restarted master (rosrust never does).
 //! - [`names`], [`net`], [`wire`]: ROS name resolution, socket options for every link,
 //!   TCPROS framing.
 //!
-//! Dependencies between the modules run one way, from the protocols down to the calls and
+//! Dependencies between the modules run one way, from the protocols down to the node and
 //! the wire:
 //!
 //! ```text
-//! actionlib ─→ clock ─→ direct ─→ registration ─→ service ─→ xmlrpc, names, wire
-//! master ────────────────────────↗       dynamic_reconfigure ↗     direct ─→ net
-//!                       direct ─→ runtime ─→ xmlrpc, names, net, wire
+//! master ─→ registration ─→ clock ─→ direct ─→ this_node ─→ runtime ─→ xmlrpc, names, net, wire
+//!   actionlib ─→ clock, direct      service ─→ this_node, runtime
+//!   dynamic_reconfigure ─→ service, this_node
 //! ```
 #![warn(missing_docs)]
 
@@ -46,6 +49,7 @@ pub mod net;
 pub mod registration;
 pub mod runtime;
 pub mod service;
+pub mod this_node;
 mod wire;
 pub mod xmlrpc;
 
@@ -64,6 +68,12 @@ impl RosError {
 
 impl From<rosrust::error::Error> for RosError {
     fn from(e: rosrust::error::Error) -> Self {
+        RosError(e.to_string())
+    }
+}
+
+impl From<runtime::RuntimeError> for RosError {
+    fn from(e: runtime::RuntimeError) -> Self {
         RosError(e.to_string())
     }
 }

@@ -8,22 +8,24 @@
 //! started afterwards never finds the old publishers.
 //!
 //! Every node of ours runs [`watch`]: once a [`PERIOD`] it asks the master for its own
-//! registration. It logs when the master becomes unreachable and when it is back, and
-//! when a master answers again or answers without knowing the node (a restarted one), it
-//! registers the node's publications (from rosrust's slave API, `getPublications`) and the
-//! services our layer serves ([`crate::service`]) that the master does not list.
-//! (Knowing the node is not enough: a restarted master may know it from a subscription's
-//! own registration and still lack its publications.) Our direct subscriptions register
-//! on their own, at each discovery round ([`crate::direct`]); parameters set by
-//! a launch file are not restored (the nodes read theirs at start-up).
+//! registration (`lookupNode`, one call). It logs when the master becomes unreachable and
+//! when it is back, and when a master answers again or answers without knowing the node
+//! (a restarted one), it registers the node's publications and subscriptions again
+//! ([`crate::runtime::Node::register_again`], which hands each subscription the
+//! publishers the new master lists) and the services our layer serves
+//! ([`crate::service`]) that the master does not list. (Knowing the node is not enough: a
+//! restarted master may know it from one registration and still lack the rest.)
+//! Parameters set by a launch file are not restored (the nodes read theirs at start-up).
 
-use crate::xmlrpc::master;
+use crate::this_node::master;
 use crate::xmlrpc::master_uri;
 use crate::RosError;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
-/// How often the master is asked.
+/// How often the master is asked. A restarted master is noticed within this (plus its
+/// own start-up); one XML-RPC call a second is the watch's whole cost, a wake-up of one
+/// thread, far below what a node may spend idle.
 pub const PERIOD: Duration = Duration::from_secs(1);
 
 /// What one look at the master found.
@@ -85,14 +87,14 @@ pub fn reachable() -> Option<bool> {
     }
 }
 
-/// Starts the watch on a thread of its own (after `rosrust::init`).
+/// Starts the watch on a thread of its own (after [`crate::this_node::init`]).
 pub fn watch() {
     let spawned = std::thread::Builder::new()
         .name("master_watch".into())
         .spawn(|| {
             let mut watch = Watch::default();
             let mut last_error = String::new();
-            while rosrust::is_ok() && !crate::registration::leaving() {
+            while crate::this_node::is_ok() {
                 let seen = look();
                 REACHABLE.store(
                     if matches!(seen, Seen::Unreachable(_)) { 2 } else { 1 },
@@ -122,7 +124,7 @@ pub fn watch() {
                             Ok((topics, services)) => {
                                 last_error.clear();
                                 tracing::warn!(
-                                    "a new ROS master at {} did not list all of this node: registered {topics} publication(s) and {services} service(s) again (subscriptions register on their own)",
+                                    "a new ROS master at {} did not list all of this node: registered {topics} topic(s) and {services} service(s) again",
                                     master_uri()
                                 )
                             }
@@ -147,45 +149,35 @@ pub fn watch() {
     }
 }
 
-/// One look: does the master answer, and does it know this node at this node's URI?
+/// One look: does the master answer (within [`crate::xmlrpc::SLAVE_CALL_WITHIN`]), and
+/// does it know this node at this node's URI?
 fn look() -> Seen {
-    let master = match master() {
-        Ok(m) => m,
-        Err(e) => return Seen::Unreachable(e.to_string()),
-    };
-    if let Err(e) = master.get_uri() {
-        return Seen::Unreachable(e.to_string());
-    }
-    match master.lookup_node(&rosrust::name()) {
-        Ok(uri) if uri == rosrust::uri() => Seen::Registered,
-        Ok(_) | Err(_) => Seen::Unknown,
+    let name = crate::this_node::name();
+    let answer = crate::xmlrpc::xmlrpc_call(
+        &master_uri(),
+        "lookupNode",
+        vec![
+            xml_rpc::Value::String(name.clone()),
+            xml_rpc::Value::String(name),
+        ],
+    );
+    match answer.map(|a| crate::xmlrpc::value_of("lookupNode", a)) {
+        Err(e) => Seen::Unreachable(e.to_string()),
+        Ok(Ok(xml_rpc::Value::String(uri))) if uri == crate::this_node::uri() => Seen::Registered,
+        // Another URI, or the master's "unknown node": an answer all the same.
+        Ok(_) => Seen::Unknown,
     }
 }
 
-/// Registers this node's publications and our services that the master does not list
-/// again; returns how many of each.
+/// Registers this node's topics again, and our services that the master does not list;
+/// returns how many of each.
 fn register_missing() -> Result<(usize, usize), RosError> {
+    let node = crate::this_node::get()?;
     let master = master()?;
     let listed = crate::registration::registrations()?;
-    let xml_rpc::Value::Array(publications) =
-        crate::xmlrpc::call_slave(&rosrust::uri(), "getPublications")?
-    else {
-        return Err(RosError::new("getPublications: not a list"));
-    };
-    let mut topics = 0;
-    for p in publications {
-        if let xml_rpc::Value::Array(pair) = p {
-            if let [xml_rpc::Value::String(topic), xml_rpc::Value::String(kind)] = pair.as_slice() {
-                if listed.publications.contains(topic) {
-                    continue;
-                }
-                master
-                    .register_publisher(topic, kind)
-                    .map_err(|e| RosError::new(format!("registerPublisher {topic}: {e}")))?;
-                topics += 1;
-            }
-        }
-    }
+    let topics = node
+        .register_again()
+        .map_err(|e| RosError::new(e.to_string()))?;
     let services = crate::service::register_missing(&master, &listed.services)?;
     Ok((topics, services))
 }

@@ -1,12 +1,11 @@
 //! Socket options on every TCPROS link of this process: `TCP_NODELAY`, a bounded send
-//! wait and keepalive probes ([`LinkOptions::NODES`] says why for each).
+//! wait and keepalive probes ([`LinkOptions::NODES`] says why for each), set on each link
+//! as it is made.
 //!
-//! rosrust never disables Nagle's algorithm. Our topics carry small messages, and a small
-//! segment written while the previous one on the same link is still unacknowledged waits
-//! for that acknowledgement, which the receiving kernel may delay (up to tens of ms on
-//! Linux): a fault published right after a heartbeat can sit in the sender's kernel. roscpp
-//! and rospy set the option when a subscriber asks for it; rosrust keeps its sockets
-//! private, so this module finds them among the process's descriptors instead.
+//! Nagle's algorithm is off: our topics carry small messages, and a small segment written
+//! while the previous one on the same link is still unacknowledged waits for that
+//! acknowledgement, which the receiving kernel may delay (up to tens of ms on Linux): a
+//! fault published right after a heartbeat would sit in the sender's kernel.
 
 use std::time::Duration;
 
@@ -22,7 +21,7 @@ pub fn socket_inode(fd_entry: &std::path::Path) -> Option<u64> {
         .ok()
 }
 
-/// What [`tune_all_sockets`] sets on every TCP socket of the process.
+/// What every link of the process is set to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkOptions {
     /// `TCP_NODELAY`.
@@ -36,16 +35,12 @@ pub struct LinkOptions {
 impl LinkOptions {
     /// What the nodes run with.
     ///
-    /// rosrust's publisher writes a message to its subscribers one after the other, with
-    /// blocking writes, on one thread per topic. A subscriber whose computer went out of
-    /// reach stops acknowledging, and its link's send buffer fills (Linux starts it at
-    /// 16 KiB: 3 s of `/clock` at 5×); the write then blocks, and every other subscriber
-    /// of the topic, the ones on the same computer included, waits with it: a cut cable
-    /// to the supervisor's computer would stop `/clock` for the vehicle's own controller.
-    /// So the buffer is made large enough to ride out a cut of tens of seconds (the link
-    /// then resumes where it stopped, as TCP does), and a write that still finds it full
-    /// waits at most `send_timeout` and fails: rosrust drops that subscriber rather than
-    /// stall the others, as roscpp drops messages for a subscriber that cannot keep up.
+    /// A subscriber whose computer went out of reach stops acknowledging, and its link's
+    /// send buffer fills (Linux starts it at 16 KiB: 3 s of `/clock` at 5×). The buffer is
+    /// made large enough to ride out a cut of tens of seconds (the link then resumes where
+    /// it stopped, as TCP does), and a write that still finds it full waits at most
+    /// `send_timeout` and fails: the link is dropped rather than left to hold its writer,
+    /// as roscpp drops messages for a subscriber that cannot keep up.
     pub const NODES: LinkOptions = LinkOptions {
         nodelay: true,
         send_buffer: 4 << 20,
@@ -53,41 +48,9 @@ impl LinkOptions {
     };
 }
 
-/// Sets `options` on every TCP socket the process holds (listening sockets pass them on to
-/// the links they accept) that is not in `done`, and records them there; returns how many
-/// it set. Other descriptors are left as they are.
-pub fn tune_all_sockets(options: LinkOptions, done: &mut std::collections::HashSet<u64>) -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
-        return 0;
-    };
-    let mut open = std::collections::HashSet::new();
-    let mut set = 0;
-    for entry in dir.flatten() {
-        let Some(inode) = socket_inode(&entry.path()) else {
-            continue;
-        };
-        let Some(fd) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        open.insert(inode);
-        if done.contains(&inode) || !is_tcp(fd) {
-            continue;
-        }
-        if tune(fd, options).is_ok() {
-            done.insert(inode);
-            set += 1;
-        }
-    }
-    // Forget closed sockets (an inode number can come back).
-    done.retain(|i| open.contains(i));
-    set
-}
-
 /// Sets `TCP_NODELAY` on every TCP socket the process holds; returns how many accepted it.
+/// For a benchmark that compares rosrust's links with ours on equal terms (rosrust never
+/// sets it and keeps its sockets private).
 pub fn set_nodelay_on_all_sockets() -> usize {
     let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
         return 0;
@@ -152,22 +115,6 @@ fn tune(fd: i32, o: LinkOptions) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Keeps every TCP link of the process tuned to `options`: sweeps now and then every
-/// `period` on a background thread (new links appear whenever a peer connects).
-pub fn keep_tuned(options: LinkOptions, period: Duration) {
-    let mut done = std::collections::HashSet::new();
-    tune_all_sockets(options, &mut done);
-    let spawned = std::thread::Builder::new()
-        .name("tcp_options".into())
-        .spawn(move || loop {
-            std::thread::sleep(period);
-            tune_all_sockets(options, &mut done);
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start the TCP options sweeper: {e}");
-    }
-}
-
 /// TCP keepalive on every link: the first probe after this much silence, then one every
 /// [`LINK_PROBE`]; [`LINK_PROBES`] unanswered probes (or data unacknowledged for
 /// `LINK_PROBE × (LINK_PROBES + 1)`) end the link.
@@ -229,22 +176,6 @@ mod tests {
     use super::*;
     use std::net::{TcpListener, TcpStream};
 
-    /// Each test sweeps every socket of the process: one at a time.
-    static SWEEPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-    #[test]
-    fn sets_nodelay_on_tcp_sockets_only() {
-        let _one = SWEEPS.lock().unwrap_or_else(|e| e.into_inner());
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (server, _) = listener.accept().unwrap();
-        assert!(!client.nodelay().unwrap() && !server.nodelay().unwrap());
-        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        assert!(set_nodelay_on_all_sockets() >= 2);
-        assert!(client.nodelay().unwrap() && server.nodelay().unwrap());
-        drop(udp);
-    }
-
     fn get_int(fd: i32, level: libc::c_int, option: libc::c_int) -> libc::c_int {
         let mut value: libc::c_int = 0;
         let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
@@ -259,36 +190,6 @@ mod tests {
         };
         assert_eq!(rc, 0);
         value
-    }
-
-    #[test]
-    fn a_tuned_listener_passes_its_options_to_the_links_it_accepts() {
-        let _one = SWEEPS.lock().unwrap_or_else(|e| e.into_inner());
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut done = std::collections::HashSet::new();
-        assert!(tune_all_sockets(LinkOptions::NODES, &mut done) >= 1);
-        // A second sweep leaves what it did alone.
-        let again = tune_all_sockets(LinkOptions::NODES, &mut done);
-        assert_eq!(again, 0, "{done:?}");
-        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (accepted, _) = listener.accept().unwrap();
-        {
-            use std::os::fd::AsRawFd;
-            // At least the kernel's cap (twice net.core.wmem_max, 416 KiB by default).
-            let sndbuf = get_int(accepted.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF);
-            assert!(sndbuf >= 200 << 10, "{sndbuf}");
-        }
-        assert_eq!(
-            accepted.write_timeout().unwrap(),
-            Some(LinkOptions::NODES.send_timeout)
-        );
-        // The client end was opened after the sweep: the next one tunes it.
-        assert_eq!(client.write_timeout().unwrap(), None);
-        assert!(tune_all_sockets(LinkOptions::NODES, &mut done) >= 1);
-        assert_eq!(
-            client.write_timeout().unwrap(),
-            Some(LinkOptions::NODES.send_timeout)
-        );
     }
 
     #[test]

@@ -1,29 +1,24 @@
 //! A node's registrations with the master, and its orderly withdrawal.
 //!
-//! rosrust registers a node's publishers, subscribers and services but never withdraws
-//! them: its singleton is never dropped. [`shutdown`] asks the master what it lists under
-//! this node and withdraws each entry. Threads of ours that register beside the node (the
-//! master watch, direct subscriptions' discovery rounds) announce their calls through
+//! [`shutdown`] ends this process's node ([`crate::this_node`]): its publications and
+//! subscriptions are withdrawn as the runtime node ends, then whatever else the master
+//! still lists under the node's name (the services our layer serves). Threads of ours
+//! that register beside the node (the master watch) announce their calls through
 //! [`registering`], so none lands after the withdrawal.
 
-use crate::xmlrpc::{master, master_uri};
+use crate::xmlrpc::master_uri;
 use crate::RosError;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// Set when the node starts leaving: from then on nothing of ours registers with the
-/// master again (the master watch, direct subscriptions' discovery rounds).
-static LEAVING: AtomicBool = AtomicBool::new(false);
-
-/// True once [`shutdown`] has begun.
-pub fn leaving() -> bool {
-    LEAVING.load(Ordering::SeqCst)
-}
+/// True once [`shutdown`] has begun: from then on nothing of ours registers with the
+/// master again (the master watch).
+pub use crate::this_node::leaving;
 
 /// True while the node runs: initialised, not shut down by a signal or `rosnode kill`, and
 /// not leaving.
 pub fn running() -> bool {
-    rosrust::is_initialized() && rosrust::is_ok() && !leaving()
+    crate::this_node::is_ok()
 }
 
 /// Registration calls to the master in progress (see [`registering`]).
@@ -53,21 +48,16 @@ pub fn registering() -> Option<Registering> {
 /// master out of reach must not hold up the exit (roscpp gives up the same way).
 pub const UNREGISTER_WITHIN: Duration = Duration::from_millis(500);
 
-/// Ends the node: stops rosrust, then unregisters from the master every publication,
-/// subscription and service the master still lists for this node. Call before `main`
-/// returns, on every way out (a signal, `rosnode kill`, a start-up error).
-///
-/// Unregistering relies on nothing being dropped: rosrust's singleton never is, and a
-/// publisher or a subscription held by a thread that is still running when `main` returns
-/// would otherwise stay listed, misleading `rosnode list` and every subscriber that tries
-/// to connect to it. So the master is asked what it holds under this node's name, and
-/// each of those entries is withdrawn, within [`UNREGISTER_WITHIN`].
+/// Ends the node: withdraws from the master every publication and subscription of the
+/// node, and every service the master still lists for it, within [`UNREGISTER_WITHIN`].
+/// Call before `main` returns, on every way out (a signal, `rosnode kill`, a start-up
+/// error). Publishers and subscribers still held by running threads stop working.
 pub fn shutdown() {
-    if !rosrust::is_initialized() {
+    if !crate::this_node::is_initialized() || crate::this_node::begin_leaving() {
         return;
     }
-    LEAVING.store(true, Ordering::SeqCst);
-    rosrust::shutdown();
+    crate::clock::wake_all();
+    let name = crate::this_node::name();
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name("unregister".into())
@@ -77,17 +67,20 @@ pub fn shutdown() {
             while IN_FLIGHT.load(Ordering::SeqCst) > 0 {
                 std::thread::sleep(Duration::from_millis(2));
             }
-            let _ = tx.send(unregister_all());
+            let master = crate::this_node::master();
+            let uri = crate::this_node::uri();
+            // The runtime node withdraws its topics as it ends.
+            drop(crate::this_node::take());
+            let _ = tx.send(master.and_then(|m| unregister_all(&m, &uri)));
         });
     if spawned.is_err() {
         return;
     }
     match rx.recv_timeout(UNREGISTER_WITHIN) {
         Ok(Ok(_)) => {}
-        Ok(Err(e)) => eprintln!("[{}] leaving: {e}", rosrust::name()),
+        Ok(Err(e)) => eprintln!("[{name}] leaving: {e}"),
         Err(_) => eprintln!(
-            "[{}] leaving: the master at {} did not take the unregistrations within {:?}",
-            rosrust::name(),
+            "[{name}] leaving: the master at {} did not take the unregistrations within {:?}",
             master_uri(),
             UNREGISTER_WITHIN
         ),
@@ -136,7 +129,10 @@ impl Registrations {
 
 /// This node's entries as the master lists them now.
 pub fn registrations() -> Result<Registrations, RosError> {
-    let master = master()?;
+    registrations_at(&crate::this_node::master()?)
+}
+
+fn registrations_at(master: &rosrust::api::Master) -> Result<Registrations, RosError> {
     let state: rosrust::api::SystemState = master
         .get_system_state()
         .map_err(|e| RosError::new(format!("getSystemState: {e}")))?
@@ -148,31 +144,23 @@ pub fn registrations() -> Result<Registrations, RosError> {
                 .collect::<Vec<_>>()
         });
     Ok(Registrations::of(
-        &rosrust::name(),
+        &crate::this_node::name(),
         &publishers,
         &subscribers,
         &services,
     ))
 }
 
-/// Withdraws every entry the master lists for this node; returns how many.
-fn unregister_all() -> Result<usize, RosError> {
-    let master = master()?;
-    // rosrust subscribes every node to the whole parameter tree ("/") the first time it
-    // reads a parameter, and never withdraws it: the master would go on sending every
-    // later parameter change to this node's dead slave, one refused connection (and a
-    // logged traceback) each, on the same few threads that carry `publisherUpdate`. A
-    // suite restarting its nodes would slow every other node's linking more each time.
-    // `getSystemState` does not list parameter subscriptions, so this one is named; its
-    // failure is reported after the rest is withdrawn, which it must not hold up.
-    let parameters = master.unsubscribe_param("/");
-    let mine = registrations()?;
+/// Withdraws every entry the master lists for this node (its slave URI was `uri`);
+/// returns how many.
+fn unregister_all(master: &rosrust::api::Master, uri: &str) -> Result<usize, RosError> {
+    let mine = registrations_at(master)?;
     // Services are withdrawn by name and URI, and the master gives the URI of whichever
     // node holds the name now: when another node has taken this node's name (the master
     // lists it at another slave URI), only the services this process serves are its own.
     let named_here = master
-        .lookup_node(&rosrust::name())
-        .is_ok_and(|uri| uri == rosrust::uri());
+        .lookup_node(&crate::this_node::name())
+        .is_ok_and(|listed| listed == uri);
     fn fail(what: &str, name: &str, e: impl std::fmt::Display) -> RosError {
         RosError::new(format!("{what} {name}: {e}"))
     }
@@ -198,7 +186,6 @@ fn unregister_all() -> Result<usize, RosError> {
             .unregister_service(service, &api)
             .map_err(|e| fail("unregisterService", service, e))?;
     }
-    parameters.map_err(|e| RosError::new(format!("unsubscribeParam /: {e}")))?;
     Ok(mine.publications.len() + mine.subscriptions.len() + mine.services.len())
 }
 

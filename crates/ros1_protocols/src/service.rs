@@ -19,38 +19,39 @@
 //! answer is one byte (1 = success) and a length-prefixed body: the response, or the error
 //! text.
 //!
-//! Here every connection has its own thread from the moment it is accepted, the connection
-//! header must arrive within [`HEADER_TIMEOUT`], answers go out in one write with
+//! Here the server runs on the runtime's listener (`crate::runtime`): every connection has
+//! its own thread from the moment it is accepted, at most [`MAX_CALLERS`] are open at once,
+//! the whole connection header (and, without `persistent=1`, the request) must arrive
+//! within the node's handshake deadline (a byte a second does not reset it; a header
+//! longer than 1 MiB is refused unread), answers go out in one write with
 //! `TCP_NODELAY`, a handler that panics answers the caller with an error (the node keeps
 //! serving), and dropping the [`Service`] unregisters it and closes its connections.
 
-use crate::names::resolve;
 use crate::wire::{decode_header, encode_header, read_frame};
 use crate::Lock;
 use crate::RosError;
 use rosrust::{RosMsg, ServicePair};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
-/// How long a caller has to send its connection header (and, without `persistent=1`, its
-/// request) once connected.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+/// Callers connected to one service at once (the suite's busiest service has a handful);
+/// past it new connections are closed unread, and the first refusal is logged.
+pub const MAX_CALLERS: usize = 64;
 
 /// A live service; dropping it unregisters it from the master and closes its connections.
 pub struct Service {
     inner: Arc<Served>,
-    accept: Option<std::thread::JoinHandle<()>>,
+    listener: Option<crate::runtime::serve::Listener>,
 }
 
 struct Served {
     name: String,
-    api: String,
-    listener: TcpListener,
+    api: std::sync::OnceLock<String>,
     stop: AtomicBool,
     /// Open connections (to shut them down when the service goes).
     connections: Mutex<HashMap<u64, TcpStream>>,
@@ -68,46 +69,54 @@ where
     T: ServicePair,
     F: Fn(T::Request) -> Answer<T> + Send + Sync + 'static,
 {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let name = resolve(&rosrust::name(), service, &args)?;
-    let host = rosrust::hostname();
-    // Like every ROS 1 client: a loopback host name serves loopback only.
-    let bind = if host == "localhost" || host.starts_with("127.") {
-        "127.0.0.1"
-    } else {
-        "0.0.0.0"
-    };
-    let listener = TcpListener::bind((bind, 0))
-        .map_err(|e| RosError::new(format!("service {name}: cannot listen: {e}")))?;
-    let port = listener
-        .local_addr()
-        .map_err(|e| RosError::new(format!("service {name}: {e}")))?
-        .port();
+    let node = crate::this_node::get()?;
+    let name = node
+        .resolve(service)
+        .map_err(|e| RosError::new(e.to_string()))?;
+    let host = node.host().to_owned();
+    let within = node.config().handshake_within;
     let inner = Arc::new(Served {
-        api: format!("rosrpc://{host}:{port}"),
-        name,
-        listener,
+        api: std::sync::OnceLock::new(),
+        name: name.clone(),
         stop: AtomicBool::new(false),
         connections: Mutex::default(),
         next_id: AtomicU64::new(0),
     });
-    let handler: Arc<dyn Fn(T::Request) -> Answer<T> + Send + Sync> = Arc::new(handler);
-    let accept = {
-        let inner = inner.clone();
-        std::thread::Builder::new()
-            .name(format!("srv{}", inner.name))
-            .spawn(move || accept_loop::<T>(&inner, &handler))
-            .map_err(|e| RosError::new(format!("service thread: {e}")))?
-    };
+    let handler: Arc<Handler<T>> = Arc::new(handler);
+    let served = Arc::downgrade(&inner);
+    let listener = crate::runtime::serve::Listener::start(
+        &format!("srv{name}"),
+        crate::runtime::serve::bind_address(&host),
+        crate::runtime::serve::Gate::new(format!("service {name}"), MAX_CALLERS),
+        STACK,
+        Arc::new(move |stream, _peer, _pass| {
+            if let Some(s) = served.upgrade() {
+                connection::<T>(&s, stream, &handler, within);
+            }
+        }),
+    )
+    .map_err(|e| RosError::new(format!("service {name}: cannot listen: {e}")))?;
+    let _ = inner
+        .api
+        .set(format!("rosrpc://{host}:{}", listener.port()));
     let service = Service {
         inner,
-        accept: Some(accept),
+        listener: Some(listener),
     };
-    crate::xmlrpc::master()?
-        .register_service(&service.inner.name, &service.inner.api)
+    crate::this_node::master()?
+        .register_service(&service.inner.name, service.inner.api())
         .map_err(|e| RosError::new(format!("registerService {}: {e}", service.inner.name)))?;
     SERVED.locked().push(Arc::downgrade(&service.inner));
     Ok(service)
+}
+
+/// A connection thread's stack.
+const STACK: usize = 256 << 10;
+
+impl Served {
+    fn api(&self) -> &str {
+        self.api.get().map_or("", String::as_str)
+    }
 }
 
 /// Every service this process serves (dropped ones are pruned on the next registration).
@@ -119,11 +128,11 @@ pub(crate) fn serves(api: &str) -> bool {
         .locked()
         .iter()
         .filter_map(std::sync::Weak::upgrade)
-        .any(|s| s.api == api)
+        .any(|s| s.api() == api)
 }
 
 /// Registers every live service of this process that `master` does not list (`listed`)
-/// again (a restarted master, see [`crate::master`]); returns how many.
+/// again (a restarted master, which the master watch finds); returns how many.
 pub(crate) fn register_missing(
     master: &rosrust::api::Master,
     listed: &[String],
@@ -137,7 +146,7 @@ pub(crate) fn register_missing(
     for s in &live {
         if !s.stop.load(Ordering::SeqCst) && !listed.contains(&s.name) {
             master
-                .register_service(&s.name, &s.api)
+                .register_service(&s.name, s.api())
                 .map_err(|e| RosError::new(format!("registerService {}: {e}", s.name)))?;
             registered += 1;
         }
@@ -153,7 +162,7 @@ impl Service {
 
     /// The `rosrpc://` URI callers connect to.
     pub fn uri(&self) -> &str {
-        &self.inner.api
+        self.inner.api()
     }
 }
 
@@ -161,23 +170,14 @@ impl Drop for Service {
     fn drop(&mut self) {
         let s = &self.inner;
         s.stop.store(true, Ordering::SeqCst);
-        if let Err(e) = crate::xmlrpc::master().and_then(|m| {
-            m.unregister_service(&s.name, &s.api)
+        if let Err(e) = crate::this_node::master().and_then(|m| {
+            m.unregister_service(&s.name, s.api())
                 .map_err(|e| RosError::new(e.to_string()))
         }) {
             tracing::debug!("unregisterService {}: {e}", s.name);
         }
-        // Wakes the accept thread: a listening socket shut down fails its pending accept.
-        // SAFETY: shutdown(2) on a socket we own; no memory is involved.
-        unsafe {
-            libc::shutdown(
-                std::os::fd::AsRawFd::as_raw_fd(&s.listener),
-                libc::SHUT_RDWR,
-            );
-        }
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
-        }
+        // Stops accepting; connections already open are shut down below.
+        self.listener.take();
         for (_, c) in s.connections.locked().drain() {
             let _ = c.shutdown(Shutdown::Both);
         }
@@ -186,42 +186,27 @@ impl Drop for Service {
 
 type Handler<T> = dyn Fn(<T as ServicePair>::Request) -> Answer<T> + Send + Sync;
 
-fn accept_loop<T: ServicePair>(inner: &Arc<Served>, handler: &Arc<Handler<T>>) {
-    for stream in inner.listener.incoming() {
-        if inner.stop.load(Ordering::SeqCst) {
-            break;
-        }
-        let stream = match stream {
-            Ok(s) => s,
-            Err(e) => {
-                // Out of descriptors or the like: say so, and do not spin.
-                tracing::warn!("service {}: accept failed: {e}", inner.name);
-                std::thread::sleep(Duration::from_millis(50));
-                continue;
-            }
-        };
-        let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
-        if let Ok(handle) = stream.try_clone() {
-            inner.connections.locked().insert(id, handle);
-        }
-        let (this, handler) = (inner.clone(), handler.clone());
-        let spawned = std::thread::Builder::new()
-            .name(format!("srv{}", inner.name))
-            .spawn(move || {
-                if let Err(e) = serve::<T>(&this.name, stream, &*handler) {
-                    if !this.stop.load(Ordering::SeqCst) {
-                        tracing::warn!("service {}: {e}", this.name);
-                    }
-                }
-                this.connections.locked().remove(&id);
-            });
-        if let Err(e) = spawned {
-            tracing::warn!(
-                "service {}: cannot start a connection thread: {e}",
-                inner.name
-            );
+/// One accepted connection, listed while it lasts (so that dropping the service ends it).
+fn connection<T: ServicePair>(
+    inner: &Arc<Served>,
+    stream: TcpStream,
+    handler: &Arc<Handler<T>>,
+    within: Duration,
+) {
+    if inner.stop.load(Ordering::SeqCst) {
+        return;
+    }
+    let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+    if let Ok(handle) = stream.try_clone() {
+        inner.connections.locked().insert(id, handle);
+    }
+    let deadline = Instant::now() + within;
+    if let Err(e) = serve::<T>(&inner.name, stream, &**handler, deadline) {
+        if !inner.stop.load(Ordering::SeqCst) {
+            tracing::warn!("service {}: {e}", inner.name);
         }
     }
+    inner.connections.locked().remove(&id);
 }
 
 /// One caller's connection: the header exchange, then requests until the caller closes
@@ -230,16 +215,22 @@ fn serve<T: ServicePair>(
     name: &str,
     mut stream: TcpStream,
     handler: &Handler<T>,
+    deadline: Instant,
 ) -> Result<(), String> {
-    stream
-        .set_nodelay(true)
-        .and_then(|()| stream.set_read_timeout(Some(HEADER_TIMEOUT)))
-        .map_err(|e| e.to_string())?;
-    let header = match read_frame(&mut stream) {
+    let peer = stream
+        .peer_addr()
+        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    let header = match read_frame_by(&mut stream, deadline) {
         Ok(h) => decode_header(&h)?,
         // A caller that connected and left (a port scan, an aborted lookup): nothing to say.
         Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(()),
-        Err(e) => return Err(format!("no connection header: {e}")),
+        Err(e) if e.kind() == ErrorKind::TimedOut => {
+            return Err(format!(
+                "{peer}: no connection header by the deadline; closed"
+            ))
+        }
+        Err(e) => return Err(format!("{peer}: no connection header: {e}; closed")),
     };
     let caller = header
         .get("callerid")
@@ -253,7 +244,7 @@ fn serve<T: ServicePair>(
     }
     let md5 = T::md5sum();
     let ours = encode_header(&[
-        ("callerid", &rosrust::name()),
+        ("callerid", &crate::this_node::name()),
         ("md5sum", &md5),
         ("type", &T::msg_type()),
         ("request_type", &format!("{}Request", T::msg_type())),
@@ -277,12 +268,17 @@ fn serve<T: ServicePair>(
     }
     stream.write_all(&ours).map_err(|e| e.to_string())?;
     let persistent = header.get("persistent").is_some_and(|p| p == "1");
-    // A persistent connection may idle between calls for as long as the caller likes.
-    if persistent {
-        stream.set_read_timeout(None).map_err(|e| e.to_string())?;
-    }
     loop {
-        let body = match read_frame(&mut stream) {
+        // A persistent connection may idle between calls for as long as the caller likes;
+        // a one-call connection sends its request by the handshake's deadline.
+        let body = if persistent {
+            stream
+                .set_read_timeout(None)
+                .and_then(|()| read_frame(&mut stream))
+        } else {
+            read_frame_by(&mut stream, deadline)
+        };
+        let body = match body {
             Ok(b) => b,
             Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(()),
             Err(e) => return Err(format!("{caller}: {e}")),
@@ -299,6 +295,24 @@ fn serve<T: ServicePair>(
             return Ok(());
         }
     }
+}
+
+/// A length-prefixed frame, whole by `deadline` (a peer trickling bytes does not reset it),
+/// refused unread beyond the runtime's largest header.
+fn read_frame_by(stream: &mut TcpStream, deadline: Instant) -> std::io::Result<Vec<u8>> {
+    use crate::runtime::serve::read_exact_by;
+    let mut len = [0u8; 4];
+    read_exact_by(stream, &mut len, deadline)?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > crate::runtime::publisher::MAX_HEADER {
+        return Err(std::io::Error::new(
+            ErrorKind::InvalidData,
+            format!("a frame of {len} bytes"),
+        ));
+    }
+    let mut body = vec![0u8; len];
+    read_exact_by(stream, &mut body, deadline)?;
+    Ok(body)
 }
 
 /// One answer as it goes on the wire: the success byte and a length-prefixed body.
@@ -428,9 +442,8 @@ impl Link {
 impl<T: ServicePair> Client<T> {
     /// A caller of `service` (resolved like a topic name). It connects on the first call.
     pub fn new(service: &str) -> Result<Self, RosError> {
-        let args: Vec<String> = std::env::args().skip(1).collect();
         Ok(Client {
-            service: resolve(&rosrust::name(), service, &args)?,
+            service: crate::this_node::resolve(service)?,
             link: Mutex::new(Link::default()),
             _type: std::marker::PhantomData,
         })
@@ -524,7 +537,7 @@ impl<T: ServicePair> Client<T> {
         let addr = match link.uri {
             Some(a) => a,
             None => {
-                let uri = crate::xmlrpc::master()
+                let uri = crate::this_node::master()
                     .map_err(|e| Fault::Other(e.to_string()))?
                     .lookup_service(&self.service)
                     .map_err(|e| Fault::Other(format!("not advertised ({e})")))?;
@@ -548,7 +561,7 @@ impl<T: ServicePair> Client<T> {
             .set_write_timeout(Some(left(deadline)?))
             .and_then(|()| {
                 stream.write_all(&encode_header(&[
-                    ("callerid", &rosrust::name()),
+                    ("callerid", &crate::this_node::name()),
                     ("service", &self.service),
                     ("md5sum", &T::md5sum()),
                     ("type", &T::msg_type()),

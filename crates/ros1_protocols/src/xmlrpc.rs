@@ -7,18 +7,6 @@
 use crate::RosError;
 use std::time::Duration;
 
-/// Calls `method` (no arguments beyond the caller id) on the slave API of node `name`
-/// and returns the value of a successful answer (`[1, message, value]`).
-pub fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
-    let fail = |what: String| RosError::new(format!("{method} of {name}: {what}"));
-    let master = rosrust::api::Master::new(&master_uri(), &rosrust::name(), &rosrust::uri())
-        .map_err(|e| fail(e.to_string()))?;
-    let uri = master
-        .lookup_node(name)
-        .map_err(|e| fail(format!("lookupNode: {e}")))?;
-    call_slave(&uri, method).map_err(|e| fail(e.to_string()))
-}
-
 /// How long a call to another node's slave API may take. The XML-RPC client has no
 /// timeouts of its own, and a peer that accepted the connection but never answers (one
 /// starved or stopped in a debugger) would hold the caller forever.
@@ -61,10 +49,10 @@ pub fn xmlrpc_call(
     })
 }
 
-/// Calls `method` (no arguments beyond the caller id) on the slave API at `uri` and
-/// returns the value of a successful answer (`[1, message, value]`).
-pub fn call_slave(uri: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
-    let answer = xmlrpc_call(uri, method, vec![xml_rpc::Value::String(rosrust::name())])?;
+/// Calls `method` as `caller` (no arguments beyond the caller id) on the slave API at
+/// `uri` and returns the value of a successful answer (`[1, message, value]`).
+pub fn call_slave(uri: &str, method: &str, caller: &str) -> Result<xml_rpc::Value, RosError> {
+    let answer = xmlrpc_call(uri, method, vec![xml_rpc::Value::String(caller.to_owned())])?;
     value_of(method, answer)
 }
 
@@ -82,44 +70,9 @@ pub fn value_of(method: &str, answer: Vec<xml_rpc::Value>) -> Result<xml_rpc::Va
     }
 }
 
-/// The process id of the node called `name` (what it answers to the slave API's
-/// `getPid`, as `rosnode info` shows it).
-pub fn pid_of(name: &str) -> Result<u32, RosError> {
-    match slave_call(name, "getPid")? {
-        xml_rpc::Value::Int(pid) if pid > 0 => Ok(pid as u32),
-        other => Err(RosError::new(format!("getPid of {name}: {other:?}"))),
-    }
-}
-
-/// The topics node `name` has at least one established inbound (subscriber) connection
-/// on, from the slave API's `getBusInfo`: a subscription is only useful once it is in this
-/// set. roscpp lists a publisher link as soon as it knows of it and flags whether it is
-/// connected yet, so the flag is checked too (a recorder counted "subscribed" by the entry
-/// alone missed the first message now and then).
-pub fn inbound_topics(name: &str) -> Result<std::collections::BTreeSet<String>, RosError> {
-    let xml_rpc::Value::Array(connections) = slave_call(name, "getBusInfo")? else {
-        return Err(RosError::new(format!("getBusInfo of {name}: not a list")));
-    };
-    // Each connection: [id, destination, direction, transport, topic, connected, ...].
-    Ok(connections
-        .into_iter()
-        .filter_map(|c| match c {
-            xml_rpc::Value::Array(f) => match (f.get(2), f.get(4), f.get(5)) {
-                (Some(xml_rpc::Value::String(d)), Some(xml_rpc::Value::String(t)), connected)
-                    if d == "i" && is_true(connected) =>
-                {
-                    Some(t.clone())
-                }
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect())
-}
-
 /// A connected flag as rospy (bool) or roscpp (bool or int) sends it; absent counts as
 /// connected (older implementations list established connections only).
-fn is_true(v: Option<&xml_rpc::Value>) -> bool {
+pub(crate) fn is_true(v: Option<&xml_rpc::Value>) -> bool {
     match v {
         None => true,
         Some(xml_rpc::Value::Bool(b)) => *b,
@@ -133,8 +86,12 @@ pub fn master_uri() -> String {
     std::env::var("ROS_MASTER_URI").unwrap_or_else(|_| "http://localhost:11311/".into())
 }
 
-/// A client of the master at [`master_uri`], calling as this node.
-pub fn master() -> Result<rosrust::api::Master, RosError> {
-    rosrust::api::Master::new(&master_uri(), &rosrust::name(), &rosrust::uri())
+/// A client of the master at `master_uri`, calling as node `name` at slave URI `uri`.
+pub fn master_as(
+    name: &str,
+    uri: &str,
+    master_uri: &str,
+) -> Result<rosrust::api::Master, RosError> {
+    rosrust::api::Master::new(master_uri, name, uri)
         .map_err(|e| RosError::new(format!("master: {e}")))
 }

@@ -36,7 +36,7 @@ impl Ticker {
         let thread = std::thread::spawn(move || {
             let mut n = 0u64;
             while !s.load(Ordering::SeqCst) {
-                publisher.send(&text(&format!("tick {n}"))).expect("send");
+                publisher.send(text(&format!("tick {n}"))).expect("send");
                 n += 1;
                 std::thread::sleep(Duration::from_millis(50));
             }
@@ -122,8 +122,8 @@ fn rospy_and_rostopic_receive_and_latching_holds() {
     let latched = node
         .advertise::<Text>("latched", 1, true)
         .expect("advertise");
-    latched.send(&text("first")).unwrap();
-    latched.send(&text("hello latched")).unwrap();
+    latched.send(text("first")).unwrap();
+    latched.send(text("hello latched")).unwrap();
     let echo = master.run(
         "/usr/bin/rostopic",
         &["echo", "-n", "1", "/latched"],
@@ -354,7 +354,7 @@ fn a_stalled_xmlrpc_caller_holds_up_no_other() {
     let (_one, master, node) = begin("/rt_slave");
     let _latched = {
         let p = node.advertise::<Text>("/slave_topic", 1, true).unwrap();
-        p.send(&text("x")).unwrap();
+        p.send(text("x")).unwrap();
         p
     };
     let port: u16 = node
@@ -501,7 +501,7 @@ fn used(
 fn an_idle_node_sleeps() {
     let (_one, master, node) = begin("/rt_idle");
     let publisher = node.advertise::<Text>("/idle", 1, true).unwrap();
-    publisher.send(&text("once")).unwrap();
+    publisher.send(text("once")).unwrap();
     let subscriber = master.lingering_subscriber("/idle", Duration::from_secs(15));
     // And a subscriber on the runtime, in another node of this process.
     let listener = Node::start(
@@ -556,7 +556,7 @@ fn a_wrong_type_an_unknown_topic_and_a_full_topic_are_refused() {
     config.max_links_per_publisher = 2;
     let node = Node::start("/rt_refuse", config).unwrap();
     let publisher = node.advertise::<Text>("/capped", 1, true).unwrap();
-    publisher.send(&text("kept")).unwrap();
+    publisher.send(text("kept")).unwrap();
     let addr = tcpros_endpoint(&node, "/capped");
     let md5 = <Text as rosrust::Message>::md5sum();
     let (first, a) = raw_subscriber(&addr, &header_with("/capped", &md5));
@@ -655,7 +655,7 @@ fn a_direct_subscriber_on_the_runtime_links_when_the_master_says() {
     let other = Node::start("/rt_feeder", Config::new(master.uri.clone(), "127.0.0.1")).unwrap();
     let started = Instant::now();
     let feeder = other.advertise::<Text>("/fed", 10, true).unwrap();
-    feeder.send(&text("from the runtime")).unwrap();
+    feeder.send(text("from the runtime")).unwrap();
     assert_eq!(
         rx.recv_timeout(Duration::from_secs(5)).as_deref(),
         Ok("from the runtime")

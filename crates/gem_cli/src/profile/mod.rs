@@ -74,8 +74,9 @@ pub struct Args {
     record: bool,
     /// Extra arguments for integration_run.launch (repeatable), e.g.
     /// `--launch-arg controller=stanley`; passed to roslaunch as `NAME:=VALUE`. The
-    /// `NAME:=VALUE` form is accepted too while VALUE is a plain ROS name (rosrust reads
-    /// every `a:=b` on gemctl's own command line as a remapping).
+    /// `NAME:=VALUE` form is accepted too while VALUE is a plain ROS name (every `a:=b` on
+    /// gemctl's own command line is also a remapping of its own node, as in any ROS 1
+    /// program).
     #[arg(long = "launch-arg", value_name = "NAME=VALUE")]
     launch_args: Vec<String>,
     /// Simulated seconds each hold-off window runs at 1× before its deadline, after the
@@ -107,9 +108,9 @@ pub struct Args {
 }
 
 /// A `--launch-arg` as roslaunch takes it (`NAME:=VALUE`), from `NAME=VALUE` or from
-/// `NAME:=VALUE` when rosrust can read VALUE as a name: rosrust takes every `a:=b` on
-/// gemctl's command line for a remapping of its own node and refuses to start on one
-/// whose target holds other characters (a dot, a space).
+/// `NAME:=VALUE` when VALUE is a ROS name: every `a:=b` on gemctl's command line is also
+/// a remapping of its own node, and a remapping to something that is not a name is
+/// refused.
 fn launch_arg(arg: &str) -> Result<String, String> {
     let is_arg_name =
         |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -121,8 +122,8 @@ fn launch_arg(arg: &str) -> Result<String, String> {
             (true, true) => Ok(arg.to_owned()),
             (false, _) => Err(format!("{name:?} is not a launch argument name")),
             (true, false) => Err(format!(
-                "write it {name}={value}: rosrust would read {arg:?} on gemctl's own \
-                 command line as a remapping, and {value:?} is not a ROS name"
+                "write it {name}={value}: {arg:?} on gemctl's own command line is a \
+                 remapping, and {value:?} is not a ROS name"
             )),
         };
     }
@@ -154,7 +155,7 @@ impl Launch {
             .local_addr()?
             .port();
         let uri = format!("http://127.0.0.1:{port}");
-        // Set before rosrust starts (no other thread reads the environment yet).
+        // Set before the node starts (no other thread reads the environment yet).
         std::env::set_var("ROS_MASTER_URI", &uri);
         let log = std::fs::File::create(out.join("roslaunch.log"))?;
         let mut cmd = Command::new("roslaunch");
@@ -252,7 +253,7 @@ impl Profiler<'_> {
     }
 
     fn serve(&self) -> anyhow::Result<()> {
-        rosrust::wait_for_service(names::global::SERVE_WAYPOINTS, Some(NOMINAL_WAIT))
+        ros1_protocols::this_node::wait_for_service(names::global::SERVE_WAYPOINTS, NOMINAL_WAIT)
             .map_err(|e| anyhow!("/serve_waypoints: {e}"))?;
         let client =
             ros1_protocols::service::Client::<ServeWaypoints>::new(names::global::SERVE_WAYPOINTS)?;
@@ -738,7 +739,7 @@ fn write_report(report: &Report, out: &Path) -> anyhow::Result<()> {
 
 /// The nodes the master lists as publishing `topic`.
 fn publishers(topic: &str) -> anyhow::Result<Vec<String>> {
-    let state = rosrust::state().map_err(|e| anyhow!("getSystemState: {e}"))?;
+    let state = ros1_protocols::this_node::state().map_err(|e| anyhow!("getSystemState: {e}"))?;
     Ok(state
         .publishers
         .into_iter()
@@ -803,7 +804,7 @@ fn verify_connected(
 
 /// Every node registered at the master (except this one) with its pid.
 fn list_nodes() -> anyhow::Result<Vec<(String, u32)>> {
-    let state = rosrust::state().map_err(|e| anyhow!("getSystemState: {e}"))?;
+    let state = ros1_protocols::this_node::state().map_err(|e| anyhow!("getSystemState: {e}"))?;
     let mut names: Vec<String> = state
         .publishers
         .iter()
@@ -813,10 +814,10 @@ fn list_nodes() -> anyhow::Result<Vec<(String, u32)>> {
         .collect();
     names.sort();
     names.dedup();
-    let me = rosrust::name();
+    let me = ros1_protocols::this_node::name();
     let mut nodes = Vec::new();
     for n in names.into_iter().filter(|n| *n != me) {
-        match ros1_protocols::xmlrpc::pid_of(&n) {
+        match ros1_protocols::this_node::pid_of(&n) {
             Ok(pid) => nodes.push((n, pid)),
             Err(e) => println!("[profile] skipping {n}: {e}"),
         }

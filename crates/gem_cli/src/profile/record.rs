@@ -73,7 +73,7 @@ impl Recorder {
         let mut bag = Bag { child, file };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let connected = ros1_protocols::xmlrpc::inbound_topics(&node).unwrap_or_default();
+            let connected = ros1_protocols::this_node::inbound_topics(&node).unwrap_or_default();
             if topics.iter().all(|t| connected.contains(*t)) {
                 // The recorder's side is connected; a rosrust publisher adds the new
                 // subscriber from its own writer thread a moment later and cannot be asked

@@ -101,7 +101,7 @@ impl Watch {
                 return true;
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || !rosrust::is_ok() {
+            if left.is_zero() || !ros1_protocols::this_node::is_ok() {
                 return false;
             }
             // Bounded so a shut-down ROS is noticed even without messages.

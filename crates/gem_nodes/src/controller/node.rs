@@ -63,7 +63,7 @@ use std::sync::{Arc, Mutex};
 
 /// Publishers and the stop, shared with the safety-gate callback.
 struct Outputs {
-    command: rosrust::Publisher<AckermannDrive>,
+    command: ros1_protocols::runtime::Publisher<AckermannDrive>,
     /// Last (steering, speed) sent: a stop keeps the steering, and a tick without a pose
     /// repeats the command.
     last: Mutex<(f32, f32)>,
@@ -152,15 +152,15 @@ impl Outputs {
 
 /// Debug topics for RViz.
 struct Debug {
-    path: rosrust::Publisher<PathMsg>,
-    target: rosrust::Publisher<Marker>,
-    cross_track: rosrust::Publisher<Float64>,
+    path: ros1_protocols::runtime::Publisher<PathMsg>,
+    target: ros1_protocols::runtime::Publisher<Marker>,
+    cross_track: ros1_protocols::runtime::Publisher<Float64>,
 }
 
 /// `/diagnostics` of the pose source: the checks carried from goal to goal, and what was
 /// published last.
 struct SourceReport {
-    publisher: rosrust::Publisher<DiagnosticArray>,
+    publisher: ros1_protocols::runtime::Publisher<DiagnosticArray>,
     /// The twist checks of the last tracker (a new goal's tracker continues them).
     source: TwistSource,
     /// ROS time and text of the last publication.
@@ -222,7 +222,7 @@ impl SourceReport {
                 } else {
                     DiagnosticStatus::WARN
                 },
-                name: format!("{}: pose source", rosrust::name()),
+                name: format!("{}: pose source", ros1_protocols::this_node::name()),
                 message: text.clone(),
                 hardware_id: String::new(),
                 values,

@@ -92,11 +92,11 @@ pub const DYN_PARAMS: &[DynParam] = &[
 ];
 
 struct Publishers {
-    battery: rosrust::Publisher<msg::BatteryLevelStamped>,
-    estop: rosrust::Publisher<msg::EstopStamped>,
-    gps: rosrust::Publisher<msg::GpsAccuracyStamped>,
-    signal: rosrust::Publisher<msg::SignalStrengthStamped>,
-    temperature: rosrust::Publisher<msg::TemperatureStamped>,
+    battery: ros1_protocols::runtime::Publisher<msg::BatteryLevelStamped>,
+    estop: ros1_protocols::runtime::Publisher<msg::EstopStamped>,
+    gps: ros1_protocols::runtime::Publisher<msg::GpsAccuracyStamped>,
+    signal: ros1_protocols::runtime::Publisher<msg::SignalStrengthStamped>,
+    temperature: ros1_protocols::runtime::Publisher<msg::TemperatureStamped>,
 }
 
 impl Publishers {

@@ -28,7 +28,7 @@ pub struct PlannerNode {
     planner: Mutex<Planner>,
     client: ActionClient<NavigateWaypoints>,
     ids: Mutex<Ids>,
-    status_pub: rosrust::Publisher<TaskPlannerStatus>,
+    status_pub: ros1_protocols::runtime::Publisher<TaskPlannerStatus>,
     last_status: Mutex<Option<Status>>,
     /// `system_state`'s heartbeat, armed at start-up.
     state_watch: Mutex<Watchdog>,
@@ -84,7 +84,7 @@ impl PlannerNode {
 
     /// Blocks on the action client's events and feeds them to the planner (own thread).
     pub fn pump_client_events(&self) {
-        while rosrust::is_ok() {
+        while ros1_protocols::this_node::is_ok() {
             let Some(ev) = self.client.next_event(Duration::from_millis(100)) else {
                 continue;
             };

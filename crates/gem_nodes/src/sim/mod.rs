@@ -162,7 +162,7 @@ pub const DYN_PARAMS: &[DynParam] = &[DynParam {
 /// Owns `/clock`: step, publish the clock, sleep until the wall time this sim time is due
 /// ([`Pacer`]: a stall is not made up in a burst of sim time).
 fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow::Result<()> {
-    let clock = CLOCK.publish().map_err(RosError::from)?;
+    let clock = CLOCK.publish()?;
     let server = Server::new(DYN_PARAMS, Box::new(|_| Ok(())))?;
     let dt = Duration::from_secs_f64(1.0 / p.rate_hz);
     let every = ((p.rate_hz / p.state_rate_hz).round() as u64).max(1);
@@ -170,7 +170,7 @@ fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow:
     let origin = Instant::now();
     let mut pacer = Pacer::new(dt, p.speedup, origin.elapsed());
     let mut behind = Behind::default();
-    while rosrust::is_ok() {
+    while ros1_protocols::this_node::is_ok() {
         let wanted = server.values().double("speedup");
         if wanted != pacer.speedup() {
             tracing::info!("speed-up {}× -> {wanted}×", pacer.speedup());
@@ -330,10 +330,13 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
 }
 
 struct StatePublishers {
-    model_states: rosrust::Publisher<ModelStates>,
-    odom: rosrust::Publisher<Odometry>,
+    model_states: ros1_protocols::runtime::Publisher<ModelStates>,
+    odom: ros1_protocols::runtime::Publisher<Odometry>,
     /// `/tf`, and the latched `/tf_static` publisher kept alive, with `~publish_tf`.
-    tf: Option<(rosrust::Publisher<TFMessage>, rosrust::Publisher<TFMessage>)>,
+    tf: Option<(
+        ros1_protocols::runtime::Publisher<TFMessage>,
+        ros1_protocols::runtime::Publisher<TFMessage>,
+    )>,
 }
 
 impl StatePublishers {

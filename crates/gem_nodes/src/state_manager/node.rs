@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 /// Core + publisher; cheap to share between subscription threads.
 pub struct Shared {
     inner: Mutex<Inner>,
-    publisher: rosrust::Publisher<SystemStateStamped>,
+    publisher: ros1_protocols::runtime::Publisher<SystemStateStamped>,
     acks: Acks,
     /// Wakes the timer loop when an input brings a deadline earlier than the one it sleeps
     /// on (a GPS fault's hold-off window starting, say).

@@ -30,12 +30,12 @@
 mod config;
 mod node;
 pub mod publisher;
-mod serve;
+pub(crate) mod serve;
 pub mod slave;
 mod state;
 mod xml;
 
 pub use config::{Config, RuntimeError};
-pub use node::{InboundLink, Node, NodeHandle, PublisherWatch};
-pub use publisher::Publisher;
+pub use node::{InboundLink, Node, NodeHandle, PublisherWatch, ShutdownSignal};
+pub use publisher::{Publisher, TypeInfo};
 pub use xml::BadCall;

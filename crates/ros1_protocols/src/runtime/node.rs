@@ -2,7 +2,7 @@
 //! the master, all under one slave URI.
 
 use super::config::{Config, RuntimeError};
-use super::publisher::{self, Publisher};
+use super::publisher::{self, Publisher, TypeInfo};
 use super::serve;
 use super::slave;
 use super::state::{strings, Shared, Watcher};
@@ -96,7 +96,76 @@ impl Node {
         queue_size: usize,
         latching: bool,
     ) -> Result<Publisher<T>, RuntimeError> {
-        Publisher::advertise(&self.shared, topic, queue_size, latching)
+        Publisher::advertise(
+            &self.shared,
+            topic,
+            queue_size,
+            latching,
+            TypeInfo::of::<T>(),
+        )
+    }
+
+    /// [`Node::advertise`] for a type known at run time (`T` encodes the bytes as they
+    /// are, as `rosrust::RawMessage` does): a replayed bag's topics.
+    pub fn advertise_as<T: rosrust::Message>(
+        &self,
+        topic: &str,
+        queue_size: usize,
+        latching: bool,
+        info: TypeInfo,
+    ) -> Result<Publisher<T>, RuntimeError> {
+        Publisher::advertise(&self.shared, topic, queue_size, latching, info)
+    }
+
+    /// The node's deadlines, caps and addresses.
+    pub fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    /// The host other nodes reach this one at.
+    pub fn host(&self) -> &str {
+        &self.shared.config.host
+    }
+
+    /// The master's URI this node registers with.
+    pub fn master_uri(&self) -> &str {
+        &self.shared.config.master_uri
+    }
+
+    /// The remappings the node's names follow (`from:=to`).
+    pub fn remappings(&self) -> &[String] {
+        &self.shared.config.remappings
+    }
+
+    /// The topics this node publishes now.
+    pub fn published_topics(&self) -> Vec<String> {
+        self.shared.publications.locked().keys().cloned().collect()
+    }
+
+    /// Registers every publication and watch of this node with the master again (a master
+    /// restarted on the same address knows nothing of it), handing each watch the
+    /// publishers the master lists now. Returns how many topics were registered; the first
+    /// failure ends the round (the caller tries again later).
+    pub fn register_again(&self) -> Result<usize, RuntimeError> {
+        let s = &self.shared;
+        let published: Vec<(String, String)> = s
+            .publications
+            .locked()
+            .values()
+            .map(|t| (t.name.clone(), t.msg_type.clone()))
+            .collect();
+        for (topic, kind) in &published {
+            s.master_call("registerPublisher", &[topic, kind, &s.uri])
+                .map_err(RuntimeError::Master)?;
+        }
+        let watched = s.subscriptions();
+        for (topic, kind) in &watched {
+            let listed = s
+                .master_call("registerSubscriber", &[topic, kind, &s.uri])
+                .map_err(RuntimeError::Master)?;
+            s.publisher_update(topic, &strings(&listed));
+        }
+        Ok(published.len() + watched.len())
     }
 
     /// Subscribes to `topic`'s publisher list: registers this node as a subscriber of type
@@ -152,6 +221,11 @@ impl Node {
         self.shared.shutdown.0.locked().clone()
     }
 
+    /// A handle that waits for a shutdown request without keeping the node running.
+    pub fn shutdown_signal(&self) -> ShutdownSignal {
+        ShutdownSignal(self.shared.clone())
+    }
+
     /// Waits until the node is asked to shut down (its reason), or `timeout` passes.
     pub fn wait_shutdown_request(&self, timeout: Duration) -> Option<String> {
         let reason = self.shared.shutdown.0.locked();
@@ -178,6 +252,23 @@ impl Drop for Node {
             self.shared.withdraw("unregisterSubscriber", &topic);
         }
         self.slave.take();
+    }
+}
+
+/// Waits for a node's shutdown request (see [`Node::shutdown_signal`]).
+pub struct ShutdownSignal(Arc<Shared>);
+
+impl ShutdownSignal {
+    /// Waits until the node is asked to shut down, or `timeout` passes; whether it was.
+    pub fn wait(&self, timeout: Duration) -> bool {
+        let reason = self.0.shutdown.0.locked();
+        let (reason, _) = self
+            .0
+            .shutdown
+            .1
+            .wait_timeout_while(reason, timeout, |r| r.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        reason.is_some()
     }
 }
 

@@ -254,12 +254,50 @@ fn run_link(topic: &Arc<Topic>, link: Arc<Link>) {
     topic.remove(link.id);
 }
 
-/// A publisher of `T` on a [`super::Node`]; dropping it unregisters the topic and closes
-/// its links.
+/// A publisher of `T` on a [`super::Node`]; clones publish on the same topic, and dropping
+/// the last one unregisters the topic and closes its links.
 pub struct Publisher<T> {
+    inner: Arc<Advertised>,
+    _type: std::marker::PhantomData<fn(T)>,
+}
+
+// Not derived: a publisher is clonable whatever `T` is.
+impl<T> Clone for Publisher<T> {
+    fn clone(&self) -> Self {
+        Publisher {
+            inner: self.inner.clone(),
+            _type: std::marker::PhantomData,
+        }
+    }
+}
+
+/// The topic a publisher and its clones share.
+struct Advertised {
     node: Arc<Shared>,
     topic: Arc<Topic>,
-    _type: std::marker::PhantomData<fn(T)>,
+}
+
+/// What a topic carries, as its connection headers and the master name it: the type's name,
+/// MD5 sum and full definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeInfo {
+    /// `package/Type`.
+    pub msg_type: String,
+    /// The MD5 sum of the definition.
+    pub md5sum: String,
+    /// The full definition, dependencies included.
+    pub definition: String,
+}
+
+impl TypeInfo {
+    /// A generated message type's.
+    pub fn of<T: rosrust::Message>() -> TypeInfo {
+        TypeInfo {
+            msg_type: T::msg_type(),
+            md5sum: T::md5sum(),
+            definition: T::msg_definition(),
+        }
+    }
 }
 
 impl<T: rosrust::Message> Publisher<T> {
@@ -268,6 +306,7 @@ impl<T: rosrust::Message> Publisher<T> {
         topic: &str,
         queue_size: usize,
         latching: bool,
+        info: TypeInfo,
     ) -> Result<Publisher<T>, RuntimeError> {
         let name = node.resolve(topic)?;
         let topic = Arc::new(Topic {
@@ -276,9 +315,9 @@ impl<T: rosrust::Message> Publisher<T> {
                 node.config.max_links_per_publisher,
             ),
             name: name.clone(),
-            msg_type: T::msg_type(),
-            md5sum: T::md5sum(),
-            definition: T::msg_definition(),
+            msg_type: info.msg_type,
+            md5sum: info.md5sum,
+            definition: info.definition,
             latching,
             queue_size: queue_size.max(1),
             state: Mutex::default(),
@@ -299,16 +338,19 @@ impl<T: rosrust::Message> Publisher<T> {
             return Err(RuntimeError::Master(e));
         }
         Ok(Publisher {
-            node: node.clone(),
-            topic,
+            inner: Arc::new(Advertised {
+                node: node.clone(),
+                topic,
+            }),
             _type: std::marker::PhantomData,
         })
     }
 
     /// Queues `msg` for every linked subscriber (and keeps it for later ones when
-    /// latching). Never blocks on a subscriber.
-    pub fn send(&self, msg: &T) -> Result<(), RuntimeError> {
-        let t = &self.topic;
+    /// latching). Never blocks on a subscriber. Takes the message or a reference to it.
+    pub fn send(&self, msg: impl std::borrow::Borrow<T>) -> Result<(), RuntimeError> {
+        let msg = msg.borrow();
+        let t = &self.inner.topic;
         let mut s = t.state.locked();
         if s.links.is_empty() && !t.latching {
             return Ok(());
@@ -336,18 +378,19 @@ impl<T: rosrust::Message> Publisher<T> {
 
     /// The resolved topic.
     pub fn topic(&self) -> &str {
-        &self.topic.name
+        &self.inner.topic.name
     }
 
     /// Subscribers linked now.
     pub fn subscriber_count(&self) -> usize {
-        self.topic.state.locked().links.len()
+        self.inner.topic.state.locked().links.len()
     }
 
     /// Waits until at least `n` subscribers are linked, or `timeout` passes; whether they are.
     pub fn wait_for_subscribers(&self, n: usize, timeout: Duration) -> bool {
-        let s = self.topic.state.locked();
+        let s = self.inner.topic.state.locked();
         let (s, _) = self
+            .inner
             .topic
             .links_changed
             .wait_timeout_while(s, timeout, |s| s.links.len() < n)
@@ -358,7 +401,8 @@ impl<T: rosrust::Message> Publisher<T> {
     /// Messages dropped so far because a subscriber's queue was full, per subscriber
     /// (`callerid` → count).
     pub fn dropped(&self) -> HashMap<String, u64> {
-        self.topic
+        self.inner
+            .topic
             .state
             .locked()
             .links
@@ -368,7 +412,7 @@ impl<T: rosrust::Message> Publisher<T> {
     }
 }
 
-impl<T> Drop for Publisher<T> {
+impl Drop for Advertised {
     fn drop(&mut self) {
         let name = &self.topic.name;
         let ours = {
