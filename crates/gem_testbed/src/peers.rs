@@ -223,6 +223,7 @@ pub fn trickling(addr: SocketAddr, bytes: Vec<u8>, every: Duration) -> Result<St
 /// were opened (a node that does not accept fast enough gets fewer). They send nothing
 /// and stay open until the result is dropped.
 pub fn flood(addr: SocketAddr, n: usize, threads: usize, within: Duration) -> Stalled {
+    room_for_descriptors(n as u64 + 256);
     let end = Instant::now() + within;
     let per_thread = n.div_ceil(threads);
     let streams = std::thread::scope(|s| {
@@ -252,6 +253,22 @@ pub fn flood(addr: SocketAddr, n: usize, threads: usize, within: Duration) -> St
     Stalled {
         streams,
         stop: Arc::default(),
+    }
+}
+
+/// Raises this process's soft limit on open descriptors to `wanted` (within the hard
+/// limit): a flood holds one per connection, and 1,024 is a common soft default.
+fn room_for_descriptors(wanted: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write the struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < wanted {
+            limit.rlim_cur = wanted.min(limit.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
     }
 }
 
