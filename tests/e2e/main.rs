@@ -34,6 +34,7 @@ mod demo;
 mod docker_static;
 mod docs;
 mod health_monitor;
+mod hostile_peers;
 mod hosts;
 mod house;
 mod integration_launch;

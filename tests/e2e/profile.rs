@@ -195,6 +195,8 @@ fn short_profile_reports_every_link_with_positive_ordered_latencies() {
             .find(|u| u["node"] == node)
             .unwrap_or_else(|| panic!("no resource figures of {node}: {usage:?}"));
         assert!(u["rss_max_mib"].as_f64().unwrap_or(0.0) > 1.0, "{u}");
+        // Every node of the suite is woken at least by its own timers.
+        assert!(u["wakeups_per_s"].as_f64().unwrap_or(0.0) > 0.0, "{u}");
     }
     for svg in ["latency_boxplot.svg", "chain_breakdown.svg"] {
         let body = std::fs::read_to_string(out.join(svg)).expect("figure written");

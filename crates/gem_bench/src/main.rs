@@ -11,6 +11,7 @@
 //! cargo run --release -p gem_bench -- replay [--per-topic N]
 //! cargo run --release -p gem_bench -- subscribe [--messages N] [--rounds N]
 //! cargo run --release -p gem_bench -- service [--calls N] [--rounds N] [--rate HZ] [--load]
+//! cargo run --release -p gem_bench -- resources [--idle-s S] [--lap-s S]
 //! ```
 
 mod baseline;
@@ -18,6 +19,7 @@ mod crosscheck;
 mod health;
 mod introspect;
 mod replay;
+mod resources;
 mod service;
 mod state_manager;
 mod stop;
@@ -111,6 +113,15 @@ enum Bench {
         #[arg(long)]
         load: bool,
     },
+    /// CPU and wake-ups per node of the launched suite at 1x: idle, then during a lap.
+    Resources {
+        /// Seconds measured with the suite up and no goal.
+        #[arg(long, default_value_t = 60.0)]
+        idle_s: f64,
+        /// Seconds measured during a lap of the GEM track (a lap takes about 320 s).
+        #[arg(long, default_value_t = 60.0)]
+        lap_s: f64,
+    },
     /// Emergency and comfortable stops on a straight and in the tightest bend.
     Stop,
     /// Load time of a large waypoint file.
@@ -140,6 +151,7 @@ fn main() -> anyhow::Result<()> {
         Bench::Crosscheck { track } => crosscheck::run_all(&track).map(|_| ()),
         Bench::Waypoints { rows } => waypoints::run(rows),
         Bench::Stop => stop::run_all(),
+        Bench::Resources { idle_s, lap_s } => resources::run(idle_s, lap_s),
         Bench::Health { messages, seconds } => health::run(messages, seconds),
         Bench::Introspect { messages } => introspect::run(messages),
         Bench::Replay { per_topic } => replay::run(per_topic),

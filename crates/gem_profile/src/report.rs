@@ -140,6 +140,9 @@ pub struct NodeUsage {
     pub pid: u32,
     /// CPU time over wall time, percent of one core.
     pub cpu_percent: f64,
+    /// Times per second one of its threads was woken (voluntary context switches of
+    /// its threads over the window).
+    pub wakeups_per_s: f64,
     /// Mean resident set size, MiB.
     pub rss_mean_mib: f64,
     /// Largest resident set size seen, MiB.
@@ -531,16 +534,24 @@ impl Report<'_> {
             md += "Not measured (`--resources-s 0`).\n\n";
         } else {
             md +=
-                "| node | pid | CPU (% of one core) | RSS mean (MiB) | RSS max (MiB) | threads |\n\
-                   |---|---|---|---|---|---|\n";
+                "| node | pid | CPU (% of one core) | wake-ups/s | RSS mean (MiB) | RSS max (MiB) | threads |\n\
+                   |---|---|---|---|---|---|---|\n";
             for u in &self.usage {
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {:.2} | {:.1} | {:.1} | {} |",
-                    u.node, u.pid, u.cpu_percent, u.rss_mean_mib, u.rss_max_mib, u.threads
+                    "| {} | {} | {:.2} | {:.1} | {:.1} | {:.1} | {} |",
+                    u.node,
+                    u.pid,
+                    u.cpu_percent,
+                    u.wakeups_per_s,
+                    u.rss_mean_mib,
+                    u.rss_max_mib,
+                    u.threads
                 );
             }
-            md += "\nFrom /proc (user + system CPU time over the window; resident set sampled each second). \
+            md += "\nFrom /proc (user + system CPU time over the window; wake-ups: the voluntary \
+                   context switches of the node's threads, each a sleep that ended in a wake-up; \
+                   resident set sampled each second). \
                    The profiler's own subscriptions are part of the load.\n\n";
         }
         let early = early_samples(self.runs);

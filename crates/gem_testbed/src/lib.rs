@@ -8,6 +8,7 @@
 //! - [`NodeBuilder`] starts one of our node binaries ([`node_binary`]) or any executable as
 //!   a [`NodeProc`], [`cli`] and friends run ROS command-line tools; both get the
 //!   environment `runners/env.sh` gives a user, pointed at the private master.
+//! - [`peers`] misbehave on a node's ports (silent, half a header, a trickle, a flood).
 //! - Every wait is bounded ([`wait_until`], [`Collector`]); nothing sleeps to synchronise.
 
 #![warn(missing_docs)]
@@ -15,12 +16,15 @@
 mod command;
 mod group;
 mod master;
+pub mod peers;
 mod process;
 mod wait;
 
 pub use command::{repo_root, sourced, succeeded};
 pub use master::{bin_dir, exclusive, master_log, node_binary, ros, user_env, RosGuard};
-pub use process::{cli, cli_background, cli_ok, dynparam_set, fresh_ns, NodeBuilder, NodeProc};
+pub use process::{
+    cli, cli_background, cli_ok, dynparam_set, fresh_ns, tool_command, NodeBuilder, NodeProc,
+};
 pub use wait::{
     check, wait_for_publisher, wait_for_service, wait_for_subscriber, wait_until, Collector,
 };

@@ -224,6 +224,18 @@ pub fn cli(program: &str, args: &[&str], timeout: Duration) -> Output {
     }
 }
 
+/// The command of a ROS tool (or a Python script under `/usr/bin/python3`) against the
+/// test master, with the environment of [`cli`] and a process group of its own, for a
+/// caller that talks to it on its standard streams and ends it itself.
+pub fn tool_command(program: &str, args: &[&str]) -> Command {
+    let m = master();
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    apply_env(&mut cmd, &m.uri, &m.home);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd
+}
+
 /// Like [`cli`] but asserts success and returns stdout.
 pub fn cli_ok(program: &str, args: &[&str], timeout: Duration) -> String {
     succeeded(&cli(program, args, timeout), &format!("{program} {args:?}"))

@@ -1,4 +1,4 @@
-//! Resource figures of the running nodes: CPU time and resident memory from `/proc`
+//! Resource figures of the running nodes: CPU time, wake-ups and resident memory from `/proc`
 //! (Linux; the nodes must run on this machine), sampled once a second over a window; the
 //! machine's CPU steal and what the report says of the machine.
 
@@ -68,14 +68,26 @@ pub fn machine() -> Machine {
     }
 }
 
-/// CPU ticks (user + system) and resident KiB and threads of `pid`.
-fn sample(pid: u32) -> Option<(u64, u64, u64)> {
+/// One reading of a node's process.
+#[derive(Clone)]
+struct Sample {
+    /// User + system CPU time so far, clock ticks (every thread, ended ones too).
+    cpu_ticks: u64,
+    rss_kib: u64,
+    threads: u64,
+    /// Each thread's voluntary context switches so far: its wake-ups (see
+    /// [`procfs::voluntary_switches`] for why these and not all switches).
+    switches: std::collections::HashMap<u32, u64>,
+}
+
+fn sample(pid: u32) -> Option<Sample> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    Some((
-        procfs::cpu_ticks(pid)?,
-        procfs::status_field(&status, "VmRSS:")?,
-        procfs::status_field(&status, "Threads:")?,
-    ))
+    Some(Sample {
+        cpu_ticks: procfs::cpu_ticks(pid)?,
+        rss_kib: procfs::status_field(&status, "VmRSS:")?,
+        threads: procfs::status_field(&status, "Threads:")?,
+        switches: procfs::voluntary_switches(pid)?,
+    })
 }
 
 /// Samples `nodes` (name, pid) once a second for `window`, calling `tick` with the elapsed
@@ -86,10 +98,10 @@ pub fn measure(
     mut tick: impl FnMut(Duration),
 ) -> Vec<NodeUsage> {
     let start = Instant::now();
-    let first: Vec<Option<(u64, u64, u64)>> = nodes.iter().map(|n| sample(n.1)).collect();
+    let first: Vec<Option<Sample>> = nodes.iter().map(|n| sample(n.1)).collect();
     let mut rss: Vec<Vec<u64>> = first
         .iter()
-        .map(|s| s.map(|s| vec![s.1]).unwrap_or_default())
+        .map(|s| s.as_ref().map(|s| vec![s.rss_kib]).unwrap_or_default())
         .collect();
     let mut last = first.clone();
     while start.elapsed() < window {
@@ -97,7 +109,7 @@ pub fn measure(
         std::thread::sleep(left.min(Duration::from_secs(1)));
         for (i, n) in nodes.iter().enumerate() {
             if let Some(s) = sample(n.1) {
-                rss[i].push(s.1);
+                rss[i].push(s.rss_kib);
                 last[i] = Some(s);
             }
         }
@@ -109,15 +121,18 @@ pub fn measure(
         .iter()
         .enumerate()
         .filter_map(|(i, (node, pid))| {
-            let (a, b) = (first[i]?, last[i]?);
+            let (a, b) = (first[i].as_ref()?, last[i].as_ref()?);
             let r = &rss[i];
             Some(NodeUsage {
                 node: node.clone(),
                 pid: *pid,
-                cpu_percent: 100.0 * (b.0.saturating_sub(a.0)) as f64 / hz / seconds,
+                cpu_percent: 100.0 * (b.cpu_ticks.saturating_sub(a.cpu_ticks)) as f64
+                    / hz
+                    / seconds,
+                wakeups_per_s: procfs::wakeups_between(&a.switches, &b.switches) as f64 / seconds,
                 rss_mean_mib: r.iter().sum::<u64>() as f64 / r.len() as f64 / 1024.0,
                 rss_max_mib: r.iter().copied().max().unwrap_or(0) as f64 / 1024.0,
-                threads: b.2,
+                threads: b.threads,
             })
         })
         .collect()
@@ -130,12 +145,15 @@ mod tests {
     #[test]
     fn this_process_has_memory_threads_and_cpu_time() {
         let me = std::process::id();
-        let (_, rss_kib, threads) = sample(me).expect("own /proc entry");
-        assert!(rss_kib > 100, "{rss_kib} KiB");
-        assert!(threads >= 1);
+        let s = sample(me).expect("own /proc entry");
+        assert!(s.rss_kib > 100, "{} KiB", s.rss_kib);
+        assert!(s.threads >= 1);
+        assert!(!s.switches.is_empty());
         let usage = measure(&[("me".into(), me)], Duration::from_millis(300), |_| {});
         assert_eq!(usage.len(), 1);
         assert!(usage[0].rss_max_mib > 0.0);
+        // This thread slept between the samples.
+        assert!(usage[0].wakeups_per_s > 0.0);
     }
 
     #[test]
