@@ -59,7 +59,7 @@ enum Topic {
 /// Waits until the master lists `node` as a publisher of `topic`.
 fn wait_published_by(topic: &str, node: &str) -> bool {
     wait_until(UP_WITHIN, || {
-        rosrust::state().is_ok_and(|s| {
+        ros1_protocols::this_node::state().is_ok_and(|s| {
             s.publishers
                 .iter()
                 .any(|t| t.name == topic && t.connections.iter().any(|c| c == node))

@@ -57,7 +57,7 @@ fn launch() -> anyhow::Result<Launch> {
     let uri = format!("http://127.0.0.1:{port}/");
     let home = std::env::temp_dir().join(format!("gem_bench_resources_{}", std::process::id()));
     std::fs::create_dir_all(home.join("log"))?;
-    // Read by rosrust when this process joins; no other thread exists yet.
+    // Read when this process's node starts; no other thread exists yet.
     std::env::set_var("ROS_MASTER_URI", &uri);
     std::env::set_var("ROS_IP", "127.0.0.1");
     let log = home.join("roslaunch.log");
@@ -87,7 +87,7 @@ fn launch() -> anyhow::Result<Launch> {
 
 /// Every node the master lists (publishing, subscribing or serving), but this one.
 fn listed_nodes() -> Vec<String> {
-    let Ok(state) = rosrust::state() else {
+    let Ok(state) = ros1_protocols::this_node::state() else {
         return Vec::new();
     };
     let mut names: Vec<String> = state
@@ -96,7 +96,7 @@ fn listed_nodes() -> Vec<String> {
         .chain(&state.subscribers)
         .chain(&state.services)
         .flat_map(|t| t.connections.iter().cloned())
-        .filter(|n| *n != rosrust::name())
+        .filter(|n| *n != ros1_protocols::this_node::name())
         .collect();
     names.sort();
     names.dedup();
@@ -215,7 +215,7 @@ pub fn run(idle_s: f64, lap_s: f64) -> anyhow::Result<()> {
     })?;
     let mut nodes = Vec::new();
     for n in listed_nodes() {
-        let pid = ros1_protocols::xmlrpc::pid_of(&n).map_err(|e| anyhow!("{e}"))?;
+        let pid = ros1_protocols::this_node::pid_of(&n).map_err(|e| anyhow!("{e}"))?;
         nodes.push((n, pid));
     }
     std::thread::sleep(SETTLE);

@@ -77,6 +77,9 @@ pub(crate) struct Listener {
 /// What runs each accepted connection, on its own thread, with its place in the gate.
 pub(crate) type Handler = dyn Fn(TcpStream, SocketAddr, Pass) + Send + Sync;
 
+/// Connections the kernel queues for the accept thread (capped by `net.core.somaxconn`).
+const ACCEPT_BACKLOG: libc::c_int = 1024;
+
 /// How long the accept thread pauses after `accept` itself fails (out of descriptors):
 /// the failure repeats at once otherwise, and a pause lets connections close.
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
@@ -93,6 +96,14 @@ impl Listener {
         handler: Arc<Handler>,
     ) -> std::io::Result<Listener> {
         let listener = Arc::new(TcpListener::bind((bind, 0))?);
+        // A longer queue of connections waiting to be accepted than the standard library
+        // asks for: during a flood the accept thread refuses the excess one by one, and a
+        // full queue would drop the SYNs of every peer, legitimate ones included, for a
+        // second's retransmission. Listening again on a listening socket only resizes it.
+        // SAFETY: listen(2) on a socket we own; no memory is involved.
+        unsafe {
+            libc::listen(std::os::fd::AsRawFd::as_raw_fd(&*listener), ACCEPT_BACKLOG);
+        }
         let port = listener.local_addr()?.port();
         let stop = Arc::new(AtomicBool::new(false));
         let accept = {
