@@ -121,6 +121,10 @@ enum Bench {
         /// Seconds measured during a lap of the GEM track (a lap takes about 320 s).
         #[arg(long, default_value_t = 60.0)]
         lap_s: f64,
+        /// Instead: each node started alone beside a rosmaster (wall time), idle for
+        /// IDLE_S.
+        #[arg(long)]
+        alone: bool,
     },
     /// Emergency and comfortable stops on a straight and in the tightest bend.
     Stop,
@@ -151,7 +155,16 @@ fn main() -> anyhow::Result<()> {
         Bench::Crosscheck { track } => crosscheck::run_all(&track).map(|_| ()),
         Bench::Waypoints { rows } => waypoints::run(rows),
         Bench::Stop => stop::run_all(),
-        Bench::Resources { idle_s, lap_s } => resources::run(idle_s, lap_s),
+        Bench::Resources {
+            idle_s,
+            lap_s,
+            alone: false,
+        } => resources::run(idle_s, lap_s),
+        Bench::Resources {
+            idle_s,
+            alone: true,
+            ..
+        } => resources::alone(idle_s),
         Bench::Health { messages, seconds } => health::run(messages, seconds),
         Bench::Introspect { messages } => introspect::run(messages),
         Bench::Replay { per_topic } => replay::run(per_topic),

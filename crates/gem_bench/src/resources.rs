@@ -190,6 +190,42 @@ fn wait_planner(within: Duration, what: &str, pred: impl Fn(u8) -> bool) -> anyh
         })
 }
 
+/// The nodes measured alone: each can start without the others and then has nothing to do
+/// but its own periodic work (the state manager's heartbeat, mock_signals' signals, the
+/// planner's status, the overlay's redraw, the controller's wait for a goal).
+const ALONE: [&str; 5] = [
+    "state_manager",
+    "mock_signals",
+    "task_planner",
+    "status_overlay",
+    "pure_pursuit",
+];
+
+/// Each node of [`ALONE`] started by itself beside a `rosmaster` under wall time (as
+/// `rosrun` starts it), measured for `idle_s` after it registered and settled.
+pub fn alone(idle_s: f64) -> anyhow::Result<()> {
+    anyhow::ensure!(idle_s > 0.0 && idle_s.is_finite(), "--idle-s must be > 0");
+    let ros = gem_testbed::ros();
+    ros.set_sim_time(false);
+    println!("| node, alone with rosmaster (wall time) | CPU % of one core | wake-ups/s |");
+    println!("|---|---|---|");
+    for binary in ALONE {
+        let ns = gem_testbed::fresh_ns("alone");
+        let node = ros.node(binary).arg(&format!("__ns:={ns}")).spawn();
+        let name = format!("{ns}/{binary}");
+        if !wait_until(UP_WITHIN, || listed_nodes().contains(&name)) {
+            bail!("{name} did not register\n{}", node.output());
+        }
+        let pid = node.pid().ok_or_else(|| anyhow!("{name}: no pid"))?;
+        std::thread::sleep(SETTLE);
+        let w = window(&[(name.clone(), pid)], Duration::from_secs_f64(idle_s))?;
+        let (cpu, wakeups) = w.nodes[0].ok_or_else(|| anyhow!("{name}: gone"))?;
+        println!("| {binary} | {cpu:.3} | {wakeups:.1} |");
+        drop(node);
+    }
+    Ok(())
+}
+
 pub fn run(idle_s: f64, lap_s: f64) -> anyhow::Result<()> {
     anyhow::ensure!(
         idle_s > 0.0 && lap_s > 0.0 && idle_s.is_finite() && lap_s.is_finite(),

@@ -98,18 +98,21 @@ pub fn wake_all() {
 /// Under wall time, what a [`Waker`] notifies (under sim time it is the clock's own).
 static WALL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
 
-/// Blocks until the ROS clock moves on from `seen` (the time the caller last read; under
-/// sim time), until a [`Waker`] wakes the caller, or for the wall time [`nap`] allows for
-/// a wake-up `gap` of ROS time ahead, whichever is first. Both are checked under the lock
-/// the clock's update and a waker take, so neither can slip in between the caller's check
-/// and the wait: a clock message that arrived after the caller read `seen` returns at once.
+/// Blocks until the ROS clock reaches `gap` past `seen` (the time the caller last read;
+/// under sim time) or jumps back from it, until a [`Waker`] wakes the caller, or for the
+/// wall time [`nap`] allows, whichever is first. Both are checked under the lock the
+/// clock's update and a waker take, so neither can slip in between the caller's check and
+/// the wait: a clock message that already reached the deadline returns at once. Clock
+/// messages short of the deadline do not wake the caller (a node ticking at 20 Hz under a
+/// 100 Hz clock wakes for its ticks, not for every message).
 pub fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
     match sim_clock() {
         Some(c) => {
+            let due = |latest: &mut Time| ready() || clock_reached(*latest, seen, gap);
             let guard = c.latest.locked();
-            if !ready() && !clock_moved(*guard, seen) {
-                let _ = c.changed.wait_timeout(guard, nap(true, gap));
-            }
+            let _ = c
+                .changed
+                .wait_timeout_while(guard, nap(true, gap), |latest| !due(latest));
         }
         None => {
             let guard = WALL.0.locked();
@@ -124,10 +127,17 @@ fn wait_for_clock(gap: Duration, seen: Time) {
     wait_for_clock_or(gap, seen, || false);
 }
 
-/// Whether our `/clock` value `latest` differs from the `seen` time a caller read (zero:
-/// no message yet: not a move).
-fn clock_moved(latest: Time, seen: Time) -> bool {
-    !is_zero(latest) && latest != seen
+/// Whether our `/clock` value `latest` ends a wait that began at `seen` for `gap`: it is
+/// `gap` or more past `seen`, or before it (a simulator reset). Zero (no message yet)
+/// ends nothing.
+fn clock_reached(latest: Time, seen: Time, gap: Duration) -> bool {
+    if is_zero(latest) {
+        return false;
+    }
+    let deadline = seen
+        .nanos()
+        .saturating_add(gap.as_nanos().min(i64::MAX as u128) as i64);
+    latest < seen || latest.nanos() >= deadline
 }
 
 /// Wakes a loop waiting in [`wait_for_clock_or`] from another thread, e.g. when an action
@@ -170,7 +180,7 @@ pub fn wait_for_valid_time() -> bool {
         if !crate::this_node::is_ok() {
             return false;
         }
-        wait_for_clock(MAX_NAP, Time::new());
+        wait_for_clock(Duration::from_nanos(1), Time::new());
     }
     true
 }
@@ -200,16 +210,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_clock_message_after_the_callers_read_ends_the_wait_at_once() {
+    fn a_clock_message_that_reaches_the_deadline_ends_the_wait_and_earlier_ones_do_not() {
         let t = |ms: i64| Time::from_nanos(ms * 1_000_000);
-        // The clock moved on after the caller read 10 ms: no wait (the lost wake-up).
-        assert!(clock_moved(t(20), t(10)));
-        // Nothing new: wait for the next message.
-        assert!(!clock_moved(t(10), t(10)));
-        // No message yet: wait as well.
-        assert!(!clock_moved(Time::new(), t(10)));
-        // A simulator reset moved the clock back: that is a move too.
-        assert!(clock_moved(t(5), t(10)));
+        let gap = Duration::from_millis(50);
+        // Read at 10 ms, due at 60 ms: 20 ms is short of it, 60 ms and later reach it.
+        assert!(!clock_reached(t(20), t(10), gap));
+        assert!(clock_reached(t(60), t(10), gap));
+        assert!(clock_reached(t(70), t(10), gap));
+        // A deadline 1 ns ahead: the next message reaches it.
+        assert!(clock_reached(t(11), t(10), Duration::from_nanos(1)));
+        // No message yet: wait.
+        assert!(!clock_reached(Time::new(), t(10), gap));
+        // A simulator reset moved the clock back: that ends the wait too.
+        assert!(clock_reached(t(5), t(10), gap));
     }
 
     #[test]

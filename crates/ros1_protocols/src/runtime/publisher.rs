@@ -14,7 +14,9 @@
 //! node with twenty topics holds one listening socket, not twenty.
 //!
 //! A link is two threads: a writer that sleeps on its queue (at most the publisher's
-//! `queue_size` messages, the oldest dropped first, as roscpp's queue does) and writes with
+//! `queue_size` messages, the oldest dropped first, as roscpp's queue does; a message
+//! goes straight into the socket from the publishing thread when nothing is queued and the
+//! socket takes it at once, so the writer wakes only for a subscriber that lags) and writes with
 //! [`super::Config::write_within`] as the longest wait for room in a 4 MiB send buffer; and a
 //! reader that sleeps on the socket to see the subscriber leave (a subscriber sends nothing
 //! after its header), so a gone subscriber frees its place at once, not at the next message.
@@ -220,22 +222,25 @@ fn run_link(topic: &Arc<Topic>, link: Arc<Link>) {
         link.close();
     }
     let ended = loop {
-        let frame = {
+        let next = {
             let mut q = link.queue.locked();
             loop {
                 if q.closed {
                     break None;
                 }
                 if let Some(f) = q.frames.pop_front() {
+                    q.writing = true;
                     break Some(f);
                 }
                 q = link.ready.wait(q).unwrap_or_else(|e| e.into_inner());
             }
         };
-        let Some(frame) = frame else {
+        let Some((frame, at)) = next else {
             break None;
         };
-        if let Err(e) = (&link.stream).write_all(&frame) {
+        let written = (&link.stream).write_all(&frame[at..]);
+        link.queue.locked().writing = false;
+        if let Err(e) = written {
             break Some(e);
         }
         link.bytes.fetch_add(frame.len() as u64, Ordering::Relaxed);

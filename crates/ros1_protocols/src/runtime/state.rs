@@ -173,9 +173,13 @@ pub(crate) struct Link {
     pub(crate) _passes: (Pass, Pass),
 }
 
+/// A link's outgoing messages: each frame with how much of it has been written already
+/// (only the first can be under way).
 #[derive(Default)]
 pub(crate) struct Queue {
-    pub(crate) frames: VecDeque<Frame>,
+    pub(crate) frames: VecDeque<(Frame, usize)>,
+    /// The writer thread is writing a frame it took off the queue.
+    pub(crate) writing: bool,
     pub(crate) closed: bool,
 }
 
@@ -186,16 +190,53 @@ impl Link {
         let _ = self.stream.shutdown(Shutdown::Both);
     }
 
+    /// Sends `frame` to the subscriber. When nothing is queued or being written, the
+    /// frame goes straight into the socket from the caller's thread, without blocking
+    /// (the common case: the writer thread is not woken at all); what the socket does not
+    /// take at once is queued for the writer thread, at most `limit` frames, the oldest
+    /// not yet started dropped first.
     pub(crate) fn push(&self, frame: &Frame, limit: usize) {
         let mut q = self.queue.locked();
+        if q.closed {
+            return;
+        }
+        let mut sent = 0;
+        if q.frames.is_empty() && !q.writing {
+            sent = send_now(&self.stream, frame);
+            if sent == frame.len() {
+                self.bytes.fetch_add(sent as u64, Ordering::Relaxed);
+                self.messages.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        }
         while q.frames.len() >= limit.max(1) {
-            q.frames.pop_front();
+            // A frame partly written stays: dropping it would break the stream.
+            let oldest = usize::from(q.frames.front().is_some_and(|(_, at)| *at > 0));
+            if q.frames.remove(oldest).is_none() {
+                break;
+            }
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
-        q.frames.push_back(frame.clone());
+        q.frames.push_back((frame.clone(), sent));
         drop(q);
         self.ready.notify_one();
     }
+}
+
+/// Writes what the socket takes of `frame` now, without waiting; how many bytes (0 when
+/// it takes nothing or fails: the writer thread then meets the error).
+fn send_now(stream: &TcpStream, frame: &[u8]) -> usize {
+    use std::os::fd::AsRawFd;
+    // SAFETY: send(2) reads at most `frame.len()` bytes from `frame`, alive across the call.
+    let n = unsafe {
+        libc::send(
+            stream.as_raw_fd(),
+            frame.as_ptr().cast(),
+            frame.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    usize::try_from(n).unwrap_or(0)
 }
 
 impl Topic {
