@@ -16,6 +16,7 @@ pub mod geometry;
 pub mod health;
 pub mod names;
 pub mod overlay;
+pub mod pacmod;
 pub mod planner;
 pub mod scenario;
 pub mod state_manager;
