@@ -13,6 +13,7 @@ pub mod control;
 pub mod faults;
 pub mod fsm;
 pub mod geometry;
+pub mod gnss;
 pub mod health;
 pub mod names;
 pub mod overlay;
