@@ -630,7 +630,6 @@ impl Bridge {
     }
 
     fn output(&mut self, now: Time, dt: Duration) -> Output {
-        let (shift, clear_override) = (Some(Shift::Forward), false);
         let (pedals, steer) = match self.state {
             State::WaitingForEnable { requested: false } | State::Disengaged { .. } => {
                 return Output::Silent;
@@ -650,8 +649,8 @@ impl Bridge {
         };
         Output::Command(PacmodCommand {
             enable: true,
-            clear_override,
-            shift,
+            clear_override: false,
+            shift: Some(Shift::Forward),
             pedals,
             steer,
         })
