@@ -17,8 +17,9 @@ export GEM_ROOT
 
 _gem_pkgs="$GEM_ROOT/msg/gem_state_msgs:$GEM_ROOT/msg/gem_controller_action:$GEM_ROOT/launch:$GEM_ROOT/build/ros"
 # Vendored third-party definitions only where the real package is not installed (in the
-# Gazebo image the real gazebo_msgs must win: ours is a subset).
-for _p in ackermann_msgs gazebo_msgs jsk_rviz_plugins; do
+# Gazebo image the real gazebo_msgs must win: ours is a subset, as are our pacmod_msgs and
+# novatel_gps_msgs).
+for _p in ackermann_msgs gazebo_msgs jsk_rviz_plugins pacmod_msgs novatel_gps_msgs; do
   if [ ! -d "/usr/share/$_p" ] && [ ! -d "/opt/ros/noetic/share/$_p" ]; then
     _gem_pkgs="$_gem_pkgs:$GEM_ROOT/msg/$_p"
   fi

@@ -26,6 +26,9 @@ rosrust::rosmsg_include!(
     geometry_msgs / Quaternion,
     geometry_msgs / Twist,
     geometry_msgs / TransformStamped,
+    sensor_msgs / NavSatFix,
+    sensor_msgs / NavSatStatus,
+    sensor_msgs / Imu,
     nav_msgs / Odometry,
     nav_msgs / Path,
     visualization_msgs / Marker,
@@ -63,5 +66,11 @@ rosrust::rosmsg_include!(
     gazebo_msgs / ModelStates,
     gazebo_msgs / GetModelState,
     gazebo_msgs / SetModelState,
+    pacmod_msgs / PacmodCmd,
+    pacmod_msgs / PositionWithSpeed,
+    pacmod_msgs / VehicleSpeedRpt,
+    pacmod_msgs / SystemRptFloat,
+    pacmod_msgs / GlobalRpt,
+    novatel_gps_msgs / Inspva,
     jsk_rviz_plugins / OverlayText
 );

@@ -1,0 +1,727 @@
+//! The PACMod 2 bridge's engagement state machine and its own watchdog.
+//!
+//! ```text
+//!  WaitingForEnable ──PACMod enabled──▶ Engaging ──shift_settle──▶ Ready ──valid command──▶ Driving
+//!        ▲                          (forward, brake held)   (brake held)              │   ▲
+//!        │ enable request                                                   fault     ▼   │ cleared
+//!   Disengaged ◀──override / enable dropped (from any engaged state)──       Braking ─────┘
+//! ```
+//!
+//! - **WaitingForEnable**: nothing is commanded until the PACMod reports itself enabled
+//!   (`as_tx/enable`). After an operator's enable request the bridge asks for it:
+//!   enable, with the override cleared, and the brake held.
+//! - **Engaging**: forward selected and the brake held for `shift_settle`, the time the
+//!   gear actuator needs. **Ready**: the same, until the first valid command.
+//! - **Driving**: the steering wheel follows the command through the steering relation
+//!   ([`super::steering`]), with the rate limit; the pedals come from the pedal loop
+//!   ([`super::longitudinal`]).
+//! - **Braking**: the watchdog. The brake takes the car to rest at `watchdog_decel_mps2`
+//!   and holds it there; the steering stays on the last valid command, so a car stopping
+//!   in a bend keeps to its arc. Entered when the last valid command is older than
+//!   `command_timeout`, when a command is refused (NaN, out of range), or when the
+//!   speed or steering report is missing or unusable. These clear by themselves: a fresh
+//!   valid command with good reports drives on. A steering report that disagrees with the
+//!   expected steering-wheel angle by more than `steer_mismatch_rad` for longer than
+//!   `steer_mismatch_after` is latched: only an enable request leaves it.
+//! - **Disengaged**: the driver took over (`override_active`) or the PACMod reported
+//!   itself disabled. The bridge stops commanding at once (it publishes nothing) and
+//!   reports the fault. It never leaves by itself: only an operator's enable request
+//!   starts the handshake again.
+//!
+//! The command timeout is 0.2 s by default: the controllers publish at 20 Hz, so it
+//! tolerates three lost or late commands, and at the GEM e2's top speed of 5.5 m/s the
+//! car covers 1.1 m before the brake comes on. Shorter would brake on ordinary scheduling
+//! jitter of a loaded computer; longer lengthens the blind distance, and the PACMod 2
+//! driver applies the last command for as long as the bridge lets it.
+//!
+//! The expected steering-wheel angle moves towards the commanded one at the rate limit
+//! sent with it, so a large swing, which the actuator needs seconds for, is no mismatch.
+//!
+//! Inputs are [`Event`]s with the time they arrived; [`Bridge::tick`] gives what to command
+//! at a time. No clock is read.
+
+use super::longitudinal::{InputError, Longitudinal, Pedals};
+use super::steering::{self, SteeringError};
+use crate::config::{each, first_invalid, ConfigError};
+use crate::fsm::Transition;
+use crate::time::Time;
+use crate::vehicle::DriveCommand;
+use std::fmt;
+use std::time::Duration;
+use thiserror::Error;
+
+/// The bridge's bounds. `Default`: see each field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BridgeConfig {
+    /// A valid command older than this brakes the car. 0.2 s (module documentation).
+    pub command_timeout: Duration,
+    /// Forward is selected with the brake held for this long before driving. 1 s.
+    pub shift_settle: Duration,
+    /// A speed or steering report older than this brakes the car. 0.2 s (the driver
+    /// publishes them at about 30 Hz).
+    pub report_timeout: Duration,
+    /// Deceleration of the watchdog's stop, m/s². 2.0: firmer than the suite's
+    /// comfortable stop (1.0), because the car is blind to its path while it brakes.
+    pub watchdog_decel_mps2: f64,
+    /// Steering-wheel rate limit sent with each steering command, rad/s.
+    pub steering_rate_rad_s: f64,
+    /// Steering-wheel disagreement that counts as a mismatch, rad. 0.5 (about 1.3° at the
+    /// front wheels near the centre).
+    pub steer_mismatch_rad: f64,
+    /// A mismatch lasting longer than this is a fault. 1 s.
+    pub steer_mismatch_after: Duration,
+}
+
+impl BridgeConfig {
+    /// The defaults, readable in `const` context.
+    pub const DEFAULT: BridgeConfig = BridgeConfig {
+        command_timeout: Duration::from_millis(200),
+        shift_settle: Duration::from_secs(1),
+        report_timeout: Duration::from_millis(200),
+        watchdog_decel_mps2: 2.0,
+        steering_rate_rad_s: steering::STEERING_WHEEL_RATE_LIMIT_RAD_S,
+        steer_mismatch_rad: 0.5,
+        steer_mismatch_after: Duration::from_secs(1),
+    };
+
+    /// Checks every field; the error names it.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let durations = [
+            (
+                crate::field!(BridgeConfig.command_timeout),
+                self.command_timeout,
+            ),
+            (
+                crate::field!(BridgeConfig.report_timeout),
+                self.report_timeout,
+            ),
+            (
+                crate::field!(BridgeConfig.steer_mismatch_after),
+                self.steer_mismatch_after,
+            ),
+        ];
+        if let Some((field, _)) = durations.into_iter().find(|(_, d)| d.is_zero()) {
+            return Err(ConfigError::new(field, "0 s", "must be > 0"));
+        }
+        first_invalid(each![positive; self; BridgeConfig:
+            watchdog_decel_mps2, steering_rate_rad_s, steer_mismatch_rad])
+    }
+}
+
+impl Default for BridgeConfig {
+    fn default() -> Self {
+        BridgeConfig::DEFAULT
+    }
+}
+
+/// What the bridge hears, each with the time it arrived.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event {
+    /// A drive command (`/gem/ackermann_cmd`).
+    Command(DriveCommand),
+    /// The PACMod's enabled state (`as_tx/enable`).
+    Enabled(bool),
+    /// Whether a driver override is active (`parsed_tx/global_rpt.override_active`).
+    Override(bool),
+    /// The reported speed, m/s (`as_tx/vehicle_speed`, which the driver converts to m/s).
+    Speed(f64),
+    /// The reported steering-wheel angle, rad (`parsed_tx/steer_rpt.output`).
+    SteeringReport(f64),
+    /// An operator asks to engage (or re-engage after a disengagement or a latched fault).
+    EnableRequest,
+}
+
+/// Why a command is refused.
+#[derive(Clone, Copy, Debug, Error, PartialEq)]
+pub enum CommandError {
+    /// Its steering angle.
+    #[error(transparent)]
+    Steering(#[from] SteeringError),
+    /// Its speed or acceleration.
+    #[error(transparent)]
+    Speed(#[from] InputError),
+}
+
+/// A reason to brake or to stop commanding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fault {
+    /// No valid command for longer than the command timeout.
+    CommandTimeout,
+    /// The newest command was refused.
+    CommandRefused(CommandError),
+    /// No speed report for longer than the report timeout.
+    SpeedReportLost,
+    /// The reported speed is unusable (NaN, reversing).
+    SpeedReportBad(InputError),
+    /// No steering report for longer than the report timeout while steering.
+    SteeringReportLost,
+    /// The steering wheel is not where it was sent (latched).
+    SteeringMismatch {
+        /// Where it should be by now, rad.
+        expected_rad: f64,
+        /// Where it is reported, rad.
+        reported_rad: f64,
+    },
+    /// A driver override (latched; the bridge stops commanding).
+    Override,
+    /// The PACMod reported itself disabled (latched; the bridge stops commanding).
+    EnableDropped,
+}
+
+impl Fault {
+    /// Whether only an enable request clears it.
+    pub fn latched(self) -> bool {
+        match self {
+            Fault::SteeringMismatch { .. } | Fault::Override | Fault::EnableDropped => true,
+            Fault::CommandTimeout
+            | Fault::CommandRefused(_)
+            | Fault::SpeedReportLost
+            | Fault::SpeedReportBad(_)
+            | Fault::SteeringReportLost => false,
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::CommandTimeout => f.write_str("no valid drive command within the timeout"),
+            Fault::CommandRefused(e) => write!(f, "drive command refused: {e}"),
+            Fault::SpeedReportLost => f.write_str("no speed report within the timeout"),
+            Fault::SpeedReportBad(e) => write!(f, "unusable speed report: {e}"),
+            Fault::SteeringReportLost => f.write_str("no steering report within the timeout"),
+            Fault::SteeringMismatch {
+                expected_rad,
+                reported_rad,
+            } => write!(
+                f,
+                "steering wheel at {reported_rad:.2} rad, expected {expected_rad:.2} rad"
+            ),
+            Fault::Override => f.write_str("driver override on the PACMod"),
+            Fault::EnableDropped => f.write_str("the PACMod reported itself disabled"),
+        }
+    }
+}
+
+/// The bridge's state. Data of one state lives in its variant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum State {
+    /// Not engaged; `requested`: an operator asked to engage.
+    WaitingForEnable {
+        /// An enable request was made.
+        requested: bool,
+    },
+    /// Selecting forward with the brake held, since `since`.
+    Engaging {
+        /// When the PACMod reported enabled.
+        since: Time,
+    },
+    /// Forward selected, brake held, waiting for the first valid command.
+    Ready,
+    /// Following the commands.
+    Driving,
+    /// Braking to rest, the steering held.
+    Braking {
+        /// Why.
+        fault: Fault,
+    },
+    /// Not commanding.
+    Disengaged {
+        /// Why.
+        fault: Fault,
+    },
+}
+
+/// A state's name, for logs and status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StateName {
+    /// [`State::WaitingForEnable`]
+    WaitingForEnable,
+    /// [`State::Engaging`]
+    Engaging,
+    /// [`State::Ready`]
+    Ready,
+    /// [`State::Driving`]
+    Driving,
+    /// [`State::Braking`]
+    Braking,
+    /// [`State::Disengaged`]
+    Disengaged,
+}
+
+impl fmt::Display for StateName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StateName::WaitingForEnable => "WAITING_FOR_ENABLE",
+            StateName::Engaging => "ENGAGING",
+            StateName::Ready => "READY",
+            StateName::Driving => "DRIVING",
+            StateName::Braking => "BRAKING",
+            StateName::Disengaged => "DISENGAGED",
+        })
+    }
+}
+
+impl State {
+    /// The state's name.
+    pub fn name(self) -> StateName {
+        match self {
+            State::WaitingForEnable { .. } => StateName::WaitingForEnable,
+            State::Engaging { .. } => StateName::Engaging,
+            State::Ready => StateName::Ready,
+            State::Driving => StateName::Driving,
+            State::Braking { .. } => StateName::Braking,
+            State::Disengaged { .. } => StateName::Disengaged,
+        }
+    }
+
+    /// The fault the state reports, if any.
+    pub fn fault(self) -> Option<Fault> {
+        match self {
+            State::Braking { fault } | State::Disengaged { fault } => Some(fault),
+            State::WaitingForEnable { .. }
+            | State::Engaging { .. }
+            | State::Ready
+            | State::Driving => None,
+        }
+    }
+
+    /// Engaged: the bridge commands the PACMod.
+    fn engaged(self) -> bool {
+        match self {
+            State::Engaging { .. } | State::Ready | State::Driving | State::Braking { .. } => true,
+            State::WaitingForEnable { .. } | State::Disengaged { .. } => false,
+        }
+    }
+}
+
+impl fmt::Display for State {
+    /// A sentence for an operator.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            State::WaitingForEnable { requested: false } => {
+                f.write_str("waiting for the PACMod to be enabled; commanding nothing")
+            }
+            State::WaitingForEnable { requested: true } => {
+                f.write_str("asking the PACMod to enable, brake held")
+            }
+            State::Engaging { .. } => f.write_str("selecting forward, brake held"),
+            State::Ready => f.write_str("ready, brake held until the first command"),
+            State::Driving => f.write_str("driving"),
+            State::Braking { fault } if fault.latched() => write!(
+                f,
+                "braking to rest, steering held: {fault}; an enable request clears it"
+            ),
+            State::Braking { fault } => write!(f, "braking to rest, steering held: {fault}"),
+            State::Disengaged { fault } => write!(
+                f,
+                "disengaged, commanding nothing: {fault}; an enable request re-engages"
+            ),
+        }
+    }
+}
+
+/// The gear to select.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shift {
+    /// Forward (`PacmodCmd.SHIFT_FORWARD`).
+    Forward,
+}
+
+/// A steering-wheel command (`PositionWithSpeed`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteerCommand {
+    /// Steering-wheel angle, rad, positive to the left.
+    pub angle_rad: f64,
+    /// Rate limit, rad/s.
+    pub rate_limit_rad_s: f64,
+}
+
+/// What to send the PACMod this tick.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacmodCommand {
+    /// `as_rx/enable` and each command's `enable`.
+    pub enable: bool,
+    /// Each command's `clear` (clear a latched override).
+    pub clear_override: bool,
+    /// The gear, if one is to be selected.
+    pub shift: Option<Shift>,
+    /// Accelerator and brake.
+    pub pedals: Pedals,
+    /// The steering wheel, if it is to be commanded.
+    pub steer: Option<SteerCommand>,
+}
+
+/// What to send: nothing, or a command.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Output {
+    /// Publish nothing (not engaged, or disengaged).
+    Silent,
+    /// Publish this.
+    Command(PacmodCommand),
+}
+
+/// A logged change of state.
+pub type BridgeTransition = Transition<StateName, String>;
+
+/// One tick's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tick {
+    /// What to send.
+    pub output: Output,
+    /// The state after the tick (its `Display` is the status line, its fault the
+    /// diagnostic).
+    pub state: State,
+    /// The transitions this tick made, in order.
+    pub transitions: Vec<BridgeTransition>,
+}
+
+/// The latest of everything heard.
+#[derive(Clone, Debug, Default)]
+struct Inputs {
+    /// The last valid command and when it arrived.
+    command: Option<(DriveCommand, Time)>,
+    /// The last refused command's error and when it arrived.
+    refused: Option<(CommandError, Time)>,
+    enabled: bool,
+    override_active: bool,
+    speed: Option<(f64, Time)>,
+    steering: Option<(f64, Time)>,
+}
+
+/// The bridge: the state, what it heard, the pedal loop and the steering watch.
+#[derive(Clone, Debug)]
+pub struct Bridge {
+    cfg: BridgeConfig,
+    state: State,
+    inputs: Inputs,
+    longitudinal: Longitudinal,
+    /// The steering-wheel angle expected by now, rad (rate-limited towards the command).
+    expected_wheel_rad: Option<f64>,
+    mismatch_since: Option<Time>,
+    last_tick: Option<Time>,
+    pending: Vec<BridgeTransition>,
+}
+
+impl Bridge {
+    /// A bridge waiting for the PACMod (validate `cfg` first).
+    pub fn new(cfg: BridgeConfig, longitudinal: Longitudinal) -> Self {
+        Bridge {
+            cfg,
+            state: State::WaitingForEnable { requested: false },
+            inputs: Inputs::default(),
+            longitudinal,
+            expected_wheel_rad: None,
+            mismatch_since: None,
+            last_tick: None,
+            pending: Vec::new(),
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Records `event`, arrived at `now`, and makes the transitions it calls for at once
+    /// (an override stops commanding before the next tick); returns them.
+    pub fn handle(&mut self, event: Event, now: Time) -> Vec<BridgeTransition> {
+        match event {
+            Event::Command(cmd) => self.receive_command(cmd, now),
+            Event::Enabled(on) => self.inputs.enabled = on,
+            Event::Override(on) => self.inputs.override_active = on,
+            Event::Speed(v) => self.inputs.speed = Some((v, now)),
+            Event::SteeringReport(a) => self.inputs.steering = Some((a, now)),
+            Event::EnableRequest => self.request_enable(now),
+        }
+        self.settle(now);
+        std::mem::take(&mut self.pending)
+    }
+
+    /// What to command at `now`.
+    pub fn tick(&mut self, now: Time) -> Tick {
+        let dt = self
+            .last_tick
+            .map_or(Duration::ZERO, |t| now.saturating_since(t));
+        self.last_tick = Some(now);
+        self.track_steering(now, dt);
+        self.settle(now);
+        Tick {
+            output: self.output(now, dt),
+            state: self.state,
+            transitions: std::mem::take(&mut self.pending),
+        }
+    }
+
+    fn receive_command(&mut self, cmd: DriveCommand, now: Time) {
+        match self.check_command(cmd) {
+            Ok(()) => {
+                self.inputs.command = Some((cmd, now));
+                self.inputs.refused = None;
+            }
+            Err(e) => self.inputs.refused = Some((e, now)),
+        }
+    }
+
+    fn check_command(&self, cmd: DriveCommand) -> Result<(), CommandError> {
+        steering::steering_wheel_from_front_wheel(cmd.steering_rad)?;
+        // The command alone: a speed of 0 stands in for the report.
+        self.longitudinal.check(cmd, 0.0)?;
+        Ok(())
+    }
+
+    /// An enable request: from a disengagement or a latched fault, the handshake again.
+    fn request_enable(&mut self, now: Time) {
+        let to = match self.state {
+            State::WaitingForEnable { .. } | State::Disengaged { .. } => {
+                State::WaitingForEnable { requested: true }
+            }
+            State::Braking { fault } if fault.latched() => {
+                State::WaitingForEnable { requested: true }
+            }
+            // Engaged and not latched: nothing to re-engage.
+            s
+            @ (State::Engaging { .. } | State::Ready | State::Driving | State::Braking { .. }) => s,
+        };
+        self.go(to, now, "enable requested".to_owned());
+    }
+
+    /// Makes every transition the inputs call for at `now`.
+    fn settle(&mut self, now: Time) {
+        // Each step moves forward along the diagram, so a few suffice.
+        for _ in 0..4 {
+            match self.next(now) {
+                Some((to, why)) if to != self.state => self.go(to, now, why),
+                _ => return,
+            }
+        }
+    }
+
+    /// The transition the inputs call for from the current state, if any.
+    fn next(&self, now: Time) -> Option<(State, String)> {
+        if self.state.engaged() {
+            if self.inputs.override_active {
+                return Some((disengaged(Fault::Override), Fault::Override.to_string()));
+            }
+            if !self.inputs.enabled {
+                let f = Fault::EnableDropped;
+                return Some((disengaged(f), f.to_string()));
+            }
+        }
+        match self.state {
+            State::WaitingForEnable { .. } => (self.inputs.enabled && !self.inputs.override_active)
+                .then(|| {
+                    (
+                        State::Engaging { since: now },
+                        "the PACMod reports enabled".to_owned(),
+                    )
+                }),
+            State::Engaging { since } => (now.saturating_since(since) >= self.cfg.shift_settle)
+                .then(|| (State::Ready, "forward selected".to_owned())),
+            State::Ready => self.first_fault(now).map_or_else(
+                || Some((State::Driving, "first valid command".to_owned())),
+                |f| self.brake_unless_waiting(f),
+            ),
+            State::Driving => self.first_fault(now).map(|f| (braking(f), f.to_string())),
+            State::Braking { fault } if fault.latched() => None,
+            State::Braking { fault } => match self.first_fault(now) {
+                None => Some((State::Driving, "fault cleared".to_owned())),
+                Some(f) if f != fault => Some((braking(f), f.to_string())),
+                Some(_) => None,
+            },
+            State::Disengaged { .. } => None,
+        }
+    }
+
+    /// From Ready: no command yet is waiting, not a fault; anything else brakes.
+    fn brake_unless_waiting(&self, f: Fault) -> Option<(State, String)> {
+        match f {
+            Fault::CommandTimeout => None,
+            other => Some((braking(other), other.to_string())),
+        }
+    }
+
+    /// The first reason not to drive, at `now`, in order of importance.
+    fn first_fault(&self, now: Time) -> Option<Fault> {
+        let fresh = |at: Time, bound: Duration| now.saturating_since(at) <= bound;
+        if let Some(f) = self.steering_fault(now) {
+            return Some(f);
+        }
+        let cmd_time = self.inputs.command.map(|(_, at)| at);
+        match self.inputs.refused {
+            Some((e, at)) if cmd_time.is_none_or(|c| at >= c) => {
+                return Some(Fault::CommandRefused(e));
+            }
+            _ => {}
+        }
+        if !cmd_time.is_some_and(|at| fresh(at, self.cfg.command_timeout)) {
+            return Some(Fault::CommandTimeout);
+        }
+        self.usable_speed(now).err()
+    }
+
+    /// The reported speed if fresh and usable, m/s.
+    fn usable_speed(&self, now: Time) -> Result<f64, Fault> {
+        match self.inputs.speed {
+            Some((v, at)) if now.saturating_since(at) <= self.cfg.report_timeout => {
+                let stop = DriveCommand::default();
+                self.longitudinal
+                    .check(stop, v)
+                    .map_err(Fault::SpeedReportBad)?;
+                Ok(v)
+            }
+            _ => Err(Fault::SpeedReportLost),
+        }
+    }
+
+    /// A steering mismatch held too long, or a missing report while steering.
+    fn steering_fault(&self, now: Time) -> Option<Fault> {
+        let expected = self.expected_wheel_rad?;
+        match self.inputs.steering {
+            Some((reported, at)) if now.saturating_since(at) <= self.cfg.report_timeout => {
+                let since = self.mismatch_since?;
+                (now.saturating_since(since) > self.cfg.steer_mismatch_after).then_some(
+                    Fault::SteeringMismatch {
+                        expected_rad: expected,
+                        reported_rad: reported,
+                    },
+                )
+            }
+            _ => Some(Fault::SteeringReportLost),
+        }
+    }
+
+    /// Moves the expected steering-wheel angle towards the one commanded, at the rate
+    /// limit, and times a disagreement with the report.
+    fn track_steering(&mut self, now: Time, dt: Duration) {
+        let Some(target) = self.steering_target() else {
+            self.expected_wheel_rad = None;
+            self.mismatch_since = None;
+            return;
+        };
+        let reported = self.inputs.steering.map(|(a, _)| a);
+        let from = self.expected_wheel_rad.or(reported).unwrap_or(target);
+        let step = self.cfg.steering_rate_rad_s * dt.as_secs_f64();
+        let expected = from + (target - from).clamp(-step, step);
+        self.expected_wheel_rad = Some(expected);
+        let off = reported.is_some_and(|r| (r - expected).abs() > self.cfg.steer_mismatch_rad);
+        self.mismatch_since = if off {
+            self.mismatch_since.or(Some(now))
+        } else {
+            None
+        };
+    }
+
+    /// The steering-wheel angle commanded in the current state, rad.
+    fn steering_target(&self) -> Option<f64> {
+        match self.state {
+            State::Driving | State::Braking { .. } => self.held_wheel_rad(),
+            State::WaitingForEnable { .. }
+            | State::Engaging { .. }
+            | State::Ready
+            | State::Disengaged { .. } => None,
+        }
+    }
+
+    /// The last valid command's steering-wheel angle, rad.
+    fn held_wheel_rad(&self) -> Option<f64> {
+        let (cmd, _) = self.inputs.command?;
+        steering::steering_wheel_from_front_wheel(cmd.steering_rad).ok()
+    }
+
+    fn output(&mut self, now: Time, dt: Duration) -> Output {
+        let (pedals, steer) = match self.state {
+            State::WaitingForEnable { requested: false } | State::Disengaged { .. } => {
+                return Output::Silent;
+            }
+            State::WaitingForEnable { requested: true } => {
+                return Output::Command(PacmodCommand {
+                    enable: true,
+                    clear_override: true,
+                    shift: None,
+                    pedals: self.longitudinal.hold(),
+                    steer: None,
+                });
+            }
+            State::Engaging { .. } | State::Ready => (self.longitudinal.hold(), None),
+            State::Driving => (self.drive_pedals(now, dt), self.steer()),
+            State::Braking { .. } => (self.brake_pedals(now, dt), self.steer()),
+        };
+        Output::Command(PacmodCommand {
+            enable: true,
+            clear_override: false,
+            shift: Some(Shift::Forward),
+            pedals,
+            steer,
+        })
+    }
+
+    fn steer(&self) -> Option<SteerCommand> {
+        self.held_wheel_rad().map(|angle_rad| SteerCommand {
+            angle_rad,
+            rate_limit_rad_s: self.cfg.steering_rate_rad_s,
+        })
+    }
+
+    /// The pedal loop on the last valid command (Driving has one, and a usable speed).
+    fn drive_pedals(&mut self, now: Time, dt: Duration) -> Pedals {
+        match (self.inputs.command, self.usable_speed(now)) {
+            (Some((cmd, _)), Ok(v)) => self.pedals(cmd, v, dt),
+            _ => self.refusal_brake(),
+        }
+    }
+
+    /// The watchdog's stop: to rest at its deceleration, or the refusal brake without a
+    /// usable speed.
+    fn brake_pedals(&mut self, now: Time, dt: Duration) -> Pedals {
+        let stop = DriveCommand {
+            steering_rad: 0.0,
+            speed_mps: 0.0,
+            accel_limit_mps2: self.cfg.watchdog_decel_mps2,
+        };
+        match self.usable_speed(now) {
+            Ok(v) => self.pedals(stop, v, dt),
+            Err(_) => self.refusal_brake(),
+        }
+    }
+
+    fn refusal_brake(&mut self) -> Pedals {
+        self.longitudinal.reset();
+        self.longitudinal.refused()
+    }
+
+    fn pedals(&mut self, cmd: DriveCommand, speed_mps: f64, dt: Duration) -> Pedals {
+        match self.longitudinal.step(cmd, speed_mps, dt) {
+            Ok(out) => out.pedals,
+            Err(refused) => refused.pedals,
+        }
+    }
+
+    fn go(&mut self, to: State, now: Time, reason: String) {
+        if to == self.state {
+            return;
+        }
+        let from = self.state;
+        self.state = to;
+        if !matches!(to, State::Driving | State::Braking { .. }) {
+            self.longitudinal.reset();
+        }
+        self.pending.push(Transition {
+            from: from.name(),
+            to: to.name(),
+            at: now,
+            reason,
+        });
+    }
+}
+
+fn braking(fault: Fault) -> State {
+    State::Braking { fault }
+}
+
+fn disengaged(fault: Fault) -> State {
+    State::Disengaged { fault }
+}
+
+#[cfg(test)]
+mod tests;
