@@ -122,6 +122,16 @@ pub const LINK_PROBE: Duration = Duration::from_secs(1);
 /// Unanswered keepalive probes that end a link.
 pub const LINK_PROBES: u32 = 2;
 
+/// A publisher's side of a link probes far more patiently than a subscriber's
+/// ([`LINK_PROBE`]): the subscriber decides when to link again, and a rospy or roscpp
+/// subscriber keeps its socket through a cut cable and never links again once the
+/// publisher has given the link up. Aborting the link 3 s into a cut would leave such a
+/// subscriber deaf after the cable returns; 20 s (a probe every 5 s, 3 unanswered) rides
+/// out a cut that long, as TCP itself would, and still frees a link whose peer is gone.
+pub const PUBLISHER_LINK_PROBE: Duration = Duration::from_secs(5);
+/// Unanswered keepalive probes that end a publisher's link.
+pub const PUBLISHER_LINK_PROBES: u32 = 3;
+
 /// Makes `stream` notice a peer that went out of reach: keepalive probes after `probe` of
 /// silence and every `probe` after, the link ending after `probes` unanswered ones; data
 /// left unacknowledged for `probe × (probes + 1)` ends it too (`TCP_USER_TIMEOUT`). A cut

@@ -20,7 +20,8 @@
 //! [`super::Config::write_within`] as the longest wait for room in a 4 MiB send buffer; and a
 //! reader that sleeps on the socket to see the subscriber leave (a subscriber sends nothing
 //! after its header), so a gone subscriber frees its place at once, not at the next message.
-//! TCP keepalive probes end a link whose peer went out of reach.
+//! TCP keepalive probes end a link whose peer went out of reach, patiently
+//! ([`crate::net::PUBLISHER_LINK_PROBE`] says why).
 
 use super::config::RuntimeError;
 use super::serve::{self, read_exact_by, write_all_by, Gate, Pass};
@@ -165,7 +166,11 @@ fn exchange(
     };
     crate::net::tune_link(&stream, options)
         .and_then(|()| {
-            crate::net::probe_peer(&stream, crate::net::LINK_PROBE, crate::net::LINK_PROBES)
+            crate::net::probe_peer(
+                &stream,
+                crate::net::PUBLISHER_LINK_PROBE,
+                crate::net::PUBLISHER_LINK_PROBES,
+            )
         })
         .and_then(|()| stream.set_read_timeout(None))
         .map_err(|e| Failed::Peer(e.to_string()))?;
