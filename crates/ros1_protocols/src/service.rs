@@ -221,7 +221,7 @@ fn serve<T: ServicePair>(
         .peer_addr()
         .map_or_else(|_| "?".to_owned(), |a| a.to_string());
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let header = match read_frame_by(&mut stream, deadline) {
+    let header = match crate::runtime::serve::read_frame_by(&mut stream, deadline) {
         Ok(h) => decode_header(&h)?,
         // A caller that connected and left (a port scan, an aborted lookup): nothing to say.
         Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(()),
@@ -276,7 +276,7 @@ fn serve<T: ServicePair>(
                 .set_read_timeout(None)
                 .and_then(|()| read_frame(&mut stream))
         } else {
-            read_frame_by(&mut stream, deadline)
+            crate::runtime::serve::read_frame_by(&mut stream, deadline)
         };
         let body = match body {
             Ok(b) => b,
@@ -295,24 +295,6 @@ fn serve<T: ServicePair>(
             return Ok(());
         }
     }
-}
-
-/// A length-prefixed frame, whole by `deadline` (a peer trickling bytes does not reset it),
-/// refused unread beyond the runtime's largest header.
-fn read_frame_by(stream: &mut TcpStream, deadline: Instant) -> std::io::Result<Vec<u8>> {
-    use crate::runtime::serve::read_exact_by;
-    let mut len = [0u8; 4];
-    read_exact_by(stream, &mut len, deadline)?;
-    let len = u32::from_le_bytes(len) as usize;
-    if len > crate::runtime::publisher::MAX_HEADER {
-        return Err(std::io::Error::new(
-            ErrorKind::InvalidData,
-            format!("a frame of {len} bytes"),
-        ));
-    }
-    let mut body = vec![0u8; len];
-    read_exact_by(stream, &mut body, deadline)?;
-    Ok(body)
 }
 
 /// One answer as it goes on the wire: the success byte and a length-prefixed body.

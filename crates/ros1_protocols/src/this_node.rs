@@ -259,14 +259,6 @@ pub fn uri() -> String {
         .unwrap_or_default()
 }
 
-/// The host other nodes reach this one at.
-pub fn host() -> String {
-    NODE.locked()
-        .as_ref()
-        .map(|n| n.host().to_owned())
-        .unwrap_or_else(|| Config::from_env().host)
-}
-
 /// `name` resolved as this node resolves it (namespace, `~private`, remappings).
 pub fn resolve(name: &str) -> Result<String, RosError> {
     let node = get()?;

@@ -36,6 +36,6 @@ mod state;
 mod xml;
 
 pub use config::{Config, RuntimeError};
-pub use node::{InboundLink, Node, NodeHandle, PublisherWatch, ShutdownSignal};
+pub use node::{InboundLink, Node, NodeHandle, PublisherWatch};
 pub use publisher::{Publisher, TypeInfo};
 pub use xml::BadCall;

@@ -132,11 +132,6 @@ impl Node {
         &self.shared.config.master_uri
     }
 
-    /// The remappings the node's names follow (`from:=to`).
-    pub fn remappings(&self) -> &[String] {
-        &self.shared.config.remappings
-    }
-
     /// The topics this node publishes now.
     pub fn published_topics(&self) -> Vec<String> {
         self.shared.publications.locked().keys().cloned().collect()
@@ -221,11 +216,6 @@ impl Node {
         self.shared.shutdown.0.locked().clone()
     }
 
-    /// A handle that waits for a shutdown request without keeping the node running.
-    pub fn shutdown_signal(&self) -> ShutdownSignal {
-        ShutdownSignal(self.shared.clone())
-    }
-
     /// Waits until the node is asked to shut down (its reason), or `timeout` passes.
     pub fn wait_shutdown_request(&self, timeout: Duration) -> Option<String> {
         let reason = self.shared.shutdown.0.locked();
@@ -252,23 +242,6 @@ impl Drop for Node {
             self.shared.withdraw("unregisterSubscriber", &topic);
         }
         self.slave.take();
-    }
-}
-
-/// Waits for a node's shutdown request (see [`Node::shutdown_signal`]).
-pub struct ShutdownSignal(Arc<Shared>);
-
-impl ShutdownSignal {
-    /// Waits until the node is asked to shut down, or `timeout` passes; whether it was.
-    pub fn wait(&self, timeout: Duration) -> bool {
-        let reason = self.0.shutdown.0.locked();
-        let (reason, _) = self
-            .0
-            .shutdown
-            .1
-            .wait_timeout_while(reason, timeout, |r| r.is_none())
-            .unwrap_or_else(|e| e.into_inner());
-        reason.is_some()
     }
 }
 

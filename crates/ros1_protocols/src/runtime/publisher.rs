@@ -24,7 +24,7 @@
 //! ([`crate::net::PUBLISHER_LINK_PROBE`] says why).
 
 use super::config::RuntimeError;
-use super::serve::{self, read_exact_by, write_all_by, Gate, Pass};
+use super::serve::{self, read_frame_by, write_all_by, Gate, Pass};
 use super::state::{Frame, Link, Shared, Topic};
 use crate::wire::{decode_header, encode_header};
 use crate::Lock;
@@ -103,16 +103,7 @@ fn exchange(
         _ => Failed::Peer(e.to_string()),
     };
     let _ = stream.set_nodelay(true);
-    let mut len = [0u8; 4];
-    read_exact_by(&mut stream, &mut len, deadline).map_err(io)?;
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_HEADER {
-        return Err(Failed::Peer(format!(
-            "a connection header of {len} bytes (at most {MAX_HEADER})"
-        )));
-    }
-    let mut body = vec![0u8; len];
-    read_exact_by(&mut stream, &mut body, deadline).map_err(io)?;
+    let body = read_frame_by(&mut stream, deadline).map_err(io)?;
     let header = decode_header(&body).map_err(Failed::Peer)?;
     let field = |k: &str| header.get(k).map_or("", String::as_str);
     let name = field("topic").to_owned();

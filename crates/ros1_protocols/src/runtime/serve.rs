@@ -232,6 +232,25 @@ pub(crate) fn read_exact_by(
     Ok(())
 }
 
+/// A length-prefixed frame (a connection header, a service request), whole by `deadline`;
+/// one longer than [`super::publisher::MAX_HEADER`] (a 4 GiB length prefix) is refused
+/// unread.
+pub(crate) fn read_frame_by(stream: &mut TcpStream, deadline: Instant) -> std::io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    read_exact_by(stream, &mut len, deadline)?;
+    let len = u32::from_le_bytes(len) as usize;
+    let most = super::publisher::MAX_HEADER;
+    if len > most {
+        return Err(std::io::Error::new(
+            ErrorKind::InvalidData,
+            format!("a connection header of {len} bytes (at most {most})"),
+        ));
+    }
+    let mut body = vec![0u8; len];
+    read_exact_by(stream, &mut body, deadline)?;
+    Ok(body)
+}
+
 /// Writes all of `bytes`, by `deadline` at most.
 pub(crate) fn write_all_by(
     stream: &mut TcpStream,
