@@ -35,10 +35,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// The largest connection header taken: it carries the full message definition, a few
-/// kilobytes for the suite's largest types.
-pub const MAX_HEADER: usize = 1 << 20;
-
 /// A handshake or link thread's stack.
 const STACK: usize = 128 << 10;
 

@@ -232,14 +232,18 @@ pub(crate) fn read_exact_by(
     Ok(())
 }
 
+/// The largest frame taken before a link is made: a connection header carries the full
+/// message definition, a few kilobytes for the suite's largest types.
+pub const MAX_HEADER: usize = 1 << 20;
+
 /// A length-prefixed frame (a connection header, a service request), whole by `deadline`;
-/// one longer than [`super::publisher::MAX_HEADER`] (a 4 GiB length prefix) is refused
+/// one longer than [`MAX_HEADER`] (a 4 GiB length prefix) is refused
 /// unread.
 pub(crate) fn read_frame_by(stream: &mut TcpStream, deadline: Instant) -> std::io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     read_exact_by(stream, &mut len, deadline)?;
     let len = u32::from_le_bytes(len) as usize;
-    let most = super::publisher::MAX_HEADER;
+    let most = MAX_HEADER;
     if len > most {
         return Err(std::io::Error::new(
             ErrorKind::InvalidData,
