@@ -3,14 +3,14 @@
 //!
 //! A loop that sleeps on a deadline of ROS time (as rosrust's `Rate` does) never wakes when
 //! a simulator resets its clock, and cannot notice shutdown while `/clock` is paused. Here
-//! a direct subscription keeps the
-//! latest value under a lock with a condition variable, so a wait ([`wait_for_clock_or`])
-//! ends at the next clock message, on a [`Waker`], or on shutdown within [`MAX_NAP`].
+//! a direct subscription keeps the latest value under a lock with a condition variable, so
+//! a wait ([`wait_for_clock_or`]) ends at the clock message that reaches its deadline, on a
+//! [`Waker`], or on shutdown within [`MAX_NAP`].
 
 use crate::msgs::rosgraph_msgs::Clock;
 use crate::Lock;
 use rosrust::Time;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -19,12 +19,30 @@ pub fn is_zero(t: Time) -> bool {
     t.sec == 0 && t.nsec == 0
 }
 
-/// The latest `/clock` value, and a condition variable notified on each update.
+/// The latest `/clock` value, and a condition variable notified when it ends a wait.
 struct SimClock {
-    latest: Mutex<Time>,
+    reading: Mutex<Reading>,
     changed: Condvar,
+}
+
+/// What the `/clock` subscription last read, and the waits it may end.
+#[derive(Default)]
+struct Reading {
+    latest: Time,
     /// When our subscription last received a `/clock` message.
-    heard: Mutex<Option<std::time::Instant>>,
+    heard: Option<std::time::Instant>,
+    /// The waits in [`wait_for_clock_or`] now: a message wakes the waiting threads only
+    /// when it ends one of them, so a loop ticking at 20 Hz under a 100 Hz clock wakes 20
+    /// times a second, not 100.
+    waits: Vec<Wait>,
+}
+
+/// One thread's wait for the clock to reach `gap` past `seen`.
+#[derive(Clone, Copy)]
+struct Wait {
+    id: u64,
+    seen: Time,
+    gap: Duration,
 }
 
 static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
@@ -36,9 +54,8 @@ fn sim_clock() -> Option<&'static SimClock> {
     let clock = SIM
         .get_or_init(|| {
             uses_sim_time().then(|| SimClock {
-                latest: Mutex::new(Time::new()),
+                reading: Mutex::new(Reading::default()),
                 changed: Condvar::new(),
-                heard: Mutex::new(None),
             })
         })
         .as_ref()?;
@@ -48,9 +65,15 @@ fn sim_clock() -> Option<&'static SimClock> {
         // window's end) is seen on the thread that read the message.
         *sub = crate::direct::subscribe("/clock", |m: Clock, _| {
             if let Some(c) = SIM.get().and_then(Option::as_ref) {
-                *c.heard.locked() = Some(std::time::Instant::now());
-                *c.latest.locked() = m.clock;
-                c.changed.notify_all();
+                let mut r = c.reading.locked();
+                r.heard = Some(std::time::Instant::now());
+                r.latest = m.clock;
+                if r.waits
+                    .iter()
+                    .any(|w| clock_reached(m.clock, w.seen, w.gap))
+                {
+                    c.changed.notify_all();
+                }
             }
         })
         .map_err(|e| tracing::error!("cannot subscribe to /clock: {e}"))
@@ -68,7 +91,7 @@ fn uses_sim_time() -> bool {
 /// Under sim time, how long ago (wall time) the last `/clock` message arrived; `None`
 /// under wall time or before the first message.
 pub fn clock_silence() -> Option<Duration> {
-    let heard = *sim_clock()?.heard.locked();
+    let heard = sim_clock()?.reading.locked().heard;
     heard.map(|t| t.elapsed())
 }
 
@@ -80,7 +103,7 @@ pub fn is_sim_time() -> bool {
 /// ROS now: the latest `/clock` under sim time (zero before the first one), else wall time.
 pub fn now() -> Time {
     match sim_clock() {
-        Some(c) => *c.latest.locked(),
+        Some(c) => c.reading.locked().latest,
         None => crate::this_node::wall_now(),
     }
 }
@@ -88,7 +111,7 @@ pub fn now() -> Time {
 /// Wakes every wait in this module (the node is ending: its loops see that at once).
 pub fn wake_all() {
     if let Some(c) = SIM.get().and_then(Option::as_ref) {
-        let _guard = c.latest.locked();
+        let _guard = c.reading.locked();
         c.changed.notify_all();
     }
     let _guard = WALL.0.locked();
@@ -104,15 +127,22 @@ static WALL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
 /// clock's update and a waker take, so neither can slip in between the caller's check and
 /// the wait: a clock message that already reached the deadline returns at once. Clock
 /// messages short of the deadline do not wake the caller (a node ticking at 20 Hz under a
-/// 100 Hz clock wakes for its ticks, not for every message).
+/// 100 Hz clock wakes for its ticks, not for every message): the wait is registered, and
+/// the subscription notifies only when a message ends one.
 pub fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
     match sim_clock() {
         Some(c) => {
-            let due = |latest: &mut Time| ready() || clock_reached(*latest, seen, gap);
-            let guard = c.latest.locked();
-            let _ = c
+            static NEXT: AtomicU64 = AtomicU64::new(0);
+            let id = NEXT.fetch_add(1, Ordering::Relaxed);
+            let mut guard = c.reading.locked();
+            guard.waits.push(Wait { id, seen, gap });
+            let (mut guard, _) = c
                 .changed
-                .wait_timeout_while(guard, nap(true, gap), |latest| !due(latest));
+                .wait_timeout_while(guard, nap(true, gap), |r| {
+                    !(ready() || clock_reached(r.latest, seen, gap))
+                })
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            guard.waits.retain(|w| w.id != id);
         }
         None => {
             let guard = WALL.0.locked();
@@ -140,6 +170,11 @@ fn clock_reached(latest: Time, seen: Time, gap: Duration) -> bool {
     latest < seen || latest.nanos() >= deadline
 }
 
+/// Whether a `/clock` value `latest` ends any of `waits` (so the waiting threads are woken).
+fn ends_a_wait(waits: &[Wait], latest: Time) -> bool {
+    waits.iter().any(|w| clock_reached(latest, w.seen, w.gap))
+}
+
 /// Wakes a loop waiting in [`wait_for_clock_or`] from another thread, e.g. when an action
 /// goal or cancel arrives, so a loop reacts at once instead of at its next tick.
 #[derive(Clone, Debug, Default)]
@@ -150,7 +185,7 @@ impl Waker {
     pub fn wake(&self) {
         match sim_clock() {
             Some(c) => {
-                let _guard = c.latest.locked();
+                let _guard = c.reading.locked();
                 self.0.store(true, Ordering::SeqCst);
                 c.changed.notify_all();
             }
@@ -192,8 +227,8 @@ pub const MAX_NAP: Duration = Duration::from_millis(100);
 /// shutdown is noticed).
 ///
 /// Under wall time, the gap. When ROS time moves only with our `/clock` messages
-/// (`clock_notifies`), each of which ends the wait, the gap in simulated time says nothing
-/// about wall time: sleep until the clock moves. Sleeping for the gap instead was a busy
+/// (`clock_notifies`), the one that reaches the deadline ends the wait, and the gap in
+/// simulated time says nothing about wall time: sleep until that message. Sleeping for the gap instead was a busy
 /// loop: a deadline just after a clock value (a hold-off window ends 1 ns after its last
 /// good stamp plus the window) left 1 ns to wait, over and over, for a whole clock period:
 /// one CPU spun at the node's priority before every hold-off fault.
@@ -223,6 +258,27 @@ mod tests {
         assert!(!clock_reached(Time::new(), t(10), gap));
         // A simulator reset moved the clock back: that ends the wait too.
         assert!(clock_reached(t(5), t(10), gap));
+    }
+
+    #[test]
+    fn a_clock_message_wakes_the_waiters_only_when_it_ends_one_of_their_waits() {
+        let t = |ms: i64| Time::from_nanos(ms * 1_000_000);
+        let wait = |id, seen, gap_ms| Wait {
+            id,
+            seen,
+            gap: Duration::from_millis(gap_ms),
+        };
+        // No one waits: no wake-up.
+        assert!(!ends_a_wait(&[], t(100)));
+        // A 20 Hz tick read at 0 ms (due at 50 ms) and a hold-off read at 0 ms (due at
+        // 1000 ms): the 100 Hz messages at 10..40 ms wake no one, 50 ms does.
+        let waits = [wait(1, t(0), 50), wait(2, t(0), 1000)];
+        for ms in [10, 20, 30, 40] {
+            assert!(!ends_a_wait(&waits, t(ms)), "{ms} ms");
+        }
+        assert!(ends_a_wait(&waits, t(50)));
+        // A reset (the clock moved back) ends every wait.
+        assert!(ends_a_wait(&[wait(3, t(500), 50)], t(100)));
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //!   and drops bursts beyond 8 silently); the master's `publisherUpdate` calls tell it of
 //!   new publishers.
 //! - [`clock`]: ROS time that follows `/clock` under `/use_sim_time`, with waits that end
-//!   on the next clock message, on a [`clock::Waker`] or on shutdown.
+//!   on the clock message that reaches their deadline, on a [`clock::Waker`] or on shutdown.
 //! - [`xmlrpc`], [`registration`], [`master`]: XML-RPC calls bounded in time, an orderly
 //!   withdrawal from the master on shutdown, and a watch that registers again with a
 //!   restarted master (rosrust never does).
