@@ -68,10 +68,7 @@ fn sim_clock() -> Option<&'static SimClock> {
                 let mut r = c.reading.locked();
                 r.heard = Some(std::time::Instant::now());
                 r.latest = m.clock;
-                if r.waits
-                    .iter()
-                    .any(|w| clock_reached(m.clock, w.seen, w.gap))
-                {
+                if ends_a_wait(&r.waits, m.clock) {
                     c.changed.notify_all();
                 }
             }
