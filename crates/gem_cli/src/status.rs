@@ -34,8 +34,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let timeout = Duration::from_secs_f64(args.timeout);
     gem_ros::node::start_within(&format!("gemctl_status_{}", std::process::id()), timeout)?;
     let snapshot = Shared::default();
-    let _subs = subscribe(&snapshot)?;
-    let read = || snapshot.locked().clone();
+    let subs = subscribe(&snapshot)?;
+    let read = || {
+        subs.catch_up();
+        snapshot.locked().clone()
+    };
     if args.once {
         return once(read, timeout);
     }

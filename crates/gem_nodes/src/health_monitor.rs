@@ -128,16 +128,13 @@ impl Shared {
             self.monitor.reset_clock(now);
         }
         self.last_now = now;
-        let healths = self.monitor.healths(now);
         let (master_level, master_message) = gem_core::health::master_health(master::reachable());
-        let levels: Vec<Level> = healths
-            .iter()
-            .map(|h| h.level)
-            .chain([master_level])
-            .collect();
+        let mut levels = self.monitor.levels(now);
+        levels.push(master_level);
         if !always && levels == self.published {
             return now;
         }
+        let healths = self.monitor.healths(now);
         for (h, old) in healths.iter().zip(&self.published) {
             if h.level != *old {
                 tracing::info!("{}: {old} => {} ({})", h.topic, h.level, h.message);

@@ -23,7 +23,7 @@ use gem_msgs::visualization_msgs::{Marker, MarkerArray};
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, Ticker};
 use gem_ros::topics::Decl;
-use ros1_protocols::direct::DirectSubscriber;
+use ros1_protocols::direct::LazySubscriber;
 use ros1_protocols::Lock;
 use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex};
@@ -67,16 +67,29 @@ gem_ros::interface_table! {
 /// The snapshot the subscriptions of [`subscribe`] keep up to date.
 pub type Shared = Arc<Mutex<Snapshot>>;
 
-/// Subscribes `topic`, folding each message into the snapshot with `apply`.
-/// Direct subscriptions: the overlay shows the latest value, and rosrust's subscriber can
-/// drop the latest of a burst silently (a stale ERROR or speed on screen).
+/// Subscribes `topic`, folding each message into the snapshot with `apply`. Lazily: the
+/// overlay shows the latest values at its rate, so it reads what queued at each frame
+/// ([`Subscriptions::catch_up`]) and no thread wakes for each message. Every message is
+/// read (none dropped in a burst), so the last one shown is the last one sent.
 fn watch<T: rosrust::Message>(
     s: &Shared,
     topic: &Decl<T>,
     apply: fn(&mut Snapshot, T),
-) -> Result<DirectSubscriber, RosError> {
+) -> Result<LazySubscriber, RosError> {
     let s = s.clone();
-    crate::interface::subscribe(topic, move |m, _| apply(&mut s.locked(), m))
+    crate::interface::subscribe_lazily(topic, move |m| apply(&mut s.locked(), m))
+}
+
+/// The overlay's subscriptions (see [`subscribe`]).
+pub struct Subscriptions(Vec<LazySubscriber>);
+
+impl Subscriptions {
+    /// Folds every message that arrived since the last call into the snapshot.
+    pub fn catch_up(&self) {
+        for s in &self.0 {
+            s.catch_up();
+        }
+    }
 }
 
 fn system(m: &msg::SystemStateStamped) -> (SystemState, ErrorBits) {
@@ -90,8 +103,8 @@ fn system(m: &msg::SystemStateStamped) -> (SystemState, ErrorBits) {
 
 /// Subscribes every topic the overlay shows (relative names), folding messages into `s`;
 /// shared with `gemctl status`.
-pub fn subscribe(s: &Shared) -> Result<Vec<DirectSubscriber>, RosError> {
-    Ok(vec![
+pub fn subscribe(s: &Shared) -> Result<Subscriptions, RosError> {
+    Ok(Subscriptions(vec![
         watch(s, &SYSTEM_STATE, |n, m| n.system = Some(system(&m)))?,
         watch(s, &PLANNER_STATUS, |n, m| {
             n.planner = Some(planner_name(m.status))
@@ -109,7 +122,7 @@ pub fn subscribe(s: &Shared) -> Result<Vec<DirectSubscriber>, RosError> {
         watch(s, &TEMPERATURE, |n, m| {
             n.temperature_c = Some(m.temperature.into())
         })?,
-    ])
+    ]))
 }
 
 fn colour([r, g, b, a]: Rgba) -> ColorRGBA {
@@ -206,10 +219,11 @@ fn run() -> anyhow::Result<()> {
     }
     let mut ticker = Ticker::from_rate(rate);
     let snapshot: Shared = Arc::default();
-    let _subs = subscribe(&snapshot)?;
+    let subs = subscribe(&snapshot)?;
     let out = OVERLAY.publish()?;
     let marks = MARKERS.publish()?;
     while ticker.wait().is_some() {
+        subs.catch_up();
         let s = snapshot.locked().clone();
         if let Err(e) = out.send(overlay(&s)) {
             tracing::error!("cannot publish {}: {e}", OVERLAY.name());

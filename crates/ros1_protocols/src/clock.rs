@@ -19,30 +19,25 @@ pub fn is_zero(t: Time) -> bool {
     t.sec == 0 && t.nsec == 0
 }
 
-/// The latest `/clock` value, and a condition variable notified when it ends a wait.
+mod on_demand;
+
+use on_demand::{Bell, Reading};
+
+/// The `/clock` links, what they last gave, and a condition variable notified when that
+/// ends a wait (or a [`Waker`] rings).
 struct SimClock {
     reading: Mutex<Reading>,
     changed: Condvar,
 }
 
-/// What the `/clock` subscription last read, and the waits it may end.
-#[derive(Default)]
-struct Reading {
-    latest: Time,
-    /// When our subscription last received a `/clock` message.
-    heard: Option<std::time::Instant>,
-    /// The waits in [`wait_for_clock_or`] now: a message wakes the waiting threads only
-    /// when it ends one of them, so a loop ticking at 20 Hz under a 100 Hz clock wakes 20
-    /// times a second, not 100.
-    waits: Vec<Wait>,
-}
-
-/// One thread's wait for the clock to reach `gap` past `seen`.
+/// One thread's wait for the clock to reach `gap` past `seen`, and the thread's
+/// [`Bell`] (to interrupt its watch on the sockets).
 #[derive(Clone, Copy)]
 struct Wait {
     id: u64,
     seen: Time,
     gap: Duration,
+    bell: std::os::fd::RawFd,
 }
 
 static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
@@ -61,20 +56,32 @@ fn sim_clock() -> Option<&'static SimClock> {
         .as_ref()?;
     let mut sub = SUBSCRIPTION.locked();
     if sub.is_none() {
-        // A direct subscription: a deadline that a `/clock` message passes (a hold-off
-        // window's end) is seen on the thread that read the message.
-        *sub = crate::direct::subscribe("/clock", |m: Clock, _| {
-            if let Some(c) = SIM.get().and_then(Option::as_ref) {
-                let mut r = c.reading.locked();
-                r.heard = Some(std::time::Instant::now());
-                r.latest = m.clock;
-                if ends_a_wait(&r.waits, m.clock) {
-                    c.changed.notify_all();
-                }
-            }
-        })
-        .map_err(|e| tracing::error!("cannot subscribe to /clock: {e}"))
-        .ok();
+        // Read when the time is asked for (see `on_demand`): no thread wakes for a
+        // message that no one looks at.
+        *sub = crate::this_node::get()
+            .and_then(|node| {
+                crate::direct::subscribe_reading::<Clock>(
+                    &node,
+                    "/clock",
+                    |_| {},
+                    |link, stream, stop| {
+                        let c = SIM.get().and_then(Option::as_ref);
+                        match c {
+                            Some(c) => crate::direct::lazy::keep_link(
+                                &c.reading,
+                                |r| &mut r.links,
+                                |r| r.drain(&c.changed),
+                                link,
+                                stream,
+                                stop,
+                            ),
+                            None => std::io::Error::other("not under sim time"),
+                        }
+                    },
+                )
+            })
+            .map_err(|e| tracing::error!("cannot subscribe to /clock: {e}"))
+            .ok();
     }
     Some(clock)
 }
@@ -88,7 +95,10 @@ fn uses_sim_time() -> bool {
 /// Under sim time, how long ago (wall time) the last `/clock` message arrived; `None`
 /// under wall time or before the first message.
 pub fn clock_silence() -> Option<Duration> {
-    let heard = sim_clock()?.reading.locked().heard;
+    let c = sim_clock()?;
+    let mut r = c.reading.locked();
+    r.drain(&c.changed);
+    let heard = r.heard;
     heard.map(|t| t.elapsed())
 }
 
@@ -100,7 +110,11 @@ pub fn is_sim_time() -> bool {
 /// ROS now: the latest `/clock` under sim time (zero before the first one), else wall time.
 pub fn now() -> Time {
     match sim_clock() {
-        Some(c) => c.reading.locked().latest,
+        Some(c) => {
+            let mut r = c.reading.locked();
+            r.drain(&c.changed);
+            r.latest
+        }
         None => crate::this_node::wall_now(),
     }
 }
@@ -108,8 +122,9 @@ pub fn now() -> Time {
 /// Wakes every wait in this module (the node is ending: its loops see that at once).
 pub fn wake_all() {
     if let Some(c) = SIM.get().and_then(Option::as_ref) {
-        let _guard = c.reading.locked();
+        let r = c.reading.locked();
         c.changed.notify_all();
+        r.ring_all();
     }
     let _guard = WALL.0.locked();
     WALL.1.notify_all();
@@ -131,15 +146,30 @@ pub fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
         Some(c) => {
             static NEXT: AtomicU64 = AtomicU64::new(0);
             let id = NEXT.fetch_add(1, Ordering::Relaxed);
-            let mut guard = c.reading.locked();
-            guard.waits.push(Wait { id, seen, gap });
-            let (mut guard, _) = c
-                .changed
-                .wait_timeout_while(guard, nap(true, gap), |r| {
-                    !(ready() || clock_reached(r.latest, seen, gap))
-                })
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            guard.waits.retain(|w| w.id != id);
+            let bell = Bell::of_this_thread();
+            let started = std::time::Instant::now();
+            let mut r = c.reading.locked();
+            r.waits.push(Wait {
+                id,
+                seen,
+                gap,
+                bell,
+            });
+            loop {
+                r.drain(&c.changed);
+                let left = nap(true, gap).saturating_sub(started.elapsed());
+                if ready() || clock_reached(r.latest, seen, gap) || left.is_zero() {
+                    break;
+                }
+                r = match r.sleep_before(seen, gap) {
+                    Some(sleep) => c
+                        .changed
+                        .wait_timeout(r, sleep.min(left))
+                        .map_or_else(|e| e.into_inner().0, |(r, _)| r),
+                    None => on_demand::watch_sockets(&c.reading, r, bell, left),
+                };
+            }
+            r.waits.retain(|w| w.id != id);
         }
         None => {
             let guard = WALL.0.locked();
@@ -182,9 +212,10 @@ impl Waker {
     pub fn wake(&self) {
         match sim_clock() {
             Some(c) => {
-                let _guard = c.reading.locked();
+                let r = c.reading.locked();
                 self.0.store(true, Ordering::SeqCst);
                 c.changed.notify_all();
+                r.ring_all();
             }
             None => {
                 let _guard = WALL.0.locked();
@@ -264,6 +295,7 @@ mod tests {
             id,
             seen,
             gap: Duration::from_millis(gap_ms),
+            bell: -1,
         };
         // No one waits: no wake-up.
         assert!(!ends_a_wait(&[], t(100)));

@@ -26,6 +26,10 @@
 //! gives no end of file, so the socket probes its peer ([`LINK_PROBE`]): a link silent
 //! that long with no answer to a probe ends, and the publisher is asked again.
 
+pub mod lazy;
+
+pub use lazy::{subscribe_lazily, LazySubscriber};
+
 use crate::wire::{decode_header, encode_header, read_body, read_frame};
 use crate::Lock;
 use crate::RosError;
@@ -105,8 +109,21 @@ impl Arrival {
     }
 }
 
-type Callback<T> = dyn Fn(T, Arrival, &Link) + Send + Sync;
 type OnLink = dyn Fn(&Link) + Send + Sync;
+/// Reads an established link until it ends, and says why it ended.
+type ReadLink = dyn Fn(&Link, TcpStream, Stopping<'_>) -> std::io::Error + Send + Sync;
+
+/// Whether the subscription is being dropped: a link reader of [`subscribe_reading`] looks
+/// at it whenever it wakes, and ends (its stream is shut down too).
+#[derive(Clone, Copy)]
+pub struct Stopping<'a>(&'a AtomicBool);
+
+impl Stopping<'_> {
+    /// The subscription is being dropped.
+    pub fn requested(self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
 
 /// Subscribes to `topic` (resolved as this process's node resolves its names);
 /// `on_message` gets each message and its [`Arrival`], on the link's own thread (one per
@@ -168,6 +185,21 @@ pub fn subscribe_on<T: rosrust::Message>(
     on_link: impl Fn(&Link) + Send + Sync + 'static,
     on_message: impl Fn(T, Arrival, &Link) + Send + Sync + 'static,
 ) -> Result<DirectSubscriber, RosError> {
+    subscribe_reading::<T>(node, topic, on_link, move |link, stream, _| {
+        read_messages(link, stream, &on_message)
+    })
+}
+
+/// [`subscribe_on`] for a reader that reads each link's stream its own way (the one that
+/// reads `/clock` only when its time is asked for): `read` runs on the link's own thread
+/// with the linked stream (blocking, the header exchange done) until the link ends, and
+/// returns why it ended; it looks at [`Stopping`] whenever it wakes.
+pub fn subscribe_reading<T: rosrust::Message>(
+    node: &crate::runtime::Node,
+    topic: &str,
+    on_link: impl Fn(&Link) + Send + Sync + 'static,
+    read: impl Fn(&Link, TcpStream, Stopping<'_>) -> std::io::Error + Send + Sync + 'static,
+) -> Result<DirectSubscriber, RosError> {
     let fail = |e: crate::runtime::RuntimeError| RosError::new(e.to_string());
     let topic = node.resolve(topic).map_err(fail)?;
     let inner = Inner::new::<T>(&topic, node.name().to_owned(), node.handle());
@@ -181,7 +213,7 @@ pub fn subscribe_on<T: rosrust::Message>(
         })
         .map_err(fail)?;
     let callbacks = (
-        Arc::new(on_message) as Arc<Callback<T>>,
+        Arc::new(read) as Arc<ReadLink>,
         Arc::new(on_link) as Arc<OnLink>,
     );
     let linking = {
@@ -201,10 +233,7 @@ pub fn subscribe_on<T: rosrust::Message>(
 /// A runtime subscription's linking thread: links to what the master listed, then sleeps
 /// until the list changes, a link ends, or (only while a listed publisher is not linked)
 /// [`RETRY_AFTER`] passes.
-fn link_on_updates<T: rosrust::Message>(
-    inner: &Arc<Inner>,
-    callbacks: &(Arc<Callback<T>>, Arc<OnLink>),
-) {
+fn link_on_updates(inner: &Arc<Inner>, callbacks: &(Arc<ReadLink>, Arc<OnLink>)) {
     while !inner.stop.load(Ordering::SeqCst) {
         // Read before the list: a change after this is seen below.
         let seen = *inner.stop_signal.0.locked();
@@ -282,10 +311,10 @@ impl Drop for DirectSubscriber {
 }
 
 /// Connects to every publisher in `publishers` not linked yet.
-fn connect_new<T: rosrust::Message>(
+fn connect_new(
     inner: &Arc<Inner>,
     publishers: &[String],
-    (callback, on_link): &(Arc<Callback<T>>, Arc<OnLink>),
+    (read, on_link): &(Arc<ReadLink>, Arc<OnLink>),
 ) {
     for uri in publishers {
         let resting = inner
@@ -311,11 +340,21 @@ fn connect_new<T: rosrust::Message>(
                         .node
                         .inbound_link(&inner.topic, publisher.unwrap_or(uri))
                 };
-                let (inner, callback) = (inner.clone(), callback.clone());
+                let (inner, read) = (inner.clone(), read.clone());
                 let spawned = std::thread::Builder::new()
                     .name(format!("direct{}", inner.topic))
                     .spawn(move || {
-                        read_loop(&inner, &link, reader, &*callback);
+                        let why = read(&link, reader, Stopping(&inner.stop));
+                        if !inner.stop.load(Ordering::SeqCst) {
+                            tracing::info!(
+                                "{}: link to {} ({}) ended ({why}); linking again while the master lists it",
+                                inner.topic,
+                                link.caller_id(),
+                                link.uri
+                            );
+                        }
+                        inner.links.locked().remove(&link.uri);
+                        inner.wake();
                         drop(listed);
                     });
                 if let Err(e) = spawned {
@@ -415,26 +454,17 @@ fn connect(
     Ok((handle, stream, answer))
 }
 
-fn read_loop<T: rosrust::Message>(
-    inner: &Inner,
+/// The usual reader: each message, decoded, to `callback` with its [`Arrival`], until the
+/// link ends.
+fn read_messages<T: rosrust::Message>(
     link: &Link,
     mut stream: TcpStream,
-    callback: &Callback<T>,
-) {
-    let uri = link.uri.as_str();
+    callback: &impl Fn(T, Arrival, &Link),
+) -> std::io::Error {
     loop {
         let (body, wire) = match read_timed_frame(&mut stream) {
             Ok(frame) => frame,
-            Err(e) => {
-                if !inner.stop.load(Ordering::SeqCst) {
-                    tracing::info!(
-                        "{}: link to {} ({uri}) ended ({e}); linking again while the master lists it",
-                        inner.topic,
-                        link.caller_id()
-                    );
-                }
-                break;
-            }
+            Err(e) => return e,
         };
         let read = Instant::now();
         let arrival = Arrival {
@@ -443,11 +473,13 @@ fn read_loop<T: rosrust::Message>(
         };
         match T::decode(std::io::Cursor::new(&body)) {
             Ok(msg) => callback(msg, arrival, link),
-            Err(e) => tracing::warn!("{}: cannot decode a message from {uri}: {e}", inner.topic),
+            Err(e) => tracing::warn!(
+                "{}: cannot decode a message from {}: {e}",
+                link.header.get("topic").map_or("a topic", String::as_str),
+                link.uri
+            ),
         }
     }
-    inner.links.locked().remove(uri);
-    inner.wake();
 }
 
 /// Asks the kernel to timestamp what arrives on `stream` (`SO_TIMESTAMPNS`).

@@ -217,21 +217,12 @@ impl Monitor {
             "rate_hz".into(),
             rate.map_or("-".into(), |r| format!("{r:.2}")),
         ));
-        let (level, message) = match st.arrivals.back() {
-            None if st.count == 0 => (
-                Level::Stale,
-                format!(
-                    "never received ({:.1} s since monitoring started)",
-                    now.saturating_since(self.started).as_secs_f64()
-                ),
-            ),
-            None => (Level::Stale, "no message since the clock was reset".into()),
-            Some(last) => {
-                let age = now.saturating_since(*last);
-                values.push(("age_s".into(), format!("{:.3}", age.as_secs_f64())));
-                self.judge(spec, st, age, rate)
-            }
-        };
+        if let Some(last) = st.arrivals.back() {
+            let age = now.saturating_since(*last);
+            values.push(("age_s".into(), format!("{:.3}", age.as_secs_f64())));
+        }
+        let verdict = self.verdict(index, now, rate);
+        let (level, message) = (verdict.level(), verdict.message(self, now));
         if let Some(t) = &st.type_seen {
             values.push(("type".into(), t.clone()));
         }
@@ -249,45 +240,90 @@ impl Monitor {
         }
     }
 
-    fn judge(
-        &self,
-        spec: &TopicSpec,
-        st: &TopicState,
-        age: Duration,
-        rate: Option<f64>,
-    ) -> (Level, String) {
+    /// The rule that decides topic `index`'s level at `now` (its `rate`).
+    fn verdict<'a>(&'a self, index: usize, now: Time, rate: Option<f64>) -> Verdict<'a> {
+        let (spec, st) = (&self.specs[index], &self.states[index]);
+        let Some(last) = st.arrivals.back() else {
+            return if st.count == 0 {
+                Verdict::NeverReceived
+            } else {
+                Verdict::ClockReset
+            };
+        };
+        let age = now.saturating_since(*last);
         if let Some(timeout) = spec.timeout.filter(|t| age > *t) {
-            return (
-                Level::Stale,
-                format!(
-                    "no message for {:.2} s (timeout {:.2} s)",
-                    age.as_secs_f64(),
-                    timeout.as_secs_f64()
-                ),
-            );
+            return Verdict::Silent { age, timeout };
         }
         if let (Some(want), Some(seen)) = (&spec.type_name, &st.type_seen) {
             if want != seen {
-                return (Level::Error, format!("type {seen}, expected {want}"));
+                return Verdict::WrongType { seen, want };
             }
         }
         if let Some(f) = &st.failure {
-            return (Level::Error, f.clone());
+            return Verdict::RuleFailed(f);
         }
         if let (Some((lo, hi)), Some(r)) = (spec.rate_hz, rate) {
             if st.arrivals.len() >= RATE_MIN_SAMPLES && !(lo..=hi).contains(&r) {
-                return (Level::Warn, format!("rate {r:.2} Hz outside {lo}..{hi} Hz"));
+                return Verdict::RateOutside { rate: r, lo, hi };
             }
         }
-        (
-            Level::Ok,
-            rate.map_or("alive".into(), |r| format!("alive, {r:.1} Hz")),
-        )
+        Verdict::Alive(rate)
+    }
+
+    /// Every topic's level at `now`, without the words of [`Self::healths`] (what a node
+    /// compares on each message to see whether anything changed).
+    pub fn levels(&self, now: Time) -> Vec<Level> {
+        (0..self.specs.len())
+            .map(|i| self.verdict(i, now, self.rate(i, now)).level())
+            .collect()
     }
 
     /// Every topic's health at `now`.
     pub fn healths(&self, now: Time) -> Vec<Health> {
         (0..self.specs.len()).map(|i| self.health(i, now)).collect()
+    }
+}
+
+/// Why a topic has its level ([`Monitor::verdict`]).
+enum Verdict<'a> {
+    NeverReceived,
+    ClockReset,
+    Silent { age: Duration, timeout: Duration },
+    WrongType { seen: &'a str, want: &'a str },
+    RuleFailed(&'a str),
+    RateOutside { rate: f64, lo: f64, hi: f64 },
+    Alive(Option<f64>),
+}
+
+impl Verdict<'_> {
+    fn level(&self) -> Level {
+        match self {
+            Verdict::NeverReceived | Verdict::ClockReset | Verdict::Silent { .. } => Level::Stale,
+            Verdict::WrongType { .. } | Verdict::RuleFailed(_) => Level::Error,
+            Verdict::RateOutside { .. } => Level::Warn,
+            Verdict::Alive(_) => Level::Ok,
+        }
+    }
+
+    fn message(&self, monitor: &Monitor, now: Time) -> String {
+        match self {
+            Verdict::NeverReceived => format!(
+                "never received ({:.1} s since monitoring started)",
+                now.saturating_since(monitor.started).as_secs_f64()
+            ),
+            Verdict::ClockReset => "no message since the clock was reset".into(),
+            Verdict::Silent { age, timeout } => format!(
+                "no message for {:.2} s (timeout {:.2} s)",
+                age.as_secs_f64(),
+                timeout.as_secs_f64()
+            ),
+            Verdict::WrongType { seen, want } => format!("type {seen}, expected {want}"),
+            Verdict::RuleFailed(f) => (*f).to_owned(),
+            Verdict::RateOutside { rate, lo, hi } => {
+                format!("rate {rate:.2} Hz outside {lo}..{hi} Hz")
+            }
+            Verdict::Alive(rate) => rate.map_or("alive".into(), |r| format!("alive, {r:.1} Hz")),
+        }
     }
 }
 
@@ -377,6 +413,42 @@ mod tests {
         assert_eq!(m.on_sequence(0, "/a", 1), 0);
         assert_eq!(lost(&m).as_deref(), Some("4"));
         assert_eq!(m.health(0, now).level, Level::Ok, "reported, not a level");
+    }
+
+    #[test]
+    fn the_levels_alone_are_the_levels_of_the_full_report_in_every_verdict() {
+        let spec_typed = |type_name: &str| TopicSpec {
+            type_name: Some(type_name.into()),
+            ..spec(&["battery_level in 0..1"])
+        };
+        // Never received, alive, then a failed rule, a wrong type, silent, a rate outside.
+        let mut m = Monitor::new(
+            vec![spec_typed(TYPE), spec_typed("std_msgs/Float64"), spec(&[])],
+            t(100.0),
+        );
+        let check = |m: &Monitor, now: Time| {
+            let full: Vec<Level> = m.healths(now).iter().map(|h| h.level).collect();
+            assert_eq!(m.levels(now), full, "at {now:?}");
+            full
+        };
+        assert_eq!(check(&m, t(100.1)), vec![Level::Stale; 3]);
+        for i in 0..20 {
+            let now = t(100.0 + i as f64 * 0.05);
+            m.on_message(0, now, TYPE, battery(0.8));
+            m.on_message(1, now, TYPE, battery(0.8));
+            m.on_message(2, now, TYPE, battery(0.8));
+        }
+        let levels = check(&m, t(101.0));
+        assert_eq!(levels, vec![Level::Ok, Level::Error, Level::Ok]);
+        m.on_message(0, t(101.0), TYPE, battery(7.0));
+        assert_eq!(check(&m, t(101.0))[0], Level::Error, "the rule failed");
+        assert_eq!(check(&m, t(103.0)), vec![Level::Stale; 3], "silent");
+        // 5 Hz, below 15..25 Hz.
+        let mut slow = Monitor::new(vec![spec(&[])], t(100.0));
+        for i in 0..20 {
+            slow.on_message(0, t(100.0 + i as f64 * 0.2), TYPE, battery(0.8));
+        }
+        assert_eq!(check(&slow, t(103.9)), vec![Level::Warn]);
     }
 
     #[test]

@@ -1,0 +1,291 @@
+//! `/clock` read when its time is asked for, not whenever a message arrives.
+//!
+//! A simulator publishes `/clock` at 100 Hz or more. A subscriber that reads each message
+//! as it arrives wakes a thread 100 times a second in every node, though most nodes look
+//! at the time 10 or 20 times a second: that was most of an idle node's CPU. Here nothing
+//! wakes for a message:
+//!
+//! - the link's socket is non-blocking, and whoever asks for the time ([`super::now`], a
+//!   wait) first reads what has queued on it ([`Reading::drain`]);
+//! - a wait for a deadline of ROS time sleeps in wall time until shortly before the
+//!   deadline's message is due (the clock's pace is measured: [`Pace`]), then waits on the
+//!   socket for the message that reaches the deadline;
+//! - the link's own thread sleeps until the publisher hangs up, and reads what queued once
+//!   every [`crate::direct::lazy::DRAIN_EVERY`] (a lazy link, [`crate::direct::lazy`]).
+//!
+//! A [`super::Waker`], shutdown or a new link interrupts a thread waiting on the sockets
+//! through the thread's own event file descriptor ([`Bell`]).
+
+use super::{ends_a_wait, Wait};
+use crate::direct::lazy::LazyLinks;
+use crate::msgs::rosgraph_msgs::Clock;
+use rosrust::{RosMsg, Time};
+use std::collections::VecDeque;
+use std::os::fd::RawFd;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the `/clock` links last gave, the waits they may end, and the links themselves.
+#[derive(Default)]
+pub(super) struct Reading {
+    pub(super) latest: Time,
+    /// When a `/clock` message was last read (within a drain of when it arrived).
+    pub(super) heard: Option<Instant>,
+    /// The waits in [`super::wait_for_clock_or`] now.
+    pub(super) waits: Vec<Wait>,
+    pub(super) links: LazyLinks,
+    /// The links last counted, to tell the threads watching the sockets of a new one.
+    counted: usize,
+    pace: Pace,
+}
+
+impl Reading {
+    /// Reads every message queued on the links, keeping the latest time; notifies the
+    /// threads asleep on `changed` when one ends a wait.
+    pub(super) fn drain(&mut self, changed: &Condvar) {
+        let mut times = Vec::new();
+        self.links.drain(
+            |body, link| match Clock::decode(std::io::Cursor::new(body)) {
+                Ok(m) => times.push(m.clock),
+                Err(e) => tracing::warn!("cannot decode /clock from {}: {e}", link.uri),
+            },
+        );
+        if self.links.live() != self.counted {
+            // Threads already watching the sockets watch a new one too.
+            self.counted = self.links.live();
+            self.ring_all();
+        }
+        if times.is_empty() {
+            return;
+        }
+        let at = Instant::now();
+        for &t in &times {
+            if t < self.latest {
+                // A simulator reset: the pace so far says nothing of the new epoch.
+                self.pace = Pace::default();
+            }
+            self.latest = t;
+        }
+        self.pace.observe(at, &times);
+        self.heard = Some(at);
+        if ends_a_wait(&self.waits, self.latest) {
+            changed.notify_all();
+        }
+    }
+
+    /// Rings the bell of every thread waiting on the sockets.
+    pub(super) fn ring_all(&self) {
+        for w in &self.waits {
+            Bell::ring(w.bell);
+        }
+    }
+
+    /// How long a wait for `seen + gap` may sleep before it watches the sockets: until
+    /// half a message period before the deadline's message is due. `None`: watch them now
+    /// (the deadline is near, or the clock's pace is not known: paused, just started).
+    pub(super) fn sleep_before(&self, seen: Time, gap: Duration) -> Option<Duration> {
+        if super::is_zero(self.latest) {
+            return None;
+        }
+        let due = seen.nanos().saturating_add(gap.as_nanos() as i64);
+        let ahead = due.saturating_sub(self.latest.nanos());
+        self.pace.sleep_before(ahead)
+    }
+}
+
+/// The clock's pace: simulated seconds per wall second over the last two seconds, and the
+/// step between messages.
+#[derive(Default)]
+struct Pace {
+    /// (when read, time), one per 100 ms at most, the last two seconds.
+    samples: VecDeque<(Instant, Time)>,
+    last: Option<Time>,
+    /// Simulated nanoseconds between the last two messages.
+    step: Option<i64>,
+}
+
+impl Pace {
+    const SPACING: Duration = Duration::from_millis(100);
+    const WINDOW: Duration = Duration::from_secs(2);
+    /// The shortest span the pace is measured over.
+    const SPAN: Duration = Duration::from_millis(300);
+
+    /// The times read at `at`, in order: the last of them is the freshest sample.
+    fn observe(&mut self, at: Instant, times: &[Time]) {
+        for &t in times {
+            if let Some(last) = self.last {
+                let step = t.nanos() - last.nanos();
+                if step > 0 {
+                    self.step = Some(step);
+                }
+            }
+            self.last = Some(t);
+        }
+        let Some(t) = self.last else {
+            return;
+        };
+        if self
+            .samples
+            .back()
+            .is_none_or(|(when, _)| at.duration_since(*when) >= Self::SPACING)
+        {
+            self.samples.push_back((at, t));
+        }
+        while self.samples.len() > 2
+            && self
+                .samples
+                .front()
+                .is_some_and(|(when, _)| at.duration_since(*when) > Self::WINDOW)
+        {
+            self.samples.pop_front();
+        }
+    }
+
+    /// Simulated seconds per wall second, once measured over [`Self::SPAN`].
+    fn rate(&self) -> Option<f64> {
+        let ((a, ta), (b, tb)) = (self.samples.front()?, self.samples.back()?);
+        let wall = b.duration_since(*a);
+        (wall >= Self::SPAN).then(|| (tb.nanos() - ta.nanos()) as f64 / wall.as_nanos() as f64)
+    }
+
+    fn sleep_before(&self, ahead_ns: i64) -> Option<Duration> {
+        let rate = self.rate().filter(|r| *r > 1e-3)?;
+        let step = self.step? as f64;
+        // Wake half a message period before the message that reaches the deadline is due.
+        let wall_ns = (ahead_ns as f64 - 0.5 * step) / rate;
+        (wall_ns > 1e6).then(|| Duration::from_nanos(wall_ns.min(1e12) as u64))
+    }
+}
+
+/// A thread's event file descriptor (`eventfd`): rung to interrupt its wait on the
+/// sockets.
+pub(super) struct Bell(Option<RawFd>);
+
+impl Bell {
+    fn new() -> Bell {
+        // SAFETY: creates a descriptor this value owns and closes on drop.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        Bell((fd >= 0).then_some(fd))
+    }
+
+    /// This thread's bell (-1 where the kernel gave none: its waits end at their nap).
+    pub(super) fn of_this_thread() -> RawFd {
+        thread_local! {
+            static BELL: Bell = Bell::new();
+        }
+        BELL.with(|b| b.0.unwrap_or(-1))
+    }
+
+    fn ring(fd: RawFd) {
+        if fd >= 0 {
+            let one: u64 = 1;
+            // SAFETY: an eventfd takes an 8-byte write; a full counter only fails.
+            unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+        }
+    }
+
+    fn clear(fd: RawFd) {
+        if fd >= 0 {
+            let mut n: u64 = 0;
+            // SAFETY: an 8-byte read from a non-blocking eventfd.
+            unsafe { libc::read(fd, (&mut n as *mut u64).cast(), 8) };
+        }
+    }
+}
+
+impl Drop for Bell {
+    fn drop(&mut self) {
+        if let Some(fd) = self.0 {
+            // SAFETY: the descriptor is ours and closed once.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// Waits up to `within` for a message on any `/clock` link or this thread's bell
+/// (releasing `reading` meanwhile), and returns the lock.
+pub(super) fn watch_sockets<'a>(
+    lock: &'a Mutex<Reading>,
+    reading: std::sync::MutexGuard<'a, Reading>,
+    bell: RawFd,
+    within: Duration,
+) -> std::sync::MutexGuard<'a, Reading> {
+    let mut fds: Vec<libc::pollfd> = reading
+        .links
+        .fds()
+        .into_iter()
+        .chain((bell >= 0).then_some(bell))
+        .map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    drop(reading);
+    let ms = within.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+    // SAFETY: `fds` is a valid array of its length for the call.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    Bell::clear(bell);
+    crate::Lock::locked(lock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ms: i64) -> Time {
+        Time::from_nanos(ms * 1_000_000)
+    }
+
+    #[test]
+    fn the_pace_is_measured_and_a_wait_sleeps_until_half_a_step_before_its_message() {
+        let mut pace = Pace::default();
+        let start = Instant::now();
+        // 100 Hz at real time for 0.5 s.
+        for i in 0..=50 {
+            pace.observe(start + Duration::from_millis(i * 10), &[t(i as i64 * 10)]);
+        }
+        let rate = pace.rate().unwrap();
+        assert!((rate - 1.0).abs() < 1e-6, "{rate}");
+        // 50 ms ahead: sleep 45 ms, then watch the sockets for the 50 ms message.
+        assert_eq!(
+            pace.sleep_before(50_000_000),
+            Some(Duration::from_millis(45))
+        );
+        // The next message reaches it: watch now.
+        assert_eq!(
+            pace.sleep_before(10_000_000),
+            Some(Duration::from_millis(5))
+        );
+        assert_eq!(pace.sleep_before(5_000_000), None);
+    }
+
+    #[test]
+    fn an_unmeasured_or_stopped_clock_is_watched_on_the_sockets() {
+        let mut pace = Pace::default();
+        let start = Instant::now();
+        assert_eq!(pace.sleep_before(50_000_000), None, "no samples");
+        pace.observe(start, &[t(0)]);
+        pace.observe(start + Duration::from_millis(100), &[t(100)]);
+        assert_eq!(pace.sleep_before(50_000_000), None, "too short a span");
+        // Paused: the time stands still for a second.
+        let mut paused = Pace::default();
+        for i in 0..=10 {
+            paused.observe(start + Duration::from_millis(i * 100), &[t(500)]);
+        }
+        assert_eq!(paused.sleep_before(50_000_000), None);
+    }
+
+    #[test]
+    fn at_twenty_times_real_time_the_sleep_shrinks_with_the_pace() {
+        let mut pace = Pace::default();
+        let start = Instant::now();
+        // 100 Hz of sim time at 20×: a message every 0.5 ms of wall time.
+        for i in 0..=1000 {
+            pace.observe(start + Duration::from_micros(i * 500), &[t(i as i64 * 10)]);
+        }
+        // 50 ms of sim ahead is 2.5 ms of wall: sleep 2.25 ms.
+        let sleep = pace.sleep_before(50_000_000).unwrap();
+        assert!((sleep.as_secs_f64() - 0.00225).abs() < 1e-5, "{sleep:?}");
+    }
+}
