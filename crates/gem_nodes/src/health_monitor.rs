@@ -18,22 +18,23 @@ use gem_introspect::{Decoder, Flat, IntrospectError, ValueRef};
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::std_msgs::Header;
 use gem_ros::params::ParamSpec;
-use gem_ros::time::{self, to_ros, Ticker, Waker};
+use gem_ros::time::{self, to_ros, Ticker};
 use gem_ros::topics::{Decl, Entry, Role};
-use ros1_protocols::direct::{DirectSubscriber, Link};
+use ros1_protocols::direct::{Arrival, LazySubscriber, Link};
 use ros1_protocols::master;
 use ros1_protocols::Lock;
 use ros1_protocols::RosError;
 use rosrust::RawMessage;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 gem_ros::param_table! {
     /// The node's parameters.
     pub const PARAMS = [
         CONFIG_FILE = ParamSpec::str("config_file", "", "path of the YAML configuration (see `launch/config/health_monitor.yaml`)");
         CONFIG = ParamSpec::str("config", "", "the YAML configuration itself, instead of `~config_file`");
-        RATE = ParamSpec::float("rate", 1.0, "Hz", "heartbeat rate of `/diagnostics` (level changes are published at once)").positive();
+        RATE = ParamSpec::float("rate", 1.0, "Hz", "heartbeat rate of `/diagnostics` (level changes are published within 0.1 s, 1 s while ROS time stands still)").positive();
         HARDWARE_ID = ParamSpec::str("hardware_id", "gem_e2e", "`hardware_id` of every status");
     ];
 }
@@ -42,7 +43,7 @@ gem_ros::param_table! {
 pub const DIAGNOSTICS: Decl<DiagnosticArray> = Decl::publishes(
     gem_core::names::DIAGNOSTICS,
     10,
-    "one status per configured topic and one for the master, at `~rate` and at once on every level change",
+    "one status per configured topic and one for the master, at `~rate` and within 0.1 s of every level change (1 s while ROS time stands still)",
 );
 
 /// Every topic of the node.
@@ -112,9 +113,6 @@ struct Shared {
     last_now: Time,
     out: ros1_protocols::runtime::Publisher<DiagnosticArray>,
     hardware_id: String,
-    /// Wakes the loop when a silent topic speaks: its first staleness deadline appears,
-    /// and the loop, asleep until its next tick, must learn it.
-    waker: Waker,
 }
 
 impl Shared {
@@ -194,6 +192,12 @@ fn status(h: &Health, hardware_id: &str) -> DiagnosticStatus {
     }
 }
 
+/// How often the subscriptions are read. They are read lazily (no thread wakes for each
+/// message; each message is judged at its arrival time all the same), so a level change
+/// reaches `/diagnostics` within this: ten times faster than the 1 Hz at which the
+/// diagnostic aggregator and its viewers look.
+const READ_EVERY: Duration = Duration::from_millis(100);
+
 /// Decoders per publisher (caller id), from the connection headers.
 type Decoders = Arc<Mutex<HashMap<String, MessageDecoder>>>;
 
@@ -201,7 +205,7 @@ fn subscribe(
     shared: &Arc<Mutex<Shared>>,
     index: usize,
     topic: &str,
-) -> Result<DirectSubscriber, RosError> {
+) -> Result<LazySubscriber, RosError> {
     let decoders: Decoders = Arc::default();
     let on_connect = decoders.clone();
     let topic_name = topic.to_owned();
@@ -222,10 +226,10 @@ fn subscribe(
             Err(e) => tracing::error!("cannot decode {type_name} from {caller}: {e}"),
         }
     };
-    ros1_protocols::direct::subscribe_linked(
+    ros1_protocols::direct::subscribe_lazily_linked(
         topic,
         on_link,
-        move |raw: RawMessage, _, link: &Link| {
+        move |raw: RawMessage, arrival: Arrival, link: &Link| {
             let caller = link.caller_id();
             let decoded = {
                 let mut d = decoders.locked();
@@ -239,7 +243,6 @@ fn subscribe(
                         _ => None,
                     };
                     let mut sh = s.locked();
-                    let now = time::now();
                     // A publisher's queue can drop a burst (rosrust's is lossy); a gap in the
                     // publisher's header.seq is how a loss is counted and reported.
                     if let Some(seq) = seq {
@@ -250,14 +253,13 @@ fn subscribe(
                             );
                         }
                     }
-                    let was_silent = sh.published[index] == Level::Stale;
-                    sh.monitor.on_message(index, now, &type_name, fields);
+                    // Judged at its arrival, not at the (later) read.
+                    let at = time::at(arrival.wire).min(time::now());
+                    sh.monitor.on_message(index, at, &type_name, fields);
+                    // Levels only, compared: cheap. A link's own thread reads what queued
+                    // every second even while ROS time stands still, and a change it reads
+                    // is published then.
                     sh.publish(false);
-                    let waker = sh.waker.clone();
-                    drop(sh);
-                    if was_silent {
-                        waker.wake();
-                    }
                 }
                 Some((type_name, Err(e))) => {
                     tracing::warn!("{topic_name}: cannot decode a {type_name} from {caller}: {e}")
@@ -304,9 +306,8 @@ fn run() -> anyhow::Result<()> {
         last_now: now,
         out: DIAGNOSTICS.publish()?,
         hardware_id,
-        waker: Waker::default(),
     }));
-    let _subs = topics
+    let subs = topics
         .iter()
         .enumerate()
         .map(|(i, t)| subscribe(&shared, i, t))
@@ -314,10 +315,18 @@ fn run() -> anyhow::Result<()> {
     tracing::info!("health_monitor up: {} topics, {rate} Hz", topics.len());
     // Report at once: "never received" is news too.
     shared.locked().publish(true);
-    let ticker = Ticker::from_rate(rate).with_waker(shared.locked().waker.clone());
+    let ticker = Ticker::from_rate(rate);
     time::deadline_loop(
         ticker,
-        || shared.locked().catch_up(),
+        || {
+            // Read what arrived (outside the lock: each message takes it), judge, and
+            // come back at the next timeout or to read again, whichever is first.
+            subs.iter().for_each(LazySubscriber::catch_up);
+            let mut sh = shared.locked();
+            let timeout = sh.catch_up();
+            let read_again = sh.last_now.saturating_add(READ_EVERY);
+            Some(timeout.map_or(read_again, |t| t.min(read_again)))
+        },
         || {
             shared.locked().publish(true);
         },

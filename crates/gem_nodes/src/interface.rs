@@ -27,7 +27,7 @@ pub fn subscribe_lazily<T: Message>(
     topic: &Decl<T>,
     mut on_message: impl FnMut(T) + Send + 'static,
 ) -> Result<LazySubscriber, RosError> {
-    direct::subscribe_lazily(topic.name(), move |m, _| on_message(m))
+    direct::subscribe_lazily(topic.name(), move |m, _, _| on_message(m))
 }
 
 /// Advertises the service `service`, answering each request with `handler`.

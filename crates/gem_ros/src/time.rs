@@ -27,6 +27,12 @@ pub fn now() -> Time {
     to_core(clock::now())
 }
 
+/// ROS time at `instant`, a moment in the recent past such as a message's arrival read
+/// later (see [`ros1_protocols::clock::at`]).
+pub fn at(instant: std::time::Instant) -> Time {
+    to_core(clock::at(instant))
+}
+
 /// A fixed-rate loop on ROS time.
 pub struct Ticker {
     period: Duration,

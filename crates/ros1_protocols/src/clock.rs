@@ -119,6 +119,29 @@ pub fn now() -> Time {
     }
 }
 
+/// ROS time at `instant`, a moment in the recent past (a message's arrival, read
+/// later): under sim time, the `/clock` value then, from the last message's arrival and
+/// the clock's measured pace (standing still while the pace is not known); under wall
+/// time, the wall clock then.
+pub fn at(instant: std::time::Instant) -> Time {
+    match sim_clock() {
+        Some(c) => {
+            let mut r = c.reading.locked();
+            r.drain(&c.changed);
+            r.time_at(instant)
+        }
+        None => {
+            let ago = instant.elapsed().as_nanos().min(i64::MAX as u128) as i64;
+            Time::from_nanos(
+                crate::this_node::wall_now()
+                    .nanos()
+                    .saturating_sub(ago)
+                    .max(0),
+            )
+        }
+    }
+}
+
 /// Wakes every wait in this module (the node is ending: its loops see that at once).
 pub fn wake_all() {
     if let Some(c) = SIM.get().and_then(Option::as_ref) {

@@ -28,7 +28,7 @@
 
 pub mod lazy;
 
-pub use lazy::{subscribe_lazily, LazySubscriber};
+pub use lazy::{subscribe_lazily, subscribe_lazily_linked, LazySubscriber};
 
 use crate::wire::{decode_header, encode_header, read_body, read_frame};
 use crate::Lock;
@@ -524,7 +524,10 @@ fn read_timed_frame(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, Option<
 }
 
 /// One `recvmsg` into `buf`: the bytes read and the `SCM_TIMESTAMPNS` that came with them.
-fn recv_timed(stream: &TcpStream, buf: &mut [u8]) -> std::io::Result<(usize, Option<SystemTime>)> {
+pub(crate) fn recv_timed(
+    stream: &TcpStream,
+    buf: &mut [u8],
+) -> std::io::Result<(usize, Option<SystemTime>)> {
     use std::os::fd::AsRawFd;
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
@@ -569,7 +572,7 @@ fn recv_timed(stream: &TcpStream, buf: &mut [u8]) -> std::io::Result<(usize, Opt
 
 /// The monotonic instant of a wall-clock time `at` in the recent past, with `now` the
 /// monotonic instant read just before (the two clocks are read back to back).
-fn to_instant(at: SystemTime, now: Instant) -> Instant {
+pub(crate) fn to_instant(at: SystemTime, now: Instant) -> Instant {
     let wall_now = SystemTime::now();
     match wall_now.duration_since(at) {
         Ok(ago) => now.checked_sub(ago).unwrap_or(now),

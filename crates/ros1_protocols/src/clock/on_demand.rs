@@ -44,9 +44,13 @@ impl Reading {
     /// threads asleep on `changed` when one ends a wait.
     pub(super) fn drain(&mut self, changed: &Condvar) {
         let mut times = Vec::new();
+        let mut arrived = None;
         self.links.drain(
-            |body, link| match Clock::decode(std::io::Cursor::new(body)) {
-                Ok(m) => times.push(m.clock),
+            |body, at, link| match Clock::decode(std::io::Cursor::new(body)) {
+                Ok(m) => {
+                    times.push(m.clock);
+                    arrived = Some(at.wire);
+                }
                 Err(e) => tracing::warn!("cannot decode /clock from {}: {e}", link.uri),
             },
         );
@@ -58,7 +62,9 @@ impl Reading {
         if times.is_empty() {
             return;
         }
-        let at = Instant::now();
+        // The pace is sampled at the last message's arrival (the kernel's time), not at
+        // this read, which may come much later.
+        let at = arrived.unwrap_or_else(Instant::now);
         for &t in &times {
             if t < self.latest {
                 // A simulator reset: the pace so far says nothing of the new epoch.
@@ -71,6 +77,17 @@ impl Reading {
         if ends_a_wait(&self.waits, self.latest) {
             changed.notify_all();
         }
+    }
+
+    /// The clock's value at `instant`: the latest message's, less the wall time between
+    /// `instant` and that message's arrival at the measured pace.
+    pub(super) fn time_at(&self, instant: Instant) -> Time {
+        let (Some(heard), Some(rate)) = (self.heard, self.pace.rate()) else {
+            return self.latest;
+        };
+        let before = heard.saturating_duration_since(instant).as_nanos() as f64;
+        let back = (before * rate.max(0.0)).min(i64::MAX as f64) as i64;
+        Time::from_nanos(self.latest.nanos().saturating_sub(back).max(0))
     }
 
     /// Rings the bell of every thread waiting on the sockets.
@@ -274,6 +291,28 @@ mod tests {
             paused.observe(start + Duration::from_millis(i * 100), &[t(500)]);
         }
         assert_eq!(paused.sleep_before(50_000_000), None);
+    }
+
+    #[test]
+    fn the_time_at_an_earlier_arrival_goes_back_at_the_pace() {
+        let start = Instant::now();
+        let mut r = Reading::default();
+        // No pace yet: the latest value.
+        r.latest = t(1000);
+        assert_eq!(r.time_at(start), t(1000));
+        // At 2× real time, the last message (2000 ms) arrived 1 s of wall after the first.
+        let times: Vec<Time> = (0..=100).map(|i| t(i * 20)).collect();
+        for (i, &time) in times.iter().enumerate() {
+            r.pace
+                .observe(start + Duration::from_millis(i as u64 * 10), &[time]);
+        }
+        r.latest = t(2000);
+        r.heard = Some(start + Duration::from_secs(1));
+        // 100 ms of wall before the last arrival: 200 ms of sim time before it.
+        let at = r.time_at(start + Duration::from_millis(900));
+        assert!((at.nanos() - t(1800).nanos()).abs() < 1_000_000, "{at:?}");
+        // After the last arrival: the latest value (the clock has not said more).
+        assert_eq!(r.time_at(start + Duration::from_secs(2)), t(2000));
     }
 
     #[test]

@@ -8,15 +8,15 @@
 //! reading what queued once every [`DRAIN_EVERY`] so the publisher never sees a lagging
 //! subscriber ([`keep_link`]).
 
-use super::{Link, Stopping};
+use super::{Arrival, Link, Stopping};
 use crate::Lock;
 use crate::RosError;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 /// How often a link's own thread reads what queued when its owner did not ask: the socket
 /// never holds more than a second of messages.
@@ -34,14 +34,16 @@ struct LazyLink {
     link: Link,
     stream: TcpStream,
     partial: Vec<u8>,
+    /// The kernel's receive time of the partial frame's first bytes.
+    stamp: Option<SystemTime>,
     /// Why the link can no longer be read (its thread ends it).
     dead: Option<std::io::Error>,
 }
 
 impl LazyLinks {
     /// Reads every frame queued on the links (without blocking) and hands each body, with
-    /// its link, to `frame`, in order per link.
-    pub fn drain(&mut self, mut frame: impl FnMut(&[u8], &Link)) {
+    /// its arrival and link, to `frame`, in order per link.
+    pub fn drain(&mut self, mut frame: impl FnMut(&[u8], Arrival, &Link)) {
         for l in self.links.iter_mut().filter(|l| l.dead.is_none()) {
             if let Err(e) = l.read_queued(&mut frame) {
                 l.dead = Some(e);
@@ -72,42 +74,60 @@ impl LazyLinks {
 }
 
 impl LazyLink {
-    fn read_queued(&mut self, frame: &mut impl FnMut(&[u8], &Link)) -> std::io::Result<()> {
-        let mut buf = [0u8; 8192];
-        let mut ended = None;
+    /// Reads the queued frames one at a time (the length prefix, then the body, so that
+    /// the kernel's receive timestamp of each frame's first bytes is its own) until the
+    /// socket has no more, handing each whole frame to `frame`.
+    fn read_queued(
+        &mut self,
+        frame: &mut impl FnMut(&[u8], Arrival, &Link),
+    ) -> std::io::Result<()> {
         loop {
-            match self.stream.read(&mut buf) {
-                Ok(0) => {
-                    ended = Some(ErrorKind::UnexpectedEof.into());
-                    break;
+            let have = self.partial.len();
+            let want = match self.partial.get(..4) {
+                None => 4,
+                Some(len) => {
+                    let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+                    if len > crate::wire::MAX_MESSAGE {
+                        return Err(std::io::Error::new(
+                            ErrorKind::InvalidData,
+                            format!("a frame of {len} bytes"),
+                        ));
+                    }
+                    4 + len
                 }
-                Ok(n) => self.partial.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    ended = Some(e);
-                    break;
-                }
-            }
-        }
-        // The frames that came before an end are still handed over.
-        let mut used = 0;
-        while let Some(len) = self.partial.get(used..used + 4) {
-            let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
-            if len > crate::wire::MAX_MESSAGE {
-                return Err(std::io::Error::new(
-                    ErrorKind::InvalidData,
-                    format!("a frame of {len} bytes"),
-                ));
-            }
-            let Some(body) = self.partial.get(used + 4..used + 4 + len) else {
-                break;
             };
-            frame(body, &self.link);
-            used += 4 + len;
+            if have == want && have >= 4 {
+                let read = Instant::now();
+                let arrival = Arrival {
+                    wire: self.stamp.map_or(read, |w| super::to_instant(w, read)),
+                    read,
+                };
+                frame(&self.partial[4..], arrival, &self.link);
+                self.partial.clear();
+                self.stamp = None;
+                continue;
+            }
+            self.partial.resize(want, 0);
+            match super::recv_timed(&self.stream, &mut self.partial[have..]) {
+                Ok((0, _)) => {
+                    self.partial.truncate(have);
+                    return Err(ErrorKind::UnexpectedEof.into());
+                }
+                Ok((n, stamp)) => {
+                    self.partial.truncate(have + n);
+                    if have == 0 {
+                        self.stamp = stamp;
+                    }
+                }
+                Err(e) => {
+                    self.partial.truncate(have);
+                    return match e.kind() {
+                        ErrorKind::WouldBlock => Ok(()),
+                        _ => Err(e),
+                    };
+                }
+            }
         }
-        self.partial.drain(..used);
-        ended.map_or(Ok(()), Err)
     }
 }
 
@@ -139,6 +159,7 @@ pub fn keep_link<R>(
             link: link.clone(),
             stream,
             partial: Vec::new(),
+            stamp: None,
             dead: None,
         });
         drain(&mut r);
@@ -178,7 +199,7 @@ pub struct LazySubscriber {
 }
 
 /// What a lazy subscriber does with each message.
-type OnMessage<T> = Box<dyn FnMut(T, &Link) + Send>;
+type OnMessage<T> = Box<dyn FnMut(T, Arrival, &Link) + Send>;
 
 struct LazyState<T> {
     links: LazyLinks,
@@ -188,11 +209,12 @@ struct LazyState<T> {
 impl<T: rosrust::Message> LazyState<T> {
     fn drain(&mut self) {
         let on_message = &mut self.on_message;
-        self.links
-            .drain(|body, link| match T::decode(std::io::Cursor::new(body)) {
-                Ok(m) => on_message(m, link),
+        self.links.drain(
+            |body, at, link| match T::decode(std::io::Cursor::new(body)) {
+                Ok(m) => on_message(m, at, link),
                 Err(e) => tracing::warn!("cannot decode a message from {}: {e}", link.uri),
-            });
+            },
+        );
     }
 }
 
@@ -208,10 +230,21 @@ impl LazySubscriber {
     }
 }
 
-/// Subscribes `topic` on this process's node, lazily (see [`LazySubscriber`]).
+/// Subscribes `topic` on this process's node, lazily (see [`LazySubscriber`]); each
+/// message comes with its [`Arrival`] (the kernel's receive time, however late it is read)
+/// and its link.
 pub fn subscribe_lazily<T: rosrust::Message>(
     topic: &str,
-    on_message: impl FnMut(T, &Link) + Send + 'static,
+    on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
+) -> Result<LazySubscriber, RosError> {
+    subscribe_lazily_linked(topic, |_| {}, on_message)
+}
+
+/// [`subscribe_lazily`], with `on_link` run once per link made (before its first message).
+pub fn subscribe_lazily_linked<T: rosrust::Message>(
+    topic: &str,
+    on_link: impl Fn(&Link) + Send + Sync + 'static,
+    on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
 ) -> Result<LazySubscriber, RosError> {
     let state = Arc::new(Mutex::new(LazyState::<T> {
         links: LazyLinks::default(),
@@ -219,11 +252,8 @@ pub fn subscribe_lazily<T: rosrust::Message>(
     }));
     let node = crate::this_node::get()?;
     let reader = state.clone();
-    let subscriber = super::subscribe_reading::<T>(
-        &node,
-        topic,
-        |_| {},
-        move |link, stream, stop| {
+    let subscriber =
+        super::subscribe_reading::<T>(&node, topic, on_link, move |link, stream, stop| {
             keep_link(
                 &reader,
                 |s| &mut s.links,
@@ -232,10 +262,116 @@ pub fn subscribe_lazily<T: rosrust::Message>(
                 stream,
                 stop,
             )
-        },
-    )?;
+        })?;
     Ok(LazySubscriber {
         catch_up: Box::new(move || state.locked().drain()),
         subscriber,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::TcpListener;
+
+    /// Runs `step` until `done` (loopback delivers within microseconds; 5 s bound).
+    fn until(mut step: impl FnMut(), mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !done() {
+            assert!(Instant::now() < deadline, "not within 5 s");
+            step();
+        }
+    }
+
+    fn frame(body: &[u8]) -> Vec<u8> {
+        let mut f = (body.len() as u32).to_le_bytes().to_vec();
+        f.extend_from_slice(body);
+        f
+    }
+
+    #[test]
+    fn queued_frames_are_read_whole_in_order_and_a_partial_one_waits_for_its_rest() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut writer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (reader, _) = listener.accept().unwrap();
+        reader.set_nonblocking(true).unwrap();
+        let mut links = LazyLinks::default();
+        links.links.push(LazyLink {
+            id: 0,
+            link: Link {
+                uri: "http://publisher:1/".into(),
+                header: Default::default(),
+            },
+            stream: reader,
+            partial: Vec::new(),
+            stamp: None,
+            dead: None,
+        });
+        let read = |links: &mut LazyLinks| {
+            let mut got = Vec::new();
+            links.drain(|body, _, _| got.push(body.to_vec()));
+            got
+        };
+        assert!(read(&mut links).is_empty(), "nothing queued: no block");
+        let third = frame(b"third");
+        let mut bytes = [frame(b"one"), frame(b""), third[..6].to_vec()].concat();
+        writer.write_all(&bytes).unwrap();
+        let got = std::cell::RefCell::new(Vec::new());
+        until(
+            || got.borrow_mut().extend(read(&mut links)),
+            || got.borrow().len() >= 2,
+        );
+        assert_eq!(got.take(), [b"one".to_vec(), Vec::new()]);
+        bytes = third[6..].to_vec();
+        writer.write_all(&bytes).unwrap();
+        until(
+            || got.borrow_mut().extend(read(&mut links)),
+            || !got.borrow().is_empty(),
+        );
+        assert_eq!(got.take(), [b"third".to_vec()]);
+        // The publisher hangs up: the link is dead, and says why.
+        drop(writer);
+        let links = std::cell::RefCell::new(links);
+        until(
+            || drop(read(&mut links.borrow_mut())),
+            || links.borrow().live() == 0,
+        );
+        let mut links = links.into_inner();
+        assert_eq!(
+            links.take_dead(0).map(|e| e.kind()),
+            Some(ErrorKind::UnexpectedEof)
+        );
+    }
+
+    #[test]
+    fn a_length_prefix_beyond_the_largest_message_kills_the_link() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut writer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (reader, _) = listener.accept().unwrap();
+        reader.set_nonblocking(true).unwrap();
+        let mut links = LazyLinks::default();
+        links.links.push(LazyLink {
+            id: 7,
+            link: Link {
+                uri: "http://publisher:1/".into(),
+                header: Default::default(),
+            },
+            stream: reader,
+            partial: Vec::new(),
+            stamp: None,
+            dead: None,
+        });
+        writer.write_all(&u32::MAX.to_le_bytes()).unwrap();
+        let links = std::cell::RefCell::new(links);
+        until(
+            || links.borrow_mut().drain(|_, _, _| panic!("no frame")),
+            || links.borrow().live() == 0,
+        );
+        let mut links = links.into_inner();
+        assert_eq!(
+            links.take_dead(7).map(|e| e.kind()),
+            Some(ErrorKind::InvalidData)
+        );
+    }
 }
