@@ -296,9 +296,11 @@ mod tests {
     #[test]
     fn the_time_at_an_earlier_arrival_goes_back_at_the_pace() {
         let start = Instant::now();
-        let mut r = Reading::default();
         // No pace yet: the latest value.
-        r.latest = t(1000);
+        let mut r = Reading {
+            latest: t(1000),
+            ..Default::default()
+        };
         assert_eq!(r.time_at(start), t(1000));
         // At 2× real time, the last message (2000 ms) arrived 1 s of wall after the first.
         let times: Vec<Time> = (0..=100).map(|i| t(i * 20)).collect();
