@@ -6,7 +6,8 @@
 //!   dropped: a duplicate (the same stamp: a driver that resends) or one going backwards.
 //!   The solution it would have replaced ages meanwhile, so a source that sends only such
 //!   messages goes stale after `stale_after` and the verdict becomes a fault. When ROS time
-//!   itself jumps back (a simulator reset, a bag replayed again), the order starts afresh.
+//!   itself jumps back by more than `stale_after` (a simulator reset, a bag replayed
+//!   again), the order starts afresh.
 //! - **Verdict.** [`super::health::classify`] on the latest solution taken (any status):
 //!   the GPS accuracy the state manager reads.
 //! - **Served pose.** Only while the verdict is good: the rear axle's pose of the latest
@@ -153,12 +154,15 @@ impl PoseSource {
         Ok(())
     }
 
-    /// ROS time jumped back: the stamps' order starts afresh.
+    /// ROS time jumped back by more than `stale_after` (threads reading the clock a
+    /// moment apart are not a jump): the stamps' order starts afresh.
     fn observe_time(&mut self, now: Time) {
-        if now < self.last_now {
+        if now.saturating_add(self.health.stale_after) < self.last_now {
             self.latest = None;
+            self.last_now = now;
+        } else {
+            self.last_now = self.last_now.max(now);
         }
-        self.last_now = now;
     }
 
     fn project(&self, s: &Solution, prior: Option<RearAxle>) -> Result<RearAxle, GeodesyError> {
@@ -230,6 +234,29 @@ impl PoseSource {
     }
 }
 
+/// The status a `NavSatFix` + IMU solution carries for [`super::health`]: good
+/// ([`super::health::GOOD_STATUS`]) with a fix (`status.status` ≥ `STATUS_FIX`, 0) and a
+/// heading from the IMU no more than `stale_after` from the fix's stamp; otherwise
+/// `NO_FIX` or `NO_HEADING`, which the verdict reports as a fault.
+pub fn navsat_status(fix_status: i8, heading_fresh: bool) -> &'static str {
+    match (fix_status >= 0, heading_fresh) {
+        (false, _) => "NO_FIX",
+        (true, false) => "NO_HEADING",
+        (true, true) => super::health::GOOD_STATUS,
+    }
+}
+
+/// The horizontal σ of a `NavSatFix`, m: the square root of the larger of its east and
+/// north variances (`position_covariance[0]` and `[4]`), when its covariance is known
+/// (`position_covariance_type` > 0).
+pub fn navsat_sigma_m(covariance_type: u8, covariance: &[f64]) -> Option<f64> {
+    match (covariance_type, covariance) {
+        (0, _) => None,
+        (_, [east, _, _, _, north, ..]) => Some(east.max(*north).sqrt()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +291,23 @@ mod tests {
             yaw_rate_rad_s: None,
             horizontal_sigma_m: None,
         }
+    }
+
+    #[test]
+    fn a_navsat_fix_is_good_only_with_a_fix_and_a_fresh_heading() {
+        assert_eq!(navsat_status(0, true), GOOD_STATUS);
+        assert_eq!(navsat_status(2, true), GOOD_STATUS);
+        assert_eq!(navsat_status(-1, true), "NO_FIX");
+        assert_eq!(navsat_status(1, false), "NO_HEADING");
+        assert_eq!(navsat_sigma_m(0, &[4.0; 9]), None);
+        let cov = [0.0004, 0.0, 0.0, 0.0, 0.0009, 0.0, 0.0, 0.0, 1.0];
+        assert!((navsat_sigma_m(2, &cov).unwrap() - 0.03).abs() < 1e-12);
+        assert_eq!(navsat_sigma_m(2, &[]), None);
+        let nan = [f64::NAN; 9];
+        assert!(
+            navsat_sigma_m(1, &nan).is_some_and(f64::is_nan),
+            "NaN is the verdict's to refuse"
+        );
     }
 
     #[test]
@@ -309,6 +353,9 @@ mod tests {
     fn ros_time_jumping_back_restarts_the_order() {
         let mut s = source();
         s.offer(at(t(100.0), 90.0), t(100.0)).unwrap();
+        // Threads reading the clock a moment apart are no jump.
+        assert!(s.served(t(99.9)).is_ok());
+        assert!(s.offer(at(t(99.0), 90.0), t(99.9)).is_err());
         // A simulator reset: time starts again near 0.
         s.offer(at(t(1.0), 90.0), t(1.0)).unwrap();
         assert!(s.served(t(1.1)).is_ok());
