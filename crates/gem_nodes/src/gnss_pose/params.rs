@@ -32,9 +32,12 @@ pub enum Input {
 gem_ros::param_table! {
     /// Every parameter, in the order of its documentation table.
     pub const PARAMS = [
-        INPUT = ParamSpec::str("input", "inspva", "the solution's source: `inspva` (`novatel/inspva`) or `navsatfix` (`gnss/fix` for the position, `imu/data` for the heading and yaw rate)").one_of(&["inspva", "navsatfix"]);
-        ORIGIN_LAT = ParamSpec::float("origin_lat_deg", ORIGIN_LAT_DEG, "°", "latitude of the local frame's origin (x east, y north); the default is the GEM e2's test track at UIUC and means nothing elsewhere").feeds(&[field!(InsPoseConfig.origin_lat_deg)]);
-        ORIGIN_LON = ParamSpec::float("origin_lon_deg", ORIGIN_LON_DEG, "°", "longitude of the local frame's origin").feeds(&[field!(InsPoseConfig.origin_lon_deg)]);
+        /// The source.
+        pub INPUT = ParamSpec::str("input", "inspva", "the solution's source: `inspva` (`novatel/inspva`) or `navsatfix` (`gnss/fix` for the position, `imu/data` for the heading and yaw rate)").one_of(&["inspva", "navsatfix"]);
+        /// The origin's latitude.
+        pub ORIGIN_LAT = ParamSpec::float("origin_lat_deg", ORIGIN_LAT_DEG, "°", "latitude of the local frame's origin (x east, y north); the default is the GEM e2's test track at UIUC and means nothing elsewhere").feeds(&[field!(InsPoseConfig.origin_lat_deg)]);
+        /// The origin's longitude.
+        pub ORIGIN_LON = ParamSpec::float("origin_lon_deg", ORIGIN_LON_DEG, "°", "longitude of the local frame's origin").feeds(&[field!(InsPoseConfig.origin_lon_deg)]);
         ORIGIN_ALT = ParamSpec::float("origin_alt_m", POSE.origin_alt_m, "m", "height of the origin above the WGS84 ellipsoid; fixes are projected at this height").feeds(&[field!(InsPoseConfig.origin_alt_m)]);
         ANTENNA = ParamSpec::float("antenna_ahead_m", POSE.antenna_ahead_m, "m", "how far the solution's point (the antenna, or the INS's output point) sits ahead of the rear axle on the centre line").feeds(&[field!(InsPoseConfig.antenna_ahead_m)]);
         STALE_AFTER = ParamSpec::float("stale_after_s", HEALTH.stale_after.as_secs_f64(), "s", "a solution older than this (ROS time), or stamped this far ahead of now, is a fault; also the longest gap over which the yaw rate is estimated from successive headings, and the largest age of the IMU's heading for a fix").positive();
