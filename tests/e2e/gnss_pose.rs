@@ -370,3 +370,62 @@ fn a_bad_origin_is_refused_at_start_up_naming_the_parameter() {
         assert!(!out.contains("panicked"), "{out}");
     }
 }
+
+/// The existing chain, its rules unchanged: a bad INS status → `gps_accuracy` bad →
+/// the state manager's `GPS_LOST` once its hold-off (`~gps_lost_after_s`, shortened here
+/// to 2 s from its 15 s default) has passed without a good fix → cleared when good again.
+#[test]
+fn a_bad_ins_status_raises_the_state_managers_gps_lost_after_its_hold_off() {
+    use gem_msgs::gem_state_msgs::SystemStateStamped as S;
+    let r = ros();
+    r.set_sim_time(false);
+    let ns = fresh_ns("gp");
+    let node = Node::start(&r, &ns, &[]);
+    // The other four signals from mock_signals, whose own GPS goes nowhere.
+    let _signals = r
+        .node("mock_signals")
+        .arg(&format!("__ns:={ns}"))
+        .remap(names::GPS_ACCURACY, "mock_gps_accuracy")
+        .spawn();
+    let manager = r
+        .node("state_manager")
+        .arg(&format!("__ns:={ns}"))
+        .param("gps_lost_after_s", 2.0)
+        .param("state_timeout_ms", 0)
+        .spawn();
+    let state = Collector::<S>::new(&format!("{ns}/{}", names::SYSTEM_STATE));
+    let mut gnss = Gnss::start(&ns, "inspva");
+    node.good();
+    assert!(
+        state
+            .wait_latest(T, |m| m.state == S::STATE_IDLE && m.error_code == 0)
+            .is_some(),
+        "{:?}\n{}",
+        state.last(),
+        manager.output()
+    );
+    let bad_at = std::time::Instant::now();
+    gnss.set(r#"{"status": "INS_HIGH_VARIANCE"}"#);
+    let lost = state.wait_latest(T, |m| m.error_code & S::ERROR_GPS_LOST != 0);
+    let after = bad_at.elapsed();
+    assert!(lost.is_some(), "{:?}\n{}", state.last(), manager.output());
+    // The window counts from the last good fix, stamped up to one period (50 ms) before
+    // the status changed.
+    assert!(
+        after >= Duration::from_millis(1900),
+        "GPS_LOST {after:?} after the bad status, before the hold-off"
+    );
+    println!(
+        "GPS_LOST {:.2} s after the INS status went bad (hold-off 2 s)",
+        after.as_secs_f64()
+    );
+    gnss.set(r#"{"status": "INS_SOLUTION_GOOD"}"#);
+    assert!(
+        state
+            .wait_latest(T, |m| m.error_code & S::ERROR_GPS_LOST == 0)
+            .is_some(),
+        "{:?}\n{}",
+        state.last(),
+        manager.output()
+    );
+}
