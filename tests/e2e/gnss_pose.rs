@@ -10,7 +10,7 @@ use gem_core::names;
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus};
 use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateReq, GetModelStateRes};
 use gem_msgs::gem_state_msgs::GpsAccuracyStamped;
-use gem_nodes::gnss_pose::params::{INPUT, ORIGIN_LAT, ORIGIN_LON};
+use gem_nodes::gnss_pose::params::{HOLD, INPUT, ORIGIN_LAT, ORIGIN_LON};
 use gem_testbed::{
     fresh_ns, repo_root, ros, tool_command, wait_for_service, wait_until, Collector, NodeProc,
     RosGuard,
@@ -428,4 +428,32 @@ fn a_bad_ins_status_raises_the_state_managers_gps_lost_after_its_hold_off() {
         state.last(),
         manager.output()
     );
+}
+
+#[test]
+fn with_a_hold_the_last_good_pose_is_answered_held_then_refused() {
+    let r = ros();
+    r.set_sim_time(false);
+    let ns = fresh_ns("gp");
+    let mut node = Node::start(&r, &ns, &[(HOLD.name, "1.5")]);
+    let mut gnss = Gnss::start(&ns, "inspva");
+    node.good();
+    node.wait_answer(|a| near(a, -0.46, 0.0));
+    // Turned to face north, with a bad status: the good pose (facing east) is held.
+    gnss.set(r#"{"status": "INS_ALIGNING", "azimuth": 0.0}"#);
+    node.wait_accuracy(|a| a >= FAULT_ACCURACY_MM, "bad status");
+    let held = node.wait_answer(|a| a.success && a.status_message.contains("held"));
+    assert!(
+        held.status_message.contains("INS_ALIGNING"),
+        "{}",
+        held.status_message
+    );
+    assert_pose(&held, -0.46, 0.0, 0.0);
+    let again = node.wait_answer(|a| a.success && a.status_message.contains("held"));
+    assert_eq!(
+        again.header.stamp, held.header.stamp,
+        "the held pose keeps its stamp"
+    );
+    node.wait_answer(|a| !a.success && a.status_message.contains("INS_ALIGNING"));
+    node.alive();
 }

@@ -10,9 +10,12 @@
 //!   again), the order starts afresh.
 //! - **Verdict.** [`super::health::classify`] on the latest solution taken (any status):
 //!   the GPS accuracy the state manager reads.
-//! - **Served pose.** Only while the verdict is good: the rear axle's pose of the latest
+//! - **Served pose.** While the verdict is good: the rear axle's pose of the latest
 //!   solution, stamped with its measurement time, and the rear axle's velocity. Otherwise
-//!   nothing (the fault instead), so a controller never steers by a held or faulty pose.
+//!   the last good one, held with its own stamp (the controllers predict from it), while it
+//!   is no older than the hold (`hold`, default 0: never); then nothing (the fault
+//!   instead), so a controller never steers by a faulty pose, nor by a held one for longer
+//!   than the deployment allows.
 //!
 //! The rear axle's velocity in the local frame is the antenna's less the rotation's share,
 //! `v_rear = v_antenna − ω × r` with `r` the antenna's offset (`d` ahead along the heading
@@ -93,6 +96,24 @@ pub struct RearAxle {
     pub yaw_rate_rad_s: f64,
 }
 
+/// What is served.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Served {
+    /// The latest solution, good.
+    Fresh(RearAxle),
+    /// The last good solution, held while the latest is faulty.
+    Held(RearAxle, InsFault),
+}
+
+impl Served {
+    /// The rear axle's state.
+    pub fn rear_axle(&self) -> RearAxle {
+        match self {
+            Served::Fresh(r) | Served::Held(r, _) => *r,
+        }
+    }
+}
+
 /// The latest solution taken, and its projection when it has one.
 #[derive(Clone, Debug)]
 struct Taken {
@@ -110,6 +131,9 @@ pub struct PoseSource {
     latest: Option<Taken>,
     last_now: Time,
     refused: u64,
+    /// The last solution that was good when it arrived.
+    last_good: Option<RearAxle>,
+    hold: Duration,
 }
 
 impl PoseSource {
@@ -123,7 +147,14 @@ impl PoseSource {
             latest: None,
             last_now: Time::ZERO,
             refused: 0,
+            last_good: None,
+            hold: Duration::ZERO,
         }
+    }
+
+    /// Serving the last good pose for up to `hold` after the solution went bad.
+    pub fn with_hold(self, hold: Duration) -> Self {
+        PoseSource { hold, ..self }
     }
 
     /// How many solutions were dropped for their stamps.
@@ -151,6 +182,11 @@ impl PoseSource {
         let prior = previous.and_then(|t| t.rear.ok());
         let rear = self.project(&s, prior);
         self.latest = Some(Taken { solution: s, rear });
+        if let (GpsVerdict::Good { .. }, Some(Taken { rear: Ok(r), .. })) =
+            (self.verdict(now), &self.latest)
+        {
+            self.last_good = Some(*r);
+        }
         Ok(())
     }
 
@@ -159,6 +195,7 @@ impl PoseSource {
     fn observe_time(&mut self, now: Time) {
         if now.saturating_add(self.health.stale_after) < self.last_now {
             self.latest = None;
+            self.last_good = None;
             self.last_now = now;
         } else {
             self.last_now = self.last_now.max(now);
@@ -223,11 +260,16 @@ impl PoseSource {
     }
 
     /// What the controllers are served at `now`: the rear axle of the latest solution
-    /// while the verdict is good, else the fault.
-    pub fn served(&mut self, now: Time) -> Result<RearAxle, InsFault> {
+    /// while the verdict is good, else the last good one within the hold, else the fault.
+    pub fn served(&mut self, now: Time) -> Result<Served, InsFault> {
         match (self.verdict(now), &self.latest) {
-            (GpsVerdict::Good { .. }, Some(Taken { rear: Ok(r), .. })) => Ok(*r),
-            (GpsVerdict::Fault(f), _) => Err(f),
+            (GpsVerdict::Good { .. }, Some(Taken { rear: Ok(r), .. })) => Ok(Served::Fresh(*r)),
+            (GpsVerdict::Fault(f), _) => match self.last_good {
+                Some(g) if now.saturating_since(g.stamp) <= self.hold && g.stamp <= now => {
+                    Ok(Served::Held(g, f))
+                }
+                _ => Err(f),
+            },
             // A good verdict always has a projected solution.
             (GpsVerdict::Good { .. }, _) => Err(InsFault::NoSolution),
         }
@@ -315,7 +357,7 @@ mod tests {
         let mut s = source();
         assert_eq!(s.served(t(0.0)), Err(InsFault::NoSolution));
         s.offer(at(t(0.0), 90.0), t(0.05)).unwrap();
-        let r = s.served(t(0.1)).unwrap();
+        let r = s.served(t(0.1)).unwrap().rear_axle();
         assert_eq!(r.stamp, t(0.0));
         assert!((r.pose.x + 0.46).abs() < 1e-9 && r.pose.y.abs() < 1e-9);
         assert!(r.yaw_rate_rad_s.is_nan(), "one solution: no yaw rate");
@@ -339,7 +381,7 @@ mod tests {
         );
         assert_eq!(s.refused(), 2);
         // The pose is the one taken, not the dropped ones' heading.
-        assert!(s.served(t(1.2)).unwrap().pose.yaw.abs() < 1e-12);
+        assert!(s.served(t(1.2)).unwrap().rear_axle().pose.yaw.abs() < 1e-12);
         // Only duplicates from now on: stale after 0.5 s, a fault.
         for k in 3..6 {
             let now = t(1.0 + 0.1 * k as f64);
@@ -376,6 +418,42 @@ mod tests {
         );
         s.offer(at(t(0.1), 90.0), t(0.1)).unwrap();
         assert!(s.served(t(0.1)).is_ok(), "a good one serves again");
+    }
+
+    #[test]
+    fn with_a_hold_the_last_good_pose_is_served_held_until_the_hold_ends() {
+        let mut s = source().with_hold(Duration::from_secs(2));
+        s.offer(at(t(0.0), 90.0), t(0.0)).unwrap();
+        let bad = Solution {
+            status: "INS_ALIGNING".into(),
+            ..at(t(0.05), 0.0)
+        };
+        s.offer(bad, t(0.05)).unwrap();
+        // The verdict is a fault at once; the pose is the last good one, its own stamp.
+        assert_eq!(s.verdict(t(0.1)).accuracy_mm(), FAULT_ACCURACY_MM);
+        let Ok(Served::Held(r, InsFault::Status(_))) = s.served(t(0.1)) else {
+            panic!("{:?}", s.served(t(0.1)));
+        };
+        assert_eq!(r.stamp, t(0.0));
+        assert!(
+            r.pose.yaw.abs() < 1e-12,
+            "the good heading, not the bad one"
+        );
+        // Stale from 0.5 s on, still held until 2 s after the good one, then refused.
+        assert!(matches!(s.served(t(2.0)), Ok(Served::Held(..))));
+        assert!(s.served(t(2.01)).is_err());
+        // Without a hold: refused at once.
+        let mut s = source();
+        s.offer(at(t(0.0), 90.0), t(0.0)).unwrap();
+        s.offer(
+            Solution {
+                lat_deg: f64::NAN,
+                ..at(t(0.05), 90.0)
+            },
+            t(0.05),
+        )
+        .unwrap();
+        assert!(s.served(t(0.05)).is_err());
     }
 
     #[test]
@@ -436,7 +514,7 @@ mod tests {
             ..a
         };
         s.offer(b, t(0.1)).unwrap();
-        let r = s.served(t(0.1)).unwrap();
+        let r = s.served(t(0.1)).unwrap().rear_axle();
         assert!(
             (r.yaw_rate_rad_s - rate).abs() < 1e-9,
             "{}",
@@ -457,14 +535,19 @@ mod tests {
         s.offer(at(t(0.0), 0.0), t(0.0)).unwrap();
         // 1 s later: beyond stale_after, no estimate from the pair.
         s.offer(at(t(1.0), 10.0), t(1.0)).unwrap();
-        assert!(s.served(t(1.0)).unwrap().yaw_rate_rad_s.is_nan());
+        assert!(s
+            .served(t(1.0))
+            .unwrap()
+            .rear_axle()
+            .yaw_rate_rad_s
+            .is_nan());
         let imu = Solution {
             yaw_rate_rad_s: Some(-0.3),
             velocity_en_mps: None,
             ..at(t(1.1), 10.0)
         };
         s.offer(imu, t(1.1)).unwrap();
-        let r = s.served(t(1.1)).unwrap();
+        let r = s.served(t(1.1)).unwrap().rear_axle();
         assert_eq!(r.yaw_rate_rad_s, -0.3);
         assert_eq!(r.velocity_mps, [0.0, 0.0], "no velocity: a zero twist");
     }

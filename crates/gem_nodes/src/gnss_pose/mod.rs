@@ -15,7 +15,9 @@ pub use params::PARAMS;
 use gem_core::geometry::yaw_from_quaternion;
 use gem_core::gnss::geodesy::azimuth_deg_from_yaw;
 use gem_core::gnss::health::{GpsVerdict, InsFault, GOOD_STATUS};
-use gem_core::gnss::source::{navsat_sigma_m, navsat_status, PoseSource, RearAxle, Solution};
+use gem_core::gnss::source::{
+    navsat_sigma_m, navsat_status, PoseSource, RearAxle, Served, Solution,
+};
 use gem_core::names;
 use gem_core::state_manager::Input as SmInput;
 use gem_core::time::Time;
@@ -46,7 +48,7 @@ gem_ros::interface_table! {
         /// An IMU's heading and yaw rate.
         IMU: Imu = Decl::subscribes(names::IMU, "with `~input: navsatfix`: heading (`orientation`, east-north-up) and yaw rate (`angular_velocity.z`) for each fix");
         /// The pose, as the controllers ask for it.
-        GET_MODEL_STATE: GetModelState = Decl::serves(names::GET_MODEL_STATE, "the rear axle's pose, world-frame velocity and yaw rate (NaN when not known yet) of the latest solution, stamped with its measurement time, while the solution is good; otherwise `success: false` naming the fault. Persistent connections accepted; a model other than `~model_name`: `success: false`");
+        GET_MODEL_STATE: GetModelState = Decl::serves(names::GET_MODEL_STATE, "the rear axle's pose, world-frame velocity and yaw rate (NaN when not known yet) of the latest solution, stamped with its measurement time, while the solution is good; after it goes bad, the last good one (`status_message` says held, and why) until `~hold_pose_s` old, then `success: false` naming the fault. Persistent connections accepted; a model other than `~model_name`: `success: false`");
         /// The solution's health, as the state manager reads it.
         GPS: GpsAccuracyStamped = Decl::publishes(SmInput::Gps.topic(), 10, "at `~rate`, stamped now: 0 mm while the solution is good (its σ in mm when the source gives one), 10⁶ mm on any fault");
         /// The node's status.
@@ -98,7 +100,8 @@ fn run() -> anyhow::Result<()> {
     let p = Params::load().context("invalid parameters")?;
     let projection = p.projection().context("invalid parameters")?;
     let shared: SharedRef = Arc::new(Mutex::new(Shared {
-        source: PoseSource::new(projection, p.pose.antenna_ahead_m, p.health.clone()),
+        source: PoseSource::new(projection, p.pose.antenna_ahead_m, p.health.clone())
+            .with_hold(p.hold_pose),
         imu: None,
         dropped: Throttle::default(),
     }));
@@ -115,13 +118,14 @@ fn run() -> anyhow::Result<()> {
         params: p.clone(),
     };
     tracing::info!(
-        "gnss_pose up: {:?} input, origin {:.7}° {:.7}° {} m, antenna {} m ahead of the rear axle, stale after {} s",
+        "gnss_pose up: {:?} input, origin {:.7}° {:.7}° {} m, antenna {} m ahead of the rear axle, stale after {} s, pose held {} s",
         p.input,
         p.pose.origin_lat_deg.unwrap_or(f64::NAN),
         p.pose.origin_lon_deg.unwrap_or(f64::NAN),
         p.pose.origin_alt_m,
         p.pose.antenna_ahead_m,
-        p.stale_after().as_secs_f64()
+        p.stale_after().as_secs_f64(),
+        p.hold_pose.as_secs_f64()
     );
     let mut ticker = Ticker::from_rate(p.rate_hz);
     let mut said: Option<String> = None;
@@ -245,17 +249,24 @@ fn serve(p: &Params, shared: &SharedRef) -> anyhow::Result<Service> {
         }
         let served = s.locked().source.served(time::now());
         Ok(match served {
-            Ok(r) => GetModelStateRes {
-                header: Header {
-                    seq: 0,
-                    stamp: to_ros(r.stamp),
-                    frame_id: req.relative_entity_name,
-                },
-                pose: pose_msg(&r),
-                twist: twist_msg(&r),
-                success: true,
-                status_message: "GetModelState: got properties".into(),
-            },
+            Ok(served) => {
+                let r = served.rear_axle();
+                let status_message = match &served {
+                    Served::Fresh(_) => "GetModelState: got properties".into(),
+                    Served::Held(_, f) => format!("GetModelState: got properties (held: {f})"),
+                };
+                GetModelStateRes {
+                    header: Header {
+                        seq: 0,
+                        stamp: to_ros(r.stamp),
+                        frame_id: req.relative_entity_name,
+                    },
+                    pose: pose_msg(&r),
+                    twist: twist_msg(&r),
+                    success: true,
+                    status_message,
+                }
+            }
             Err(f) => GetModelStateRes {
                 success: false,
                 status_message: format!("GetModelState: no pose: {f}"),
@@ -332,6 +343,7 @@ impl Report {
                 p.pose.antenna_ahead_m.to_string(),
             ),
             kv("stale after, s", p.stale_after().as_secs_f64().to_string()),
+            kv("pose held for, s", p.hold_pose.as_secs_f64().to_string()),
             kv("published accuracy, mm", verdict.accuracy_mm().to_string()),
             kv("solutions refused for their stamps", refused.to_string()),
         ];

@@ -41,6 +41,8 @@ gem_ros::param_table! {
         ORIGIN_ALT = ParamSpec::float("origin_alt_m", POSE.origin_alt_m, "m", "height of the origin above the WGS84 ellipsoid; fixes are projected at this height").feeds(&[field!(InsPoseConfig.origin_alt_m)]);
         ANTENNA = ParamSpec::float("antenna_ahead_m", POSE.antenna_ahead_m, "m", "how far the solution's point (the antenna, or the INS's output point) sits ahead of the rear axle on the centre line").feeds(&[field!(InsPoseConfig.antenna_ahead_m)]);
         STALE_AFTER = ParamSpec::float("stale_after_s", HEALTH.stale_after.as_secs_f64(), "s", "a solution older than this (ROS time), or stamped this far ahead of now, is a fault; also the longest gap over which the yaw rate is estimated from successive headings, and the largest age of the IMU's heading for a fix").positive();
+        /// The pose hold.
+        pub HOLD = ParamSpec::float("hold_pose_s", 0.0, "s", "after the solution goes bad, `get_model_state` keeps answering the last good pose (its own stamp, from which the controllers predict) until it is this old; 0: only a good solution is served. Longer than the state manager's `~gps_lost_after_s` plus a stop lets its GPS fault pause the task before the controllers lose the pose").non_negative();
         RATE = ParamSpec::float("rate", 20.0, "Hz", "publication rate of `gps_accuracy` (ROS time), whether solutions arrive or not").positive();
         MODEL_NAME = ParamSpec::str("model_name", "gem", "the model whose pose `gazebo/get_model_state` answers (the controllers' `~model_name`)");
     ];
@@ -55,6 +57,8 @@ pub struct Params {
     pub pose: InsPoseConfig,
     /// The health bounds.
     pub health: InsHealthConfig,
+    /// How long the last good pose is served after the solution went bad.
+    pub hold_pose: Duration,
     /// `gps_accuracy` rate, Hz.
     pub rate_hz: f64,
     /// The model served.
@@ -82,6 +86,7 @@ impl Params {
             health: InsHealthConfig {
                 stale_after: STALE_AFTER.seconds()?,
             },
+            hold_pose: HOLD.seconds()?,
             rate_hz: RATE.f64()?,
             model_name: MODEL_NAME.string()?,
         })
