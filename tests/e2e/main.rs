@@ -33,6 +33,7 @@ mod controller;
 mod demo;
 mod docker_static;
 mod docs;
+mod gnss_pose;
 mod health_monitor;
 mod hostile_peers;
 mod hosts;

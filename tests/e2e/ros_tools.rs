@@ -62,6 +62,14 @@ fn nodes() -> Vec<Case> {
             "status_overlay",
             &["sub /system_state", "pub /gem/status_overlay"],
         ),
+        case(
+            "gnss_pose",
+            &[
+                "srv /gazebo/get_model_state",
+                "sub /novatel/inspva",
+                "pub /gps_accuracy",
+            ],
+        ),
         Case {
             binary: "health_monitor",
             up: &["pub /diagnostics"],

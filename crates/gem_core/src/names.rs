@@ -93,6 +93,12 @@ names! {
         SERVE_WAYPOINTS = "serve_waypoints";
         /// The task planner's service that drops the task.
         CANCEL_TASKS = "cancel_tasks";
+        /// A Novatel GNSS/INS's position, velocity and attitude (`novatel_gps_msgs/Inspva`).
+        INSPVA = "novatel/inspva";
+        /// A GNSS receiver's fix (`sensor_msgs/NavSatFix`).
+        GNSS_FIX = "gnss/fix";
+        /// An IMU's orientation and rates (`sensor_msgs/Imu`).
+        IMU = "imu/data";
     }
     actions {
         /// The controllers' action: drive along waypoints.

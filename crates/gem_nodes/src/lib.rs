@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod gnss_pose;
 pub mod health_monitor;
 pub mod interface;
 pub mod mock_signals;

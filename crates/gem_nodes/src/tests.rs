@@ -1,6 +1,8 @@
 //! Every node's parameter and interface tables against its documentation page and the core's defaults.
 
-use crate::{controller, health_monitor, mock_signals, overlay, planner, sim, state_manager};
+use crate::{
+    controller, gnss_pose, health_monitor, mock_signals, overlay, planner, sim, state_manager,
+};
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_core::state_manager::StateManagerConfig;
@@ -32,6 +34,7 @@ const NODES: &[(&[ParamSpec], &[Entry], &str, &str)] = &[
     node!(mock_signals, "mock_signals.md"),
     node!(overlay, "status_overlay.md"),
     node!(health_monitor, "health_monitor.md"),
+    node!(gnss_pose, "gnss_pose.md"),
 ];
 
 #[test]
@@ -92,6 +95,12 @@ fn a_node_left_at_its_defaults_runs_on_the_core_defaults() {
         assert_eq!(pp.tracker.wheelbase_m, sim.vehicle.wheelbase_m);
         assert_eq!(pp.tracker.max_steer_rad, sim.vehicle.max_steer_rad);
         planner::params::Params::load().expect("planner defaults");
+        let gnss = gnss_pose::params::Params::load().expect("gnss_pose defaults");
+        assert_eq!(gnss.pose, gem_core::gnss::pose::InsPoseConfig::default());
+        assert_eq!(
+            gnss.health,
+            gem_core::gnss::health::InsHealthConfig::default()
+        );
     });
 }
 
@@ -118,7 +127,7 @@ fn every_default_passes_its_own_check() {
 #[test]
 fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
     type Load = fn() -> Result<(), ParamError>;
-    let nodes: [(&[ParamSpec], &[Load]); 3] = [
+    let nodes: [(&[ParamSpec], &[Load]); 4] = [
         (
             &state_manager::params::PARAMS,
             &[|| state_manager::params::Params::load().map(drop)],
@@ -134,6 +143,10 @@ fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
         (
             &sim::params::PARAMS,
             &[|| sim::params::Params::load().map(drop)],
+        ),
+        (
+            &gnss_pose::params::PARAMS,
+            &[|| gnss_pose::params::Params::load().map(drop)],
         ),
     ];
     for (params, loads) in nodes {

@@ -215,6 +215,13 @@ pub fn yaw_from_azimuth_deg(azimuth_deg: f64) -> f64 {
     wrap_angle(FRAC_PI_2 - azimuth_deg.to_radians())
 }
 
+/// The azimuth, degrees clockwise from north in [0, 360), of a ROS yaw (radians
+/// counter-clockwise from east): the inverse of [`yaw_from_azimuth_deg`], for a source that
+/// gives its heading as a yaw (an IMU's orientation in east-north-up).
+pub fn azimuth_deg_from_yaw(yaw_rad: f64) -> f64 {
+    (90.0 - yaw_rad.to_degrees()).rem_euclid(360.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,6 +407,19 @@ mod tests {
         assert!((yaw_from_azimuth_deg(45.0) - PI / 4.0).abs() < 1e-15);
         assert!((yaw_from_azimuth_deg(-90.0).abs() - PI).abs() < 1e-15);
         assert!((yaw_from_azimuth_deg(360.0) - PI / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_yaw_becomes_an_azimuth_and_back() {
+        assert!((azimuth_deg_from_yaw(PI / 2.0)).abs() < 1e-12);
+        assert!((azimuth_deg_from_yaw(0.0) - 90.0).abs() < 1e-12);
+        assert!((azimuth_deg_from_yaw(-PI / 2.0) - 180.0).abs() < 1e-12);
+        assert!((azimuth_deg_from_yaw(PI) - 270.0).abs() < 1e-12);
+        for yaw in [-3.0, -1.0, 0.3, 2.9] {
+            let back = yaw_from_azimuth_deg(azimuth_deg_from_yaw(yaw));
+            assert!((back - yaw).abs() < 1e-12, "{yaw}: {back}");
+        }
+        assert!(azimuth_deg_from_yaw(f64::NAN).is_nan());
     }
 
     #[test]

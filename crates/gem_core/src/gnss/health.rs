@@ -7,8 +7,8 @@
 //!   not);
 //! - its stamp (the measurement time) is set, no more than `stale_after` old, and no more
 //!   than `stale_after` ahead of now (a clock that far off is no clock);
-//! - its latitude, longitude and azimuth, and its horizontal σ when it gives one, are
-//!   finite.
+//! - its latitude, longitude, azimuth and velocity, and its horizontal σ when it gives
+//!   one, are finite.
 //!
 //! The state manager already has a GPS rule (docs/spec.md §2): its `/gps_accuracy` input
 //! carries an accuracy in mm, above `gps_bad_above_mm` (200 mm) is a bad fix, and a bad
@@ -74,6 +74,8 @@ pub struct InsReading<'a> {
     pub azimuth_deg: f64,
     /// Horizontal standard deviation, m, when the source gives one.
     pub horizontal_sigma_m: Option<f64>,
+    /// East and north velocity, m/s (zeros for a source without velocity).
+    pub velocity_en_mps: [f64; 2],
 }
 
 /// Why a solution is not fit to drive on.
@@ -100,6 +102,8 @@ pub enum InsFault {
         /// Which.
         what: &'static str,
     },
+    /// Finite values the projection refuses (a latitude beyond a pole).
+    Unprojectable(String),
 }
 
 impl fmt::Display for InsFault {
@@ -119,6 +123,7 @@ impl fmt::Display for InsFault {
                 write!(f, "INS solution is {:.3} s old", age.as_secs_f64())
             }
             InsFault::NotFinite { what } => write!(f, "INS {what} is not a finite number"),
+            InsFault::Unprojectable(why) => write!(f, "INS solution cannot be projected: {why}"),
         }
     }
 }
@@ -173,6 +178,8 @@ fn fault(r: &InsReading, now: Time, cfg: &InsHealthConfig) -> Option<InsFault> {
         ("longitude", r.lon_deg),
         ("azimuth", r.azimuth_deg),
         ("horizontal sigma", r.horizontal_sigma_m.unwrap_or(0.0)),
+        ("east velocity", r.velocity_en_mps[0]),
+        ("north velocity", r.velocity_en_mps[1]),
     ];
     values
         .into_iter()
@@ -208,6 +215,7 @@ mod tests {
             lon_deg: -88.23,
             azimuth_deg: 12.0,
             horizontal_sigma_m: None,
+            velocity_en_mps: [0.0, 0.0],
         }
     }
 
@@ -284,6 +292,16 @@ mod tests {
             ..good(t(0.0))
         };
         assert!(matches!(verdict(r, t(0.0)), GpsVerdict::Fault(_)));
+        let r = InsReading {
+            velocity_en_mps: [0.0, f64::NAN],
+            ..good(t(0.0))
+        };
+        assert_eq!(
+            verdict(r, t(0.0)),
+            GpsVerdict::Fault(InsFault::NotFinite {
+                what: "north velocity"
+            })
+        );
     }
 
     #[test]

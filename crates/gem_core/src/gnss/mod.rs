@@ -7,8 +7,11 @@
 //!   east) in that frame;
 //! - [`pose`]: the configured origin and antenna offset, and the rear axle's pose;
 //! - [`health`]: an INS solution's status, age and values → the GPS verdict the state
-//!   manager's `/gps_accuracy` input carries.
+//!   manager's `/gps_accuracy` input carries;
+//! - [`source`]: each solution's stamp order, projection and verdict, and the rear axle's
+//!   pose and velocity served to the controllers.
 
 pub mod geodesy;
 pub mod health;
 pub mod pose;
+pub mod source;

@@ -1,0 +1,554 @@
+//! The pose source a GNSS/INS node keeps: each incoming solution checked for its stamp's
+//! order, projected to the rear axle ([`super::pose`]) and judged ([`super::health`]), and
+//! what the controllers are served.
+//!
+//! - **Stamp order.** A solution stamped at or before the last one taken is refused and
+//!   dropped: a duplicate (the same stamp: a driver that resends) or one going backwards.
+//!   The solution it would have replaced ages meanwhile, so a source that sends only such
+//!   messages goes stale after `stale_after` and the verdict becomes a fault. When ROS time
+//!   itself jumps back by more than `stale_after` (a simulator reset, a bag replayed
+//!   again), the order starts afresh.
+//! - **Verdict.** [`super::health::classify`] on the latest solution taken (any status):
+//!   the GPS accuracy the state manager reads.
+//! - **Served pose.** While the verdict is good: the rear axle's pose of the latest
+//!   solution, stamped with its measurement time, and the rear axle's velocity. Otherwise
+//!   the last good one, held with its own stamp (the controllers predict from it), while it
+//!   is no older than the hold (`hold`, default 0: never); then nothing (the fault
+//!   instead), so a controller never steers by a faulty pose, nor by a held one for longer
+//!   than the deployment allows.
+//!
+//! The rear axle's velocity in the local frame is the antenna's less the rotation's share,
+//! `v_rear = v_antenna − ω × r` with `r` the antenna's offset (`d` ahead along the heading
+//! `ψ`): `vx − ω·d·(−sin ψ)`, `vy − ω·d·cos ψ`. The yaw rate `ω` is the source's own when it
+//! gives one (an IMU's), else the change of yaw between the last two solutions taken over
+//! their stamps' interval, when that interval is within `stale_after`; without either it
+//! is NaN (unknown: the controllers then estimate it from the poses) and the velocity is
+//! the antenna's. A source without velocity (`NavSatFix`) gives a zero twist, which the
+//! controllers replace by the poses' own.
+
+use super::geodesy::GeodesyError;
+use super::health::{classify, GpsVerdict, InsFault, InsHealthConfig, InsReading};
+use super::pose::{InsFix, InsPose};
+use crate::geometry::{wrap_angle, Pose};
+use crate::time::Time;
+use std::fmt;
+use std::time::Duration;
+
+/// One solution of the source, as the node decodes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Solution {
+    /// The measurement time (`header.stamp`).
+    pub stamp: Time,
+    /// The INS status (`Inspva.status`; [`super::health::GOOD_STATUS`] when good).
+    pub status: String,
+    /// Latitude, degrees north.
+    pub lat_deg: f64,
+    /// Longitude, degrees east.
+    pub lon_deg: f64,
+    /// Heading, degrees clockwise from north.
+    pub azimuth_deg: f64,
+    /// The antenna's east and north velocity, m/s, when the source gives them.
+    pub velocity_en_mps: Option<[f64; 2]>,
+    /// The yaw rate, rad/s counter-clockwise, when the source gives one.
+    pub yaw_rate_rad_s: Option<f64>,
+    /// Horizontal standard deviation, m, when the source gives one.
+    pub horizontal_sigma_m: Option<f64>,
+}
+
+/// Why a solution was dropped.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Refused {
+    /// Stamped exactly as the last one taken.
+    Duplicate {
+        /// The stamp.
+        stamp: Time,
+    },
+    /// Stamped before the last one taken.
+    Backwards {
+        /// The stamp.
+        stamp: Time,
+        /// The last stamp taken.
+        last: Time,
+    },
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::Duplicate { stamp } => write!(f, "duplicate stamp {stamp}: dropped"),
+            Refused::Backwards { stamp, last } => {
+                write!(f, "stamp {stamp} goes back from {last}: dropped")
+            }
+        }
+    }
+}
+
+/// The rear axle's state the controllers are served.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RearAxle {
+    /// When it was measured.
+    pub stamp: Time,
+    /// x east, y north (m), yaw counter-clockwise from east (rad).
+    pub pose: Pose,
+    /// Velocity in the local frame (east, north), m/s.
+    pub velocity_mps: [f64; 2],
+    /// Yaw rate, rad/s; NaN when unknown.
+    pub yaw_rate_rad_s: f64,
+}
+
+/// What is served.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Served {
+    /// The latest solution, good.
+    Fresh(RearAxle),
+    /// The last good solution, held while the latest is faulty.
+    Held(RearAxle, InsFault),
+}
+
+impl Served {
+    /// The rear axle's state.
+    pub fn rear_axle(&self) -> RearAxle {
+        match self {
+            Served::Fresh(r) | Served::Held(r, _) => *r,
+        }
+    }
+}
+
+/// The latest solution taken, and its projection when it has one.
+#[derive(Clone, Debug)]
+struct Taken {
+    solution: Solution,
+    /// `Err`: values that cannot be projected (NaN, out of range).
+    rear: Result<RearAxle, GeodesyError>,
+}
+
+/// The source's state: the projection, the bounds and the latest solution.
+#[derive(Clone, Debug)]
+pub struct PoseSource {
+    projection: InsPose,
+    antenna_ahead_m: f64,
+    health: InsHealthConfig,
+    latest: Option<Taken>,
+    last_now: Time,
+    refused: u64,
+    /// The last solution that was good when it arrived.
+    last_good: Option<RearAxle>,
+    hold: Duration,
+}
+
+impl PoseSource {
+    /// A source projecting with `projection` (antenna `antenna_ahead_m` ahead of the rear
+    /// axle, as configured there) and judging with `health`.
+    pub fn new(projection: InsPose, antenna_ahead_m: f64, health: InsHealthConfig) -> Self {
+        PoseSource {
+            projection,
+            antenna_ahead_m,
+            health,
+            latest: None,
+            last_now: Time::ZERO,
+            refused: 0,
+            last_good: None,
+            hold: Duration::ZERO,
+        }
+    }
+
+    /// Serving the last good pose for up to `hold` after the solution went bad.
+    pub fn with_hold(self, hold: Duration) -> Self {
+        PoseSource { hold, ..self }
+    }
+
+    /// How many solutions were dropped for their stamps.
+    pub fn refused(&self) -> u64 {
+        self.refused
+    }
+
+    /// Takes `s`, received at `now`, or says why it was dropped.
+    pub fn offer(&mut self, s: Solution, now: Time) -> Result<(), Refused> {
+        self.observe_time(now);
+        let previous = self.latest.as_ref();
+        if let Some(last) = previous.map(|t| t.solution.stamp) {
+            if s.stamp == last {
+                self.refused += 1;
+                return Err(Refused::Duplicate { stamp: s.stamp });
+            }
+            if s.stamp < last {
+                self.refused += 1;
+                return Err(Refused::Backwards {
+                    stamp: s.stamp,
+                    last,
+                });
+            }
+        }
+        let prior = previous.and_then(|t| t.rear.ok());
+        let rear = self.project(&s, prior);
+        self.latest = Some(Taken { solution: s, rear });
+        if let (GpsVerdict::Good { .. }, Some(Taken { rear: Ok(r), .. })) =
+            (self.verdict(now), &self.latest)
+        {
+            self.last_good = Some(*r);
+        }
+        Ok(())
+    }
+
+    /// ROS time jumped back by more than `stale_after` (threads reading the clock a
+    /// moment apart are not a jump): the stamps' order starts afresh.
+    fn observe_time(&mut self, now: Time) {
+        if now.saturating_add(self.health.stale_after) < self.last_now {
+            self.latest = None;
+            self.last_good = None;
+            self.last_now = now;
+        } else {
+            self.last_now = self.last_now.max(now);
+        }
+    }
+
+    fn project(&self, s: &Solution, prior: Option<RearAxle>) -> Result<RearAxle, GeodesyError> {
+        let pose = self.projection.rear_axle(InsFix {
+            lat_deg: s.lat_deg,
+            lon_deg: s.lon_deg,
+            azimuth_deg: s.azimuth_deg,
+        })?;
+        let omega = s
+            .yaw_rate_rad_s
+            .or_else(|| {
+                let p = prior?;
+                let dt = s.stamp.since(p.stamp)?;
+                (dt > Duration::ZERO && dt <= self.health.stale_after)
+                    .then(|| wrap_angle(pose.yaw - p.pose.yaw) / dt.as_secs_f64())
+            })
+            .unwrap_or(f64::NAN);
+        let [ve, vn] = s.velocity_en_mps.unwrap_or([0.0; 2]);
+        let velocity_mps = match (omega.is_finite(), s.velocity_en_mps.is_some()) {
+            (true, true) => {
+                let (sin, cos) = pose.yaw.sin_cos();
+                let d = self.antenna_ahead_m;
+                [ve + omega * d * sin, vn - omega * d * cos]
+            }
+            _ => [ve, vn],
+        };
+        Ok(RearAxle {
+            stamp: s.stamp,
+            pose,
+            velocity_mps,
+            yaw_rate_rad_s: omega,
+        })
+    }
+
+    /// The verdict at `now` on the latest solution taken.
+    pub fn verdict(&mut self, now: Time) -> GpsVerdict {
+        self.observe_time(now);
+        let reading = self.latest.as_ref().map(|t| {
+            let s = &t.solution;
+            let [ve, vn] = s.velocity_en_mps.unwrap_or([0.0; 2]);
+            InsReading {
+                status: &s.status,
+                stamp: s.stamp,
+                lat_deg: s.lat_deg,
+                lon_deg: s.lon_deg,
+                azimuth_deg: s.azimuth_deg,
+                horizontal_sigma_m: s.horizontal_sigma_m,
+                velocity_en_mps: [ve, vn],
+            }
+        });
+        match (classify(reading.as_ref(), now, &self.health), &self.latest) {
+            // Finite values a projection still refuses (a latitude beyond the pole).
+            (GpsVerdict::Good { .. }, Some(Taken { rear: Err(e), .. })) => {
+                GpsVerdict::Fault(InsFault::Unprojectable(e.to_string()))
+            }
+            (v, _) => v,
+        }
+    }
+
+    /// What the controllers are served at `now`: the rear axle of the latest solution
+    /// while the verdict is good, else the last good one within the hold, else the fault.
+    pub fn served(&mut self, now: Time) -> Result<Served, InsFault> {
+        match (self.verdict(now), &self.latest) {
+            (GpsVerdict::Good { .. }, Some(Taken { rear: Ok(r), .. })) => Ok(Served::Fresh(*r)),
+            (GpsVerdict::Fault(f), _) => match self.last_good {
+                Some(g) if now.saturating_since(g.stamp) <= self.hold && g.stamp <= now => {
+                    Ok(Served::Held(g, f))
+                }
+                _ => Err(f),
+            },
+            // A good verdict always has a projected solution.
+            (GpsVerdict::Good { .. }, _) => Err(InsFault::NoSolution),
+        }
+    }
+}
+
+/// The status a `NavSatFix` + IMU solution carries for [`super::health`]: good
+/// ([`super::health::GOOD_STATUS`]) with a fix (`status.status` ≥ `STATUS_FIX`, 0) and a
+/// heading from the IMU no more than `stale_after` from the fix's stamp; otherwise
+/// `NO_FIX` or `NO_HEADING`, which the verdict reports as a fault.
+pub fn navsat_status(fix_status: i8, heading_fresh: bool) -> &'static str {
+    match (fix_status >= 0, heading_fresh) {
+        (false, _) => "NO_FIX",
+        (true, false) => "NO_HEADING",
+        (true, true) => super::health::GOOD_STATUS,
+    }
+}
+
+/// The horizontal σ of a `NavSatFix`, m: the square root of the larger of its east and
+/// north variances (`position_covariance[0]` and `[4]`), when its covariance is known
+/// (`position_covariance_type` > 0).
+pub fn navsat_sigma_m(covariance_type: u8, covariance: &[f64]) -> Option<f64> {
+    match (covariance_type, covariance) {
+        (0, _) => None,
+        (_, [east, _, _, _, north, ..]) => Some(east.max(*north).sqrt()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gnss::health::{FAULT_ACCURACY_MM, GOOD_STATUS};
+    use crate::gnss::pose::InsPoseConfig;
+    use std::f64::consts::FRAC_PI_2;
+
+    const LAT: f64 = 40.092_856_3;
+    const LON: f64 = -88.235_999_4;
+
+    fn t(s: f64) -> Time {
+        Time::from_secs_f64(1000.0 + s)
+    }
+
+    fn source() -> PoseSource {
+        let cfg = InsPoseConfig::DEFAULT;
+        PoseSource::new(
+            InsPose::new(&cfg).unwrap(),
+            cfg.antenna_ahead_m,
+            InsHealthConfig::DEFAULT,
+        )
+    }
+
+    fn at(stamp: Time, azimuth_deg: f64) -> Solution {
+        Solution {
+            stamp,
+            status: GOOD_STATUS.into(),
+            lat_deg: LAT,
+            lon_deg: LON,
+            azimuth_deg,
+            velocity_en_mps: Some([0.0, 0.0]),
+            yaw_rate_rad_s: None,
+            horizontal_sigma_m: None,
+        }
+    }
+
+    #[test]
+    fn a_navsat_fix_is_good_only_with_a_fix_and_a_fresh_heading() {
+        assert_eq!(navsat_status(0, true), GOOD_STATUS);
+        assert_eq!(navsat_status(2, true), GOOD_STATUS);
+        assert_eq!(navsat_status(-1, true), "NO_FIX");
+        assert_eq!(navsat_status(1, false), "NO_HEADING");
+        assert_eq!(navsat_sigma_m(0, &[4.0; 9]), None);
+        let cov = [0.0004, 0.0, 0.0, 0.0, 0.0009, 0.0, 0.0, 0.0, 1.0];
+        assert!((navsat_sigma_m(2, &cov).unwrap() - 0.03).abs() < 1e-12);
+        assert_eq!(navsat_sigma_m(2, &[]), None);
+        let nan = [f64::NAN; 9];
+        assert!(
+            navsat_sigma_m(1, &nan).is_some_and(f64::is_nan),
+            "NaN is the verdict's to refuse"
+        );
+    }
+
+    #[test]
+    fn a_good_solution_is_served_with_its_stamp() {
+        let mut s = source();
+        assert_eq!(s.served(t(0.0)), Err(InsFault::NoSolution));
+        s.offer(at(t(0.0), 90.0), t(0.05)).unwrap();
+        let r = s.served(t(0.1)).unwrap().rear_axle();
+        assert_eq!(r.stamp, t(0.0));
+        assert!((r.pose.x + 0.46).abs() < 1e-9 && r.pose.y.abs() < 1e-9);
+        assert!(r.yaw_rate_rad_s.is_nan(), "one solution: no yaw rate");
+        assert!(matches!(s.verdict(t(0.1)), GpsVerdict::Good { .. }));
+    }
+
+    #[test]
+    fn duplicate_and_backward_stamps_are_dropped_and_the_fix_then_goes_stale() {
+        let mut s = source();
+        s.offer(at(t(1.0), 90.0), t(1.0)).unwrap();
+        assert_eq!(
+            s.offer(at(t(1.0), 0.0), t(1.1)),
+            Err(Refused::Duplicate { stamp: t(1.0) })
+        );
+        assert_eq!(
+            s.offer(at(t(0.5), 0.0), t(1.2)),
+            Err(Refused::Backwards {
+                stamp: t(0.5),
+                last: t(1.0)
+            })
+        );
+        assert_eq!(s.refused(), 2);
+        // The pose is the one taken, not the dropped ones' heading.
+        assert!(s.served(t(1.2)).unwrap().rear_axle().pose.yaw.abs() < 1e-12);
+        // Only duplicates from now on: stale after 0.5 s, a fault.
+        for k in 3..6 {
+            let now = t(1.0 + 0.1 * k as f64);
+            let _ = s.offer(at(t(1.0), 90.0), now);
+        }
+        assert!(matches!(s.served(t(1.6)), Err(InsFault::Stale { .. })));
+        assert_eq!(s.verdict(t(1.6)).accuracy_mm(), FAULT_ACCURACY_MM);
+    }
+
+    #[test]
+    fn ros_time_jumping_back_restarts_the_order() {
+        let mut s = source();
+        s.offer(at(t(100.0), 90.0), t(100.0)).unwrap();
+        // Threads reading the clock a moment apart are no jump.
+        assert!(s.served(t(99.9)).is_ok());
+        assert!(s.offer(at(t(99.0), 90.0), t(99.9)).is_err());
+        // A simulator reset: time starts again near 0.
+        s.offer(at(t(1.0), 90.0), t(1.0)).unwrap();
+        assert!(s.served(t(1.1)).is_ok());
+    }
+
+    #[test]
+    fn a_bad_status_is_a_fault_and_nothing_is_served() {
+        let mut s = source();
+        s.offer(at(t(0.0), 90.0), t(0.0)).unwrap();
+        let bad = Solution {
+            status: "INS_HIGH_VARIANCE".into(),
+            ..at(t(0.05), 90.0)
+        };
+        s.offer(bad, t(0.05)).unwrap();
+        assert_eq!(
+            s.served(t(0.06)),
+            Err(InsFault::Status("INS_HIGH_VARIANCE".into()))
+        );
+        s.offer(at(t(0.1), 90.0), t(0.1)).unwrap();
+        assert!(s.served(t(0.1)).is_ok(), "a good one serves again");
+    }
+
+    #[test]
+    fn with_a_hold_the_last_good_pose_is_served_held_until_the_hold_ends() {
+        let mut s = source().with_hold(Duration::from_secs(2));
+        s.offer(at(t(0.0), 90.0), t(0.0)).unwrap();
+        let bad = Solution {
+            status: "INS_ALIGNING".into(),
+            ..at(t(0.05), 0.0)
+        };
+        s.offer(bad, t(0.05)).unwrap();
+        // The verdict is a fault at once; the pose is the last good one, its own stamp.
+        assert_eq!(s.verdict(t(0.1)).accuracy_mm(), FAULT_ACCURACY_MM);
+        let Ok(Served::Held(r, InsFault::Status(_))) = s.served(t(0.1)) else {
+            panic!("{:?}", s.served(t(0.1)));
+        };
+        assert_eq!(r.stamp, t(0.0));
+        assert!(
+            r.pose.yaw.abs() < 1e-12,
+            "the good heading, not the bad one"
+        );
+        // Stale from 0.5 s on, still held until 2 s after the good one, then refused.
+        assert!(matches!(s.served(t(2.0)), Ok(Served::Held(..))));
+        assert!(s.served(t(2.01)).is_err());
+        // Without a hold: refused at once.
+        let mut s = source();
+        s.offer(at(t(0.0), 90.0), t(0.0)).unwrap();
+        s.offer(
+            Solution {
+                lat_deg: f64::NAN,
+                ..at(t(0.05), 90.0)
+            },
+            t(0.05),
+        )
+        .unwrap();
+        assert!(s.served(t(0.05)).is_err());
+    }
+
+    #[test]
+    fn nan_values_are_a_fault_never_a_served_pose() {
+        for bad in [
+            Solution {
+                lat_deg: f64::NAN,
+                ..at(t(0.1), 90.0)
+            },
+            Solution {
+                azimuth_deg: f64::INFINITY,
+                ..at(t(0.1), 90.0)
+            },
+            Solution {
+                velocity_en_mps: Some([f64::NAN, 0.0]),
+                ..at(t(0.1), 90.0)
+            },
+            Solution {
+                lat_deg: 91.0,
+                ..at(t(0.1), 90.0)
+            },
+        ] {
+            let mut s = source();
+            s.offer(at(t(0.0), 90.0), t(0.0)).unwrap();
+            s.offer(bad.clone(), t(0.1)).unwrap();
+            let f = s.served(t(0.1)).unwrap_err();
+            assert!(
+                matches!(f, InsFault::NotFinite { .. } | InsFault::Unprojectable(_)),
+                "{bad:?}: {f:?}"
+            );
+            assert_eq!(s.verdict(t(0.1)).accuracy_mm(), FAULT_ACCURACY_MM);
+        }
+    }
+
+    #[test]
+    fn zero_and_future_stamps_are_faults() {
+        let mut s = source();
+        s.offer(at(Time::ZERO, 90.0), t(0.0)).unwrap();
+        assert_eq!(s.served(t(0.0)), Err(InsFault::ZeroStamp));
+        s.offer(at(t(5.0), 90.0), t(0.0)).unwrap();
+        assert!(matches!(
+            s.served(t(0.0)),
+            Err(InsFault::FutureStamp { .. })
+        ));
+    }
+
+    #[test]
+    fn the_yaw_rate_comes_from_successive_headings_and_moves_the_velocity_to_the_rear_axle() {
+        let mut s = source();
+        // Turning left (counter-clockwise) at 0.2 rad/s: the azimuth falls 0.2 rad/s.
+        let rate = 0.2_f64;
+        let mut a = at(t(0.0), 0.0);
+        a.velocity_en_mps = Some([0.0, 3.0]);
+        s.offer(a.clone(), t(0.0)).unwrap();
+        let b = Solution {
+            stamp: t(0.1),
+            azimuth_deg: -(rate * 0.1).to_degrees(),
+            ..a
+        };
+        s.offer(b, t(0.1)).unwrap();
+        let r = s.served(t(0.1)).unwrap().rear_axle();
+        assert!(
+            (r.yaw_rate_rad_s - rate).abs() < 1e-9,
+            "{}",
+            r.yaw_rate_rad_s
+        );
+        // Facing (almost) north at 3 m/s, turning left: the antenna 0.46 m ahead moves
+        // ω·d west relative to the rear axle, so the rear axle moves ω·d east of it.
+        let yaw = FRAC_PI_2 + rate * 0.1;
+        let expected = [rate * 0.46 * yaw.sin(), 3.0 - rate * 0.46 * yaw.cos()];
+        assert!((r.velocity_mps[0] - expected[0]).abs() < 1e-9, "{r:?}");
+        assert!((r.velocity_mps[1] - expected[1]).abs() < 1e-9, "{r:?}");
+        assert!(r.velocity_mps[0] > 0.09);
+    }
+
+    #[test]
+    fn a_source_yaw_rate_is_used_and_a_gap_gives_none() {
+        let mut s = source();
+        s.offer(at(t(0.0), 0.0), t(0.0)).unwrap();
+        // 1 s later: beyond stale_after, no estimate from the pair.
+        s.offer(at(t(1.0), 10.0), t(1.0)).unwrap();
+        assert!(s
+            .served(t(1.0))
+            .unwrap()
+            .rear_axle()
+            .yaw_rate_rad_s
+            .is_nan());
+        let imu = Solution {
+            yaw_rate_rad_s: Some(-0.3),
+            velocity_en_mps: None,
+            ..at(t(1.1), 10.0)
+        };
+        s.offer(imu, t(1.1)).unwrap();
+        let r = s.served(t(1.1)).unwrap().rear_axle();
+        assert_eq!(r.yaw_rate_rad_s, -0.3);
+        assert_eq!(r.velocity_mps, [0.0, 0.0], "no velocity: a zero twist");
+    }
+}
