@@ -20,7 +20,8 @@ use gem_msgs::std_msgs::Header;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, to_ros, Ticker};
 use gem_ros::topics::{Decl, Entry, Role};
-use ros1_protocols::direct::{Arrival, LazySubscriber, Link};
+use ros1_protocols::direct::{Arrival, Link};
+use ros1_protocols::lazy::LazySubscriber;
 use ros1_protocols::master;
 use ros1_protocols::Lock;
 use ros1_protocols::RosError;
@@ -226,7 +227,7 @@ fn subscribe(
             Err(e) => tracing::error!("cannot decode {type_name} from {caller}: {e}"),
         }
     };
-    ros1_protocols::direct::subscribe_lazily_linked(
+    ros1_protocols::lazy::subscribe_lazily_linked(
         topic,
         on_link,
         move |raw: RawMessage, arrival: Arrival, link: &Link| {

@@ -6,7 +6,8 @@
 //! below checks every table against the node's page under `docs/nodes/`.
 
 use gem_ros::topics::Decl;
-use ros1_protocols::direct::{self, Arrival, DirectSubscriber, LazySubscriber};
+use ros1_protocols::direct::{self, Arrival, DirectSubscriber};
+use ros1_protocols::lazy::{self, LazySubscriber};
 use ros1_protocols::service::{self, Answer, Client, Service};
 use ros1_protocols::RosError;
 use rosrust::{Message, ServicePair};
@@ -20,14 +21,14 @@ pub fn subscribe<T: Message>(
     direct::subscribe(topic.name(), on_message)
 }
 
-/// Subscribes to `topic` lazily ([`direct::lazy`]): messages are read when the caller
+/// Subscribes to `topic` lazily ([`lazy`]): messages are read when the caller
 /// asks ([`LazySubscriber::catch_up`]) or once a second, for a display that shows the
 /// latest values at its own pace; no thread wakes for each message.
 pub fn subscribe_lazily<T: Message>(
     topic: &Decl<T>,
     mut on_message: impl FnMut(T) + Send + 'static,
 ) -> Result<LazySubscriber, RosError> {
-    direct::subscribe_lazily(topic.name(), move |m, _, _| on_message(m))
+    lazy::subscribe_lazily(topic.name(), move |m, _, _| on_message(m))
 }
 
 /// Advertises the service `service`, answering each request with `handler`.

@@ -23,7 +23,7 @@ use gem_msgs::visualization_msgs::{Marker, MarkerArray};
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, Ticker};
 use gem_ros::topics::Decl;
-use ros1_protocols::direct::LazySubscriber;
+use ros1_protocols::lazy::LazySubscriber;
 use ros1_protocols::Lock;
 use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex};

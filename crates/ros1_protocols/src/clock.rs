@@ -3,9 +3,9 @@
 //!
 //! A loop that sleeps on a deadline of ROS time (as rosrust's `Rate` does) never wakes when
 //! a simulator resets its clock, and cannot notice shutdown while `/clock` is paused. Here
-//! a direct subscription keeps the latest value under a lock with a condition variable, so
 //! a wait ([`wait_for_clock_or`]) ends at the clock message that reaches its deadline, on a
-//! [`Waker`], or on shutdown within [`MAX_NAP`].
+//! [`Waker`], or on shutdown within [`MAX_NAP`]. `/clock` is read when the time is asked
+//! for, not as each message arrives ([`on_demand`] says how).
 
 use crate::msgs::rosgraph_msgs::Clock;
 use crate::Lock;
@@ -14,30 +14,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-/// Zero: no time yet (sim time before the first `/clock` message).
-pub fn is_zero(t: Time) -> bool {
-    t.sec == 0 && t.nsec == 0
-}
-
 mod on_demand;
 
-use on_demand::{Bell, Reading};
+pub use on_demand::is_zero;
+use on_demand::{clock_reached, Bell, Reading, Wait};
 
 /// The `/clock` links, what they last gave, and a condition variable notified when that
 /// ends a wait (or a [`Waker`] rings).
 struct SimClock {
     reading: Mutex<Reading>,
     changed: Condvar,
-}
-
-/// One thread's wait for the clock to reach `gap` past `seen`, and the thread's
-/// [`Bell`] (to interrupt its watch on the sockets).
-#[derive(Clone, Copy)]
-struct Wait {
-    id: u64,
-    seen: Time,
-    gap: Duration,
-    bell: std::os::fd::RawFd,
 }
 
 static SIM: OnceLock<Option<SimClock>> = OnceLock::new();
@@ -67,7 +53,7 @@ fn sim_clock() -> Option<&'static SimClock> {
                     |link, stream, stop| {
                         let c = SIM.get().and_then(Option::as_ref);
                         match c {
-                            Some(c) => crate::direct::lazy::keep_link(
+                            Some(c) => crate::lazy::keep_link(
                                 &c.reading,
                                 |r| &mut r.links,
                                 |r| r.drain(&c.changed),
@@ -207,24 +193,6 @@ fn wait_for_clock(gap: Duration, seen: Time) {
     wait_for_clock_or(gap, seen, || false);
 }
 
-/// Whether our `/clock` value `latest` ends a wait that began at `seen` for `gap`: it is
-/// `gap` or more past `seen`, or before it (a simulator reset). Zero (no message yet)
-/// ends nothing.
-fn clock_reached(latest: Time, seen: Time, gap: Duration) -> bool {
-    if is_zero(latest) {
-        return false;
-    }
-    let deadline = seen
-        .nanos()
-        .saturating_add(gap.as_nanos().min(i64::MAX as u128) as i64);
-    latest < seen || latest.nanos() >= deadline
-}
-
-/// Whether a `/clock` value `latest` ends any of `waits` (so the waiting threads are woken).
-fn ends_a_wait(waits: &[Wait], latest: Time) -> bool {
-    waits.iter().any(|w| clock_reached(latest, w.seen, w.gap))
-}
-
 /// Wakes a loop waiting in [`wait_for_clock_or`] from another thread, e.g. when an action
 /// goal or cancel arrives, so a loop reacts at once instead of at its next tick.
 #[derive(Clone, Debug, Default)]
@@ -293,6 +261,7 @@ fn nap(clock_notifies: bool, gap: Duration) -> Duration {
 
 #[cfg(test)]
 mod tests {
+    use super::on_demand::ends_a_wait;
     use super::*;
 
     #[test]

@@ -26,10 +26,6 @@
 //! gives no end of file, so the socket probes its peer ([`LINK_PROBE`]): a link silent
 //! that long with no answer to a probe ends, and the publisher is asked again.
 
-pub mod lazy;
-
-pub use lazy::{subscribe_lazily, subscribe_lazily_linked, LazySubscriber};
-
 use crate::wire::{decode_header, encode_header, read_body, read_frame};
 use crate::Lock;
 use crate::RosError;
@@ -191,7 +187,7 @@ pub fn subscribe_on<T: rosrust::Message>(
 }
 
 /// [`subscribe_on`] for a reader that reads each link's stream its own way (the one that
-/// reads `/clock` only when its time is asked for): `read` runs on the link's own thread
+/// reads `/clock` only when its time is asked for, [`crate::lazy`]): `read` runs on the link's own thread
 /// with the linked stream (blocking, the header exchange done) until the link ends, and
 /// returns why it ended; it looks at [`Stopping`] whenever it wakes.
 pub fn subscribe_reading<T: rosrust::Message>(

@@ -20,8 +20,11 @@
 //!   sees the kernel's arrival time (rosrust's hands each message through two more threads
 //!   and drops bursts beyond 8 silently); the master's `publisherUpdate` calls tell it of
 //!   new publishers.
-//! - [`clock`]: ROS time that follows `/clock` under `/use_sim_time`, with waits that end
-//!   on the clock message that reaches their deadline, on a [`clock::Waker`] or on shutdown.
+//! - [`lazy`]: a subscription read when its owner asks (a display's frame, the time), with
+//!   no thread woken per message.
+//! - [`clock`]: ROS time that follows `/clock` under `/use_sim_time`, read lazily, with
+//!   waits that sleep on the clock's measured pace and end on the message that reaches
+//!   their deadline, on a [`clock::Waker`] or on shutdown.
 //! - [`xmlrpc`], [`registration`], [`master`]: XML-RPC calls bounded in time, an orderly
 //!   withdrawal from the master on shutdown, and a watch that registers again with a
 //!   restarted master (rosrust never does).
@@ -32,7 +35,7 @@
 //! the wire:
 //!
 //! ```text
-//! master ─→ registration ─→ clock ─→ direct ─→ this_node ─→ runtime ─→ xmlrpc, names, net, wire
+//! master ─→ registration ─→ clock ─→ lazy ─→ direct ─→ this_node ─→ runtime ─→ xmlrpc, names, net, wire
 //!   actionlib ─→ clock, direct      service ─→ this_node, runtime
 //!   dynamic_reconfigure ─→ service, this_node
 //! ```
@@ -42,6 +45,7 @@ pub mod actionlib;
 pub mod clock;
 pub mod direct;
 pub mod dynamic_reconfigure;
+pub mod lazy;
 pub mod master;
 pub mod msgs;
 pub mod names;

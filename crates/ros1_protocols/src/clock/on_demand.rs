@@ -11,19 +11,51 @@
 //!   deadline's message is due (the clock's pace is measured: [`Pace`]), then waits on the
 //!   socket for the message that reaches the deadline;
 //! - the link's own thread sleeps until the publisher hangs up, and reads what queued once
-//!   every [`crate::direct::lazy::DRAIN_EVERY`] (a lazy link, [`crate::direct::lazy`]).
+//!   every [`crate::lazy::DRAIN_EVERY`] (a lazy link, [`crate::lazy`]).
 //!
 //! A [`super::Waker`], shutdown or a new link interrupts a thread waiting on the sockets
 //! through the thread's own event file descriptor ([`Bell`]).
 
-use super::{ends_a_wait, Wait};
-use crate::direct::lazy::LazyLinks;
+use crate::lazy::LazyLinks;
 use crate::msgs::rosgraph_msgs::Clock;
 use rosrust::{RosMsg, Time};
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+/// Zero: no time yet (sim time before the first `/clock` message).
+pub fn is_zero(t: Time) -> bool {
+    t.sec == 0 && t.nsec == 0
+}
+
+/// One thread's wait for the clock to reach `gap` past `seen`, and the thread's
+/// [`Bell`] (to interrupt its watch on the sockets).
+#[derive(Clone, Copy)]
+pub(super) struct Wait {
+    pub(super) id: u64,
+    pub(super) seen: Time,
+    pub(super) gap: Duration,
+    pub(super) bell: RawFd,
+}
+
+/// Whether our `/clock` value `latest` ends a wait that began at `seen` for `gap`: it is
+/// `gap` or more past `seen`, or before it (a simulator reset). Zero (no message yet)
+/// ends nothing.
+pub(super) fn clock_reached(latest: Time, seen: Time, gap: Duration) -> bool {
+    if is_zero(latest) {
+        return false;
+    }
+    let deadline = seen
+        .nanos()
+        .saturating_add(gap.as_nanos().min(i64::MAX as u128) as i64);
+    latest < seen || latest.nanos() >= deadline
+}
+
+/// Whether a `/clock` value `latest` ends any of `waits` (so the waiting threads are woken).
+pub(super) fn ends_a_wait(waits: &[Wait], latest: Time) -> bool {
+    waits.iter().any(|w| clock_reached(latest, w.seen, w.gap))
+}
 
 /// What the `/clock` links last gave, the waits they may end, and the links themselves.
 #[derive(Default)]
@@ -101,7 +133,7 @@ impl Reading {
     /// half a message period before the deadline's message is due. `None`: watch them now
     /// (the deadline is near, or the clock's pace is not known: paused, just started).
     pub(super) fn sleep_before(&self, seen: Time, gap: Duration) -> Option<Duration> {
-        if super::is_zero(self.latest) {
+        if is_zero(self.latest) {
             return None;
         }
         let due = seen.nanos().saturating_add(gap.as_nanos() as i64);

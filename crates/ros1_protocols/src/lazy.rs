@@ -8,7 +8,7 @@
 //! reading what queued once every [`DRAIN_EVERY`] so the publisher never sees a lagging
 //! subscriber ([`keep_link`]).
 
-use super::{Arrival, Link, Stopping};
+use crate::direct::{Arrival, Link, Stopping};
 use crate::Lock;
 use crate::RosError;
 use std::io::ErrorKind;
@@ -99,7 +99,9 @@ impl LazyLink {
             if have == want && have >= 4 {
                 let read = Instant::now();
                 let arrival = Arrival {
-                    wire: self.stamp.map_or(read, |w| super::to_instant(w, read)),
+                    wire: self
+                        .stamp
+                        .map_or(read, |w| crate::direct::to_instant(w, read)),
                     read,
                 };
                 frame(&self.partial[4..], arrival, &self.link);
@@ -108,7 +110,7 @@ impl LazyLink {
                 continue;
             }
             self.partial.resize(want, 0);
-            match super::recv_timed(&self.stream, &mut self.partial[have..]) {
+            match crate::direct::recv_timed(&self.stream, &mut self.partial[have..]) {
                 Ok((0, _)) => {
                     self.partial.truncate(have);
                     return Err(ErrorKind::UnexpectedEof.into());
@@ -131,7 +133,7 @@ impl LazyLink {
     }
 }
 
-/// A lazy link's thread (the `read` of [`super::subscribe_reading`]): puts the stream,
+/// A lazy link's thread (the `read` of [`crate::direct::subscribe_reading`]): puts the stream,
 /// non-blocking, into `links` (under `lock`, reached through `links_of`), then sleeps
 /// until the publisher hangs up, calling `drain` (under the lock) at once and every
 /// [`DRAIN_EVERY`]. Returns why the link ended, the stream taken out again.
@@ -195,7 +197,7 @@ pub fn keep_link<R>(
 /// its own pace. Messages reach the callback in order, on the thread that reads them.
 pub struct LazySubscriber {
     catch_up: Box<dyn Fn() + Send + Sync>,
-    subscriber: super::DirectSubscriber,
+    subscriber: crate::direct::DirectSubscriber,
 }
 
 /// What a lazy subscriber does with each message.
@@ -225,7 +227,7 @@ impl LazySubscriber {
     }
 
     /// The subscription underneath (links and their report).
-    pub fn subscriber(&self) -> &super::DirectSubscriber {
+    pub fn subscriber(&self) -> &crate::direct::DirectSubscriber {
         &self.subscriber
     }
 }
@@ -253,7 +255,7 @@ pub fn subscribe_lazily_linked<T: rosrust::Message>(
     let node = crate::this_node::get()?;
     let reader = state.clone();
     let subscriber =
-        super::subscribe_reading::<T>(&node, topic, on_link, move |link, stream, stop| {
+        crate::direct::subscribe_reading::<T>(&node, topic, on_link, move |link, stream, stop| {
             keep_link(
                 &reader,
                 |s| &mut s.links,
