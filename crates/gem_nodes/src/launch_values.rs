@@ -10,7 +10,9 @@
 //!   differs from the table's default: a launch file never restates a default, so a default
 //!   changed in the table is the default everywhere.
 
-use crate::{controller, health_monitor, mock_signals, overlay, planner, sim, state_manager};
+use crate::{
+    controller, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim, state_manager,
+};
 use gem_ros::params::{Default, ParamSpec};
 use std::path::{Path, PathBuf};
 use xml::reader::{EventReader, XmlEvent};
@@ -70,6 +72,7 @@ fn table(node_type: &str) -> &'static [ParamSpec] {
         "mock_signals" => &mock_signals::PARAMS,
         "status_overlay" => &overlay::PARAMS,
         "health_monitor" => &health_monitor::PARAMS,
+        "pacmod_bridge" => &pacmod_bridge::PARAMS,
         // The controller binaries, also as `type="$(arg controller)"`.
         _ => &controller::params::PARAMS,
     }

@@ -1,6 +1,8 @@
 //! Every node's parameter and interface tables against its documentation page and the core's defaults.
 
-use crate::{controller, health_monitor, mock_signals, overlay, planner, sim, state_manager};
+use crate::{
+    controller, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim, state_manager,
+};
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_core::state_manager::StateManagerConfig;
@@ -32,6 +34,7 @@ const NODES: &[(&[ParamSpec], &[Entry], &str, &str)] = &[
     node!(mock_signals, "mock_signals.md"),
     node!(overlay, "status_overlay.md"),
     node!(health_monitor, "health_monitor.md"),
+    node!(pacmod_bridge, "pacmod_bridge.md"),
 ];
 
 #[test]
@@ -92,6 +95,17 @@ fn a_node_left_at_its_defaults_runs_on_the_core_defaults() {
         assert_eq!(pp.tracker.wheelbase_m, sim.vehicle.wheelbase_m);
         assert_eq!(pp.tracker.max_steer_rad, sim.vehicle.max_steer_rad);
         planner::params::Params::load().expect("planner defaults");
+        let bridge = pacmod_bridge::params::Params::load().expect("pacmod_bridge defaults");
+        assert_eq!(
+            bridge.bridge,
+            gem_core::pacmod::bridge::BridgeConfig::default()
+        );
+        assert_eq!(
+            bridge.longitudinal,
+            gem_core::pacmod::longitudinal::LongitudinalConfig::default()
+        );
+        let sim = sim::params::Params::load().expect("gem_sim defaults");
+        assert_eq!(sim.pacmod, gem_core::pacmod::plant::PlantConfig::default());
     });
 }
 
@@ -118,7 +132,7 @@ fn every_default_passes_its_own_check() {
 #[test]
 fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
     type Load = fn() -> Result<(), ParamError>;
-    let nodes: [(&[ParamSpec], &[Load]); 3] = [
+    let nodes: [(&[ParamSpec], &[Load]); 4] = [
         (
             &state_manager::params::PARAMS,
             &[|| state_manager::params::Params::load().map(drop)],
@@ -134,6 +148,10 @@ fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
         (
             &sim::params::PARAMS,
             &[|| sim::params::Params::load().map(drop)],
+        ),
+        (
+            &pacmod_bridge::params::PARAMS,
+            &[|| pacmod_bridge::params::Params::load().map(drop)],
         ),
     ];
     for (params, loads) in nodes {
