@@ -307,14 +307,19 @@ impl Shared {
     }
 }
 
-/// One log line per transition: a warning into a fault, else information.
+/// One log line per transition, its reason said once: a warning into a fault, else
+/// information.
 fn log(transitions: &[BridgeTransition], state: State) {
+    let now = state.to_string();
     for t in transitions {
+        let line = if now.contains(&t.reason) {
+            format!("{} => {}: {now}", t.from, t.to)
+        } else {
+            format!("{} => {} ({}): {now}", t.from, t.to, t.reason)
+        };
         match t.to {
-            StateName::Braking | StateName::Disengaged => {
-                tracing::warn!("{} => {} ({}): {state}", t.from, t.to, t.reason)
-            }
-            _ => tracing::info!("{} => {} ({}): {state}", t.from, t.to, t.reason),
+            StateName::Braking | StateName::Disengaged => tracing::warn!("{line}"),
+            _ => tracing::info!("{line}"),
         }
     }
 }
