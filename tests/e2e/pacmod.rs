@@ -9,6 +9,7 @@
 use gem_core::pacmod::MPS_PER_MPH;
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus};
+use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_state_msgs::EstopStamped;
 use gem_msgs::pacmod_msgs::{PacmodCmd, PositionWithSpeed, VehicleSpeedRpt};
 use gem_msgs::std_msgs::Float64;
@@ -49,15 +50,23 @@ impl Rig {
     /// Both nodes in a fresh namespace on sim time, the bridge asked to enable at start,
     /// and the command publisher silent.
     fn start(ros: &RosGuard) -> Rig {
+        Rig::start_with(ros, &[])
+    }
+
+    /// [`Rig::start`] with more parameters of the simulator.
+    fn start_with(ros: &RosGuard, sim_params: &[(&str, &str)]) -> Rig {
         let ns = fresh_ns("pm");
         ros.set_sim_time(true);
-        let sim = ros
+        let mut sim = ros
             .node("gem_sim")
             .arg(&format!("__ns:={ns}"))
             .param("interface", "pacmod")
             .param("publish_clock", true)
-            .param("speedup", 1.0)
-            .spawn();
+            .param("speedup", 1.0);
+        for (k, v) in sim_params {
+            sim = sim.param(k, v);
+        }
+        let sim = sim.spawn();
         let bridge = ros
             .node("pacmod_bridge")
             .arg(&format!("__ns:={ns}"))
@@ -161,7 +170,12 @@ impl Rig {
 
     /// Engaged and cruising at [`CRUISE`].
     fn cruising(ros: &RosGuard) -> Rig {
-        let rig = Rig::start(ros);
+        Rig::cruising_with(ros, &[])
+    }
+
+    /// [`Rig::cruising`] with more parameters of the simulator.
+    fn cruising_with(ros: &RosGuard, sim_params: &[(&str, &str)]) -> Rig {
+        let rig = Rig::start_with(ros, sim_params);
         rig.wait_state("READY");
         rig.drive(CRUISE, 0.0);
         rig.wait_state("DRIVING");
@@ -438,4 +452,60 @@ fn a_nan_command_is_refused_and_braked() {
     rig.drive(CRUISE, 0.0);
     rig.wait_state("DRIVING");
     rig.wait_speed("after the refusal", |v| v > 1.0);
+}
+
+/// The reports with noise (σ 0.05 m/s, 0.02 rad at the steering wheel) and 50 ms late:
+/// the step is tracked on average, the stop brings the true car to rest and holds it, and
+/// nothing of it is a fault.
+#[test]
+fn noisy_late_reports_are_tracked_and_stopped_on() {
+    let ros = ros();
+    let noisy = [
+        ("pacmod_speed_sigma_mps", "0.05"),
+        ("pacmod_wheel_sigma_rad", "0.02"),
+        ("pacmod_latency_s", "0.05"),
+    ];
+    let states = |rig: &Rig| {
+        Collector::<ModelStates>::new(&format!("{}/{}", rig.ns, gem_core::names::MODEL_STATES))
+    };
+    let rig = Rig::start_with(&ros, &noisy);
+    let truth = states(&rig);
+    rig.wait_state("READY");
+    rig.drive(CRUISE, 0.0);
+    rig.wait_state("DRIVING");
+    let true_speed = |m: &ModelStates| {
+        m.twist
+            .first()
+            .map_or(f64::NAN, |t| t.linear.x.hypot(t.linear.y))
+    };
+    // Within 0.1 m/s, averaged over a second of true states (50 Hz), within 20 s.
+    let mean_of_last_second = || {
+        let all = truth.all();
+        let last: Vec<f64> = all.iter().rev().take(50).map(true_speed).collect();
+        last.iter().sum::<f64>() / last.len().max(1) as f64
+    };
+    assert!(
+        wait_until(T, || truth.len() > 50
+            && (mean_of_last_second() - f64::from(CRUISE)).abs() < 0.1),
+        "mean true speed {:.3}\n{}",
+        mean_of_last_second(),
+        rig.output()
+    );
+    rig.drive(0.0, 1.0);
+    assert!(
+        wait_until(T, || truth.last().is_some_and(|m| true_speed(&m) < 1e-3)),
+        "never at rest\n{}",
+        rig.output()
+    );
+    // Held at rest over the next 2 s of reports.
+    let from = truth.len();
+    assert!(wait_until(T, || truth.len() >= from + 100));
+    assert!(truth.all()[from..].iter().all(|m| true_speed(m) < 1e-3));
+    assert_eq!(rig.value("state").as_deref(), Some("DRIVING"));
+    assert!(
+        !rig.bridge.output().contains("=> BRAKING")
+            && !rig.bridge.output().contains("=> DISENGAGED"),
+        "{}",
+        rig.output()
+    );
 }
