@@ -4,7 +4,9 @@
 //! pedals; a stop on the brake at the command's deceleration with the accelerator
 //! released; the bridge's watchdog stopping the car when the commands fall silent; a
 //! driver override (taken with `rostopic pub`) that stops the bridge commanding until a
-//! deliberate re-enable (`rosservice call`); a NaN command refused and braked.
+//! deliberate re-enable (`rosservice call`); a NaN command refused and braked; noisy,
+//! late reports; and the bridge itself killed, which leaves the car driving on its last
+//! command as the `pacmod2` driver re-sends it.
 
 use gem_core::pacmod::MPS_PER_MPH;
 use gem_msgs::ackermann_msgs::AckermannDrive;
@@ -508,4 +510,34 @@ fn noisy_late_reports_are_tracked_and_stopped_on() {
         "{}",
         rig.output()
     );
+}
+
+/// The bridge itself killed while cruising: the simulated driver goes on applying the last
+/// pedals and steering it received (the `pacmod2` driver has no command timeout), so the
+/// car drives on. What this documents: with the bridge gone, nothing in the suite can stop
+/// the car; the PACMod's own protection is not modelled.
+#[test]
+fn a_killed_bridge_leaves_its_last_command_applied() {
+    let ros = ros();
+    let mut rig = Rig::cruising(&ros);
+    let n = rig.accel.len();
+    rig.bridge.kill();
+    let last = rig.accel.all()[n.saturating_sub(1)..]
+        .last()
+        .map_or(0.0, |m| m.f64_cmd);
+    let from = rig.speed.len();
+    assert!(
+        wait_until(T, || rig.speed.len() >= from + 150),
+        "no reports"
+    );
+    let after: Vec<f64> = rig.speed.all()[from..from + 150]
+        .iter()
+        .map(|m| m.data)
+        .collect();
+    let slowest = after.iter().copied().fold(f64::INFINITY, f64::min);
+    eprintln!(
+        "bridge killed at {CRUISE} m/s (accelerator {last:.3}): 5 s later {:.2} m/s, never below {slowest:.2} m/s",
+        after[after.len() - 1]
+    );
+    assert!(slowest > 1.5, "the car slowed: {after:?}");
 }

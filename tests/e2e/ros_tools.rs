@@ -62,6 +62,14 @@ fn nodes() -> Vec<Case> {
             "status_overlay",
             &["sub /system_state", "pub /gem/status_overlay"],
         ),
+        case(
+            "pacmod_bridge",
+            &[
+                "srv /pacmod_bridge/enable",
+                "sub /gem/ackermann_cmd",
+                "pub /pacmod/as_rx/enable",
+            ],
+        ),
         Case {
             binary: "health_monitor",
             up: &["pub /diagnostics"],
