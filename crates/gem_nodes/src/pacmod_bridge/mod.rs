@@ -259,7 +259,9 @@ impl Shared {
         let due = match inner.reported {
             None => true,
             Some((at, shown)) => {
-                shown != state || now < at || now.saturating_since(at) >= inner.diagnostics_period
+                !shown.same(state)
+                    || now < at
+                    || now.saturating_since(at) >= inner.diagnostics_period
             }
         };
         if !due {
