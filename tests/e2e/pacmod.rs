@@ -4,7 +4,8 @@
 //! pedals; a stop on the brake at the command's deceleration with the accelerator
 //! released; the bridge's watchdog stopping the car when the commands fall silent; a
 //! driver override (taken with `rostopic pub`) that stops the bridge commanding until a
-//! deliberate re-enable (`rosservice call`); a NaN command refused and braked; noisy,
+//! deliberate re-enable (`rosservice call`); a NaN command refused and braked; a steering
+//! report disagreeing with the command latched as a fault; noisy,
 //! late reports; and the bridge itself killed, which leaves the car driving on its last
 //! command as the `pacmod2` driver re-sends it.
 
@@ -115,8 +116,13 @@ impl Rig {
 
     /// Commands `speed` (m/s) with `accel` (m/s², 0: none) from now on.
     fn drive(&self, speed: f32, accel: f32) {
+        self.drive_steering(speed, accel, STEER);
+    }
+
+    /// [`Rig::drive`] with the front wheels at `steer` (rad).
+    fn drive_steering(&self, speed: f32, accel: f32, steer: f32) {
         *self.command.locked() = Some(AckermannDrive {
-            steering_angle: STEER,
+            steering_angle: steer,
             speed,
             acceleration: accel,
             ..Default::default()
@@ -540,4 +546,26 @@ fn a_killed_bridge_leaves_its_last_command_applied() {
         after[after.len() - 1]
     );
     assert!(slowest > 1.5, "the car slowed: {after:?}");
+}
+
+/// A steering wheel that cannot follow (the simulated actuator limited to 0.5 rad/s, the
+/// bridge expecting 3.5): the report disagrees with the command beyond the bound for longer
+/// than allowed, a latched fault that brakes the car to rest and that valid commands do not
+/// clear.
+#[test]
+fn a_steering_report_disagreeing_with_the_command_is_a_latched_fault() {
+    let ros = ros();
+    let rig = Rig::start_with(&ros, &[("pacmod_max_wheel_rate_rad_s", "0.5")]);
+    rig.wait_state("READY");
+    rig.drive_steering(1.0, 0.0, 0.3);
+    rig.wait_state("BRAKING");
+    let fault = rig.value("fault").unwrap_or_default();
+    assert!(fault.contains("steering wheel at"), "{fault}");
+    rig.wait_speed("mismatch stop", |v| v.abs() < 0.01);
+    // Valid commands go on; the fault stays.
+    let from = rig.diag.len();
+    assert!(wait_until(T, || rig.diag.len() >= from + 3));
+    assert_eq!(rig.value("state").as_deref(), Some("BRAKING"));
+    assert!(rig.fault.wait_latest(T, |m| m.enabled).is_some());
+    assert!(rig.bridge.output().contains("an enable request clears it"));
 }
