@@ -42,6 +42,7 @@ mod integration_launch;
 mod interop;
 mod md5;
 mod mock_signals;
+mod pacmod;
 mod pose_source;
 mod profile;
 mod replay;

@@ -70,6 +70,14 @@ fn nodes() -> Vec<Case> {
                 "pub /gps_accuracy",
             ],
         ),
+        case(
+            "pacmod_bridge",
+            &[
+                "srv /pacmod_bridge/enable",
+                "sub /gem/ackermann_cmd",
+                "pub /pacmod/as_rx/enable",
+            ],
+        ),
         Case {
             binary: "health_monitor",
             up: &["pub /diagnostics"],

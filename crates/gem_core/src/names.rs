@@ -99,6 +99,32 @@ names! {
         GNSS_FIX = "gnss/fix";
         /// An IMU's orientation and rates (`sensor_msgs/Imu`).
         IMU = "imu/data";
+        /// PACMod 2 driver input: engage (`std_msgs/Bool`).
+        PACMOD_ENABLE_CMD = "pacmod/as_rx/enable";
+        /// PACMod 2 driver input: the accelerator pedal (`PacmodCmd.f64_cmd`, fraction 0–1).
+        PACMOD_ACCEL_CMD = "pacmod/as_rx/accel_cmd";
+        /// PACMod 2 driver input: the brake pedal (`PacmodCmd.f64_cmd`, fraction 0–1).
+        PACMOD_BRAKE_CMD = "pacmod/as_rx/brake_cmd";
+        /// PACMod 2 driver input: the gear (`PacmodCmd.ui16_cmd`, `SHIFT_FORWARD` = 3).
+        PACMOD_SHIFT_CMD = "pacmod/as_rx/shift_cmd";
+        /// PACMod 2 driver input: the turn signal (`PacmodCmd.ui16_cmd`).
+        PACMOD_TURN_CMD = "pacmod/as_rx/turn_cmd";
+        /// PACMod 2 driver input: the steering wheel (`PositionWithSpeed`, rad, + left).
+        PACMOD_STEER_CMD = "pacmod/as_rx/steer_cmd";
+        /// PACMod 2 driver output: whether the PACMod is enabled (`std_msgs/Bool`).
+        PACMOD_ENABLED = "pacmod/as_tx/enable";
+        /// PACMod 2 driver output: the vehicle speed in m/s (`std_msgs/Float64`, the parsed
+        /// report's mph × 0.44704).
+        PACMOD_VEHICLE_SPEED = "pacmod/as_tx/vehicle_speed";
+        /// PACMod 2 driver output: the parsed speed report (`VehicleSpeedRpt`, in mph).
+        PACMOD_VEHICLE_SPEED_RPT = "pacmod/parsed_tx/vehicle_speed_rpt";
+        /// PACMod 2 driver output: the steering report (`SystemRptFloat`, steering wheel, rad).
+        PACMOD_STEER_RPT = "pacmod/parsed_tx/steer_rpt";
+        /// PACMod 2 driver output: the global report (`GlobalRpt`, with `override_active`).
+        PACMOD_GLOBAL_RPT = "pacmod/parsed_tx/global_rpt";
+        /// The vehicle bridge's stop request: set while it brakes the car or has stopped
+        /// commanding it (a fault), for the state manager.
+        VEHICLE_FAULT = "vehicle/fault";
     }
     actions {
         /// The controllers' action: drive along waypoints.

@@ -11,7 +11,8 @@
 //!   changed in the table is the default everywhere.
 
 use crate::{
-    controller, gnss_pose, health_monitor, mock_signals, overlay, planner, sim, state_manager,
+    controller, gnss_pose, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim,
+    state_manager,
 };
 use gem_ros::params::{Default, ParamSpec};
 use std::path::{Path, PathBuf};
@@ -72,7 +73,8 @@ fn table(node_type: &str) -> &'static [ParamSpec] {
         "mock_signals" => &mock_signals::PARAMS,
         "status_overlay" => &overlay::PARAMS,
         "health_monitor" => &health_monitor::PARAMS,
-        "gnss_pose" => &gnss_pose::PARAMS,
+    controller, gnss_pose, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim,
+    state_manager,
         // The controller binaries, also as `type="$(arg controller)"`.
         _ => &controller::params::PARAMS,
     }

@@ -8,6 +8,7 @@ pub mod health_monitor;
 pub mod interface;
 pub mod mock_signals;
 pub mod overlay;
+pub mod pacmod_bridge;
 pub mod planner;
 pub mod sim;
 pub mod state_manager;

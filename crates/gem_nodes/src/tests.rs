@@ -2,6 +2,7 @@
 
 use crate::{
     controller, gnss_pose, health_monitor, mock_signals, overlay, planner, sim, state_manager,
+    controller, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim, state_manager,
 };
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, TrackerConfig};
@@ -35,6 +36,7 @@ const NODES: &[(&[ParamSpec], &[Entry], &str, &str)] = &[
     node!(overlay, "status_overlay.md"),
     node!(health_monitor, "health_monitor.md"),
     node!(gnss_pose, "gnss_pose.md"),
+    node!(pacmod_bridge, "pacmod_bridge.md"),
 ];
 
 #[test]
@@ -101,6 +103,17 @@ fn a_node_left_at_its_defaults_runs_on_the_core_defaults() {
             gnss.health,
             gem_core::gnss::health::InsHealthConfig::default()
         );
+        let bridge = pacmod_bridge::params::Params::load().expect("pacmod_bridge defaults");
+        assert_eq!(
+            bridge.bridge,
+            gem_core::pacmod::bridge::BridgeConfig::default()
+        );
+        assert_eq!(
+            bridge.longitudinal,
+            gem_core::pacmod::longitudinal::LongitudinalConfig::default()
+        );
+        let sim = sim::params::Params::load().expect("gem_sim defaults");
+        assert_eq!(sim.pacmod, gem_core::pacmod::plant::PlantConfig::default());
     });
 }
 
@@ -147,6 +160,8 @@ fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
         (
             &gnss_pose::params::PARAMS,
             &[|| gnss_pose::params::Params::load().map(drop)],
+            &pacmod_bridge::params::PARAMS,
+            &[|| pacmod_bridge::params::Params::load().map(drop)],
         ),
     ];
     for (params, loads) in nodes {

@@ -44,6 +44,7 @@ use super::longitudinal::{InputError, Longitudinal, Pedals};
 use super::steering::{self, SteeringError};
 use crate::config::{each, first_invalid, ConfigError};
 use crate::fsm::Transition;
+use crate::health::Level;
 use crate::time::Time;
 use crate::vehicle::DriveCommand;
 use std::fmt;
@@ -169,6 +170,12 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// The same fault: equal, or equal but for NaN values in it (a NaN command refused
+    /// twice is one refusal, not a change of fault).
+    pub fn same(self, other: Fault) -> bool {
+        self == other || format!("{self:?}") == format!("{other:?}")
+    }
+
     /// Whether only an enable request clears it.
     pub fn latched(self) -> bool {
         match self {
@@ -283,6 +290,26 @@ impl State {
             | State::Engaging { .. }
             | State::Ready
             | State::Driving => None,
+        }
+    }
+
+    /// The state's diagnostic level: OK while engaging, ready or driving; WARN while
+    /// waiting for the PACMod (the car cannot be driven, nothing is wrong); ERROR while
+    /// braking on a fault or disengaged (the fault stops the car, and a planner must
+    /// pause).
+    pub fn level(self) -> Level {
+        match self {
+            State::Engaging { .. } | State::Ready | State::Driving => Level::Ok,
+            State::WaitingForEnable { .. } => Level::Warn,
+            State::Braking { .. } | State::Disengaged { .. } => Level::Error,
+        }
+    }
+
+    /// The same state, its fault compared by [`Fault::same`].
+    pub fn same(self, other: State) -> bool {
+        match (self.fault(), other.fault()) {
+            (Some(a), Some(b)) => self.name() == other.name() && a.same(b),
+            _ => self == other,
         }
     }
 
@@ -491,7 +518,7 @@ impl Bridge {
         // Each step moves forward along the diagram, so a few suffice.
         for _ in 0..4 {
             match self.next(now) {
-                Some((to, why)) if to != self.state => self.go(to, now, why),
+                Some((to, why)) if !to.same(self.state) => self.go(to, now, why),
                 _ => return,
             }
         }
@@ -526,7 +553,7 @@ impl Bridge {
             State::Braking { fault } if fault.latched() => None,
             State::Braking { fault } => match self.first_fault(now) {
                 None => Some((State::Driving, "fault cleared".to_owned())),
-                Some(f) if f != fault => Some((braking(f), f.to_string())),
+                Some(f) if !f.same(fault) => Some((braking(f), f.to_string())),
                 Some(_) => None,
             },
             State::Disengaged { .. } => None,
@@ -698,7 +725,7 @@ impl Bridge {
     }
 
     fn go(&mut self, to: State, now: Time, reason: String) {
-        if to == self.state {
+        if to.same(self.state) {
             return;
         }
         let from = self.state;

@@ -5,7 +5,11 @@
 //! `τ_v·u̇ = u_cmd − u` with `u̇` at most `max_accel_mps2` speeding up and `max_decel_mps2`
 //! braking, or at most the command's own acceleration limit (`AckermannDrive.acceleration`,
 //! a magnitude; 0: the vehicle's limits); without a command for `command_timeout_s` the
-//! target speed is 0, as the GEM e2 Gazebo plugin does. The chassis is either the kinematic bicycle
+//! target speed is 0, as the GEM e2 Gazebo plugin does. Driven instead by
+//! [`VehicleModel::drive_by_acceleration`] (a simulated drive-by-wire's pedals), the speed
+//! integrates the given acceleration, within the same limits and never below zero, and
+//! the steering follows its target as above; no command delay or timeout applies then
+//! (the drive-by-wire models its own). The chassis is either the kinematic bicycle
 //! ([`super::kinematic`]) or the single-track model with tyre slip ([`super::dynamic`]).
 //!
 //! Deterministic: the same commands at the same times give the same trajectory.
@@ -150,6 +154,15 @@ pub struct VehicleModel {
     active: DriveCommand,
     /// When the last command was *given* (for the timeout).
     last_command: Option<Time>,
+    /// Driven by acceleration: the steering target and the acceleration.
+    direct: Option<Direct>,
+}
+
+/// A steering target and an acceleration, from a simulated drive-by-wire.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Direct {
+    steering_rad: f64,
+    accel_mps2: f64,
 }
 
 impl VehicleModel {
@@ -166,7 +179,19 @@ impl VehicleModel {
             pending: VecDeque::new(),
             active: DriveCommand::default(),
             last_command: None,
+            direct: None,
         }
+    }
+
+    /// Drives by acceleration from now on (see the module documentation): the steering
+    /// target, rad, and the longitudinal acceleration, m/s², until the next call.
+    /// Non-finite values are replaced by 0.
+    pub fn drive_by_acceleration(&mut self, steering_rad: f64, accel_mps2: f64) {
+        let clean = |v: f64| if v.is_finite() { v } else { 0.0 };
+        self.direct = Some(Direct {
+            steering_rad: clean(steering_rad),
+            accel_mps2: clean(accel_mps2),
+        });
     }
 
     /// Current state.
@@ -244,7 +269,7 @@ impl VehicleModel {
         let wheelbase = p.wheelbase_m;
         match p.chassis.clone() {
             ChassisModel::Kinematic => {
-                self.actuate(target, h);
+                self.actuate_any(target, h);
                 let s = &mut self.state;
                 s.yaw_rate_rad_s = kinematic::yaw_rate(s.speed_mps, s.steering_rad, wheelbase);
                 s.lateral_speed_mps = 0.0;
@@ -254,7 +279,7 @@ impl VehicleModel {
                 let n = (h / dynamic::MAX_SUBSTEP_S).ceil().max(1.0);
                 let hs = h / n;
                 for _ in 0..n as usize {
-                    self.actuate(target, hs);
+                    self.actuate_any(target, hs);
                     let s = &mut self.state;
                     let mut c = dynamic::Chassis {
                         pose: s.pose,
@@ -268,6 +293,35 @@ impl VehicleModel {
                 }
             }
         }
+    }
+
+    /// Moves the actuators `h` seconds on: by acceleration when driven so, else towards
+    /// `target`.
+    fn actuate_any(&mut self, target: DriveCommand, h: f64) {
+        match self.direct {
+            Some(d) => self.actuate_direct(d, h),
+            None => self.actuate(target, h),
+        }
+    }
+
+    /// Steering towards its target; the speed integrates the acceleration (within the
+    /// limits), stopping at zero.
+    fn actuate_direct(&mut self, d: Direct, h: f64) {
+        let p = &self.params;
+        let s = &mut self.state;
+        let target = d.steering_rad.clamp(-p.max_steer_rad, p.max_steer_rad);
+        let rate = p.max_steer_rate_rad_s;
+        let steer = first_order(
+            s.steering_rad,
+            target,
+            p.steer_time_constant_s,
+            h,
+            rate,
+            rate,
+        );
+        s.steering_rad = steer.clamp(-p.max_steer_rad, p.max_steer_rad);
+        let a = d.accel_mps2.clamp(-p.max_decel_mps2, p.max_accel_mps2);
+        s.speed_mps = (s.speed_mps + a * h).max(0.0);
     }
 
     /// Moves the steering and the speed `h` seconds towards `target`.
@@ -352,6 +406,39 @@ mod tests {
             m.command(cmd);
             m.step(DT);
         }
+    }
+
+    #[test]
+    fn driven_by_acceleration_the_speed_integrates_it_and_stops_at_zero() {
+        let mut m = model(VehicleParams::default().kinematic());
+        m.drive_by_acceleration(0.0, 1.0);
+        for _ in 0..200 {
+            m.step(DT);
+        }
+        assert!((m.state().speed_mps - 2.0).abs() < 1e-9);
+        assert!(
+            (m.state().pose.x - 2.0).abs() < 0.02,
+            "{}",
+            m.state().pose.x
+        );
+        // No command timeout: the acceleration applies until changed.
+        m.drive_by_acceleration(0.0, 0.0);
+        for _ in 0..500 {
+            m.step(DT);
+        }
+        assert!((m.state().speed_mps - 2.0).abs() < 1e-9);
+        // Braking beyond the limit is the limit; the car stops at zero and stays.
+        m.drive_by_acceleration(0.3, -10.0);
+        m.step(DT);
+        assert!((m.state().speed_mps - (2.0 - 0.04)).abs() < 1e-9);
+        for _ in 0..200 {
+            m.step(DT);
+        }
+        assert_eq!(m.state().speed_mps, 0.0);
+        assert!((m.state().steering_rad - 0.3).abs() < 1e-9);
+        m.drive_by_acceleration(f64::NAN, f64::NAN);
+        m.step(DT);
+        assert_eq!(m.state().speed_mps, 0.0);
     }
 
     #[test]

@@ -15,12 +15,21 @@
 //! `world` and `base_footprint` (the rear axle), and the fixed joints of its description, so
 //! RViz and tf tools find the tree a Gazebo user has. Odometry, `model_states` and TF carry
 //! the true state; only `get_model_state` goes through the localization model.
+//!
+//! With `~interface: pacmod` the car is driven as the real GEM e2 is, through the PACMod 2
+//! driver's topics, by [`gem_core::pacmod::plant`]: the driver's re-sending of the last
+//! command (no timeout), enable and override, the pedal maps used forward, the steering
+//! wheel through the steering relation at its rate limit; reports at
+//! `~pacmod_report_rate` with optional noise and latency. `gem/ackermann_cmd` is not
+//! subscribed then. A test or an operator takes the controls with
+//! `rostopic pub /gem_sim/pacmod_override std_msgs/Bool true`.
 
 pub mod params;
 pub use params::PARAMS;
 
 use gem_core::geometry::Pose;
 use gem_core::names;
+use gem_core::pacmod::plant::{Flags, Plant};
 use gem_core::time::Time;
 use gem_core::vehicle::frames::{self, FIXED_JOINTS};
 use gem_core::vehicle::localization::Localizer;
@@ -32,12 +41,15 @@ use gem_msgs::gazebo_msgs::{
 };
 use gem_msgs::geometry_msgs::{Pose as PoseMsg, TransformStamped, Twist};
 use gem_msgs::nav_msgs::Odometry;
+use gem_msgs::pacmod_msgs::{
+    GlobalRpt, PacmodCmd, PositionWithSpeed, SystemRptFloat, VehicleSpeedRpt,
+};
 use gem_msgs::rosgraph_msgs::Clock;
-use gem_msgs::std_msgs::Header;
+use gem_msgs::std_msgs::{Bool, Float64, Header};
 use gem_msgs::tf2_msgs::TFMessage;
 use gem_ros::time::{self, to_ros, Ticker};
 use gem_ros::topics::Decl;
-use params::Params;
+use params::{Interface, Params};
 use ros1_protocols::direct::DirectSubscriber;
 use ros1_protocols::dynamic_reconfigure::{DynParam, Kind, Server};
 use ros1_protocols::service::Service;
@@ -65,6 +77,28 @@ gem_ros::interface_table! {
         TF: TFMessage = Decl::publishes(names::TF, 100, "with `~publish_tf`: `world` → `base_footprint`, at `~state_rate`");
         /// The description's fixed joints.
         TF_STATIC: TFMessage = Decl::latched(names::TF_STATIC, 1, "with `~publish_tf`: `base_footprint` → `base_link` → `center_link`, once");
+        /// PACMod: engage.
+        PACMOD_ENABLE_CMD: Bool = Decl::subscribes(names::PACMOD_ENABLE_CMD, "`pacmod`: `true` enables the PACMod (a fresh one is needed after an override), `false` disables it");
+        /// PACMod: accelerator.
+        PACMOD_ACCEL_CMD: PacmodCmd = Decl::subscribes(names::PACMOD_ACCEL_CMD, "`pacmod`: accelerator 0–1 (applies in forward only); `clear` clears a released override");
+        /// PACMod: brake.
+        PACMOD_BRAKE_CMD: PacmodCmd = Decl::subscribes(names::PACMOD_BRAKE_CMD, "`pacmod`: brake 0–1; `clear` clears a released override");
+        /// PACMod: gear.
+        PACMOD_SHIFT_CMD: PacmodCmd = Decl::subscribes(names::PACMOD_SHIFT_CMD, "`pacmod`: the gear (`ui16_cmd`; starts in neutral, 2); `clear` clears a released override");
+        /// PACMod: steering wheel.
+        PACMOD_STEER_CMD: PositionWithSpeed = Decl::subscribes(names::PACMOD_STEER_CMD, "`pacmod`: the steering wheel, rad, + left, moved at the command's rate limit (at most `~pacmod_max_wheel_rate_rad_s`)");
+        /// PACMod: the test's override.
+        PACMOD_OVERRIDE: Bool = Decl::subscribes("~pacmod_override", "`pacmod`: `true` is a driver taking the controls (the PACMod disables and latches `override_active`), `false` letting go");
+        /// PACMod: enabled.
+        PACMOD_ENABLED: Bool = Decl::publishes(names::PACMOD_ENABLED, 10, "`pacmod`: whether the PACMod is enabled, at `~pacmod_report_rate`");
+        /// PACMod: the speed in m/s.
+        PACMOD_SPEED: Float64 = Decl::publishes(names::PACMOD_VEHICLE_SPEED, 10, "`pacmod`: the speed, m/s (the mph of `vehicle_speed_rpt` × 0.44704, as the driver computes it), at `~pacmod_report_rate`");
+        /// PACMod: the speed in mph.
+        PACMOD_SPEED_RPT: VehicleSpeedRpt = Decl::publishes(names::PACMOD_VEHICLE_SPEED_RPT, 10, "`pacmod`: `vehicle_speed` in mph (as the `pacmod2` driver parses it), `vehicle_speed_valid` true, at `~pacmod_report_rate`");
+        /// PACMod: the steering wheel.
+        PACMOD_STEER_RPT: SystemRptFloat = Decl::publishes(names::PACMOD_STEER_RPT, 10, "`pacmod`: `output` the steering wheel (rad), `command` the last command, `enabled`, `override_active`, at `~pacmod_report_rate`");
+        /// PACMod: enabled and override.
+        PACMOD_GLOBAL_RPT: GlobalRpt = Decl::publishes(names::PACMOD_GLOBAL_RPT, 10, "`pacmod`: `enabled` and `override_active`, at `~pacmod_report_rate`");
     ];
 }
 
@@ -78,11 +112,18 @@ struct World {
 struct Sim {
     vehicle: VehicleModel,
     localizer: Localizer,
+    /// With `~interface: pacmod`: the PACMod in front of the car.
+    pacmod: Option<Plant>,
 }
 
 impl Sim {
     /// One step, and the localization's view of it.
     fn step(&mut self, dt: Duration) {
+        if let Some(plant) = &mut self.pacmod {
+            let a = plant.step(dt, self.vehicle.state().speed_mps);
+            self.vehicle
+                .drive_by_acceleration(a.front_wheel_rad, a.accel_mps2);
+        }
         self.vehicle.step(dt);
         self.localizer
             .observe(self.vehicle.now(), self.vehicle.state());
@@ -111,11 +152,23 @@ fn run() -> anyhow::Result<()> {
     let vehicle = VehicleModel::new(p.vehicle.clone(), p.spawn, start);
     let mut localizer = Localizer::new(p.localization.clone());
     localizer.observe(start, vehicle.state());
+    let pacmod = (p.interface == Interface::Pacmod).then(|| {
+        let (accelerator, brake) = p.pacmod_maps.clone();
+        Plant::new(p.pacmod.clone(), accelerator, brake)
+    });
     let world = Arc::new(World {
-        model: Mutex::new(Sim { vehicle, localizer }),
+        model: Mutex::new(Sim {
+            vehicle,
+            localizer,
+            pacmod,
+        }),
         name: p.model_name.clone(),
     });
-    let _io = advertise(&world)?;
+    let _io = advertise(&world, p.interface)?;
+    let mut reports = match p.interface {
+        Interface::Pacmod => Some(PacmodReports::new(p.pacmod_report_rate_hz)?),
+        Interface::Ackermann => None,
+    };
     let states = StatePublishers::new(p.publish_tf, start)?;
     tracing::info!(
         "gem_sim up: {} model, spawn {:?}, {} Hz, localization {}, clock {}",
@@ -134,9 +187,9 @@ fn run() -> anyhow::Result<()> {
         }
     );
     if p.publish_clock {
-        run_own_clock(&p, &world, &states)
+        run_own_clock(&p, &world, &states, &mut reports)
     } else {
-        run_on_ros_time(&p, &world, &states)
+        run_on_ros_time(&p, &world, &states, &mut reports)
     }
 }
 
@@ -161,7 +214,12 @@ pub const DYN_PARAMS: &[DynParam] = &[DynParam {
 
 /// Owns `/clock`: step, publish the clock, sleep until the wall time this sim time is due
 /// ([`Pacer`]: a stall is not made up in a burst of sim time).
-fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow::Result<()> {
+fn run_own_clock(
+    p: &Params,
+    world: &World,
+    states: &StatePublishers,
+    reports: &mut Option<PacmodReports>,
+) -> anyhow::Result<()> {
     let clock = CLOCK.publish()?;
     let server = Server::new(DYN_PARAMS, Box::new(|_| Ok(())))?;
     let dt = Duration::from_secs_f64(1.0 / p.rate_hz);
@@ -185,6 +243,9 @@ fn run_own_clock(p: &Params, world: &World, states: &StatePublishers) -> anyhow:
         steps += 1;
         if steps.is_multiple_of(every) {
             states.publish(&world.name, now, &state);
+        }
+        if let Some(r) = reports {
+            r.publish_if_due(world, now);
         }
         match pacer.stepped(origin.elapsed()) {
             Pace::Sleep(wait) => std::thread::sleep(wait),
@@ -228,7 +289,12 @@ impl Behind {
 }
 
 /// Steps on ROS time (wall, or someone else's `/clock`).
-fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyhow::Result<()> {
+fn run_on_ros_time(
+    p: &Params,
+    world: &World,
+    states: &StatePublishers,
+    reports: &mut Option<PacmodReports>,
+) -> anyhow::Result<()> {
     let mut ticker = Ticker::from_rate(p.rate_hz);
     let mut last_state = Time::ZERO;
     let state_period = Duration::from_secs_f64(1.0 / p.state_rate_hz);
@@ -243,26 +309,35 @@ fn run_on_ros_time(p: &Params, world: &World, states: &StatePublishers) -> anyho
             last_state = now;
             states.publish(&world.name, now, &state);
         }
+        if let Some(r) = reports {
+            r.publish_if_due(world, now);
+        }
     }
     Ok(())
 }
 
-/// The command subscriber and the two services.
+/// The command subscribers (the Ackermann command, or the PACMod's) and the two services.
 ///
 /// Commands come through [`ros1_protocols::direct`]: each is applied on the thread that read it,
 /// and none is dropped (rosrust's subscriber forwards through a bounded channel that
 /// silently drops a burst, and the vehicle would keep its last speed until the command
 /// timeout).
-fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service), RosError> {
+fn advertise(
+    world: &Arc<World>,
+    interface: Interface,
+) -> Result<(Vec<DirectSubscriber>, Service, Service), RosError> {
     let w = world.clone();
-    let cmd = crate::interface::subscribe(&COMMAND, move |m, _| {
-        w.lock().vehicle.command(DriveCommand {
-            steering_rad: m.steering_angle.into(),
-            speed_mps: m.speed.into(),
-            // As ackermann_msgs defines it: a magnitude, 0 meaning as fast as it can.
-            accel_limit_mps2: m.acceleration.into(),
-        });
-    })?;
+    let cmd = match interface {
+        Interface::Ackermann => vec![crate::interface::subscribe(&COMMAND, move |m, _| {
+            w.lock().vehicle.command(DriveCommand {
+                steering_rad: m.steering_angle.into(),
+                speed_mps: m.speed.into(),
+                // As ackermann_msgs defines it: a magnitude, 0 meaning as fast as it can.
+                accel_limit_mps2: m.acceleration.into(),
+            });
+        })?],
+        Interface::Pacmod => subscribe_pacmod(world)?,
+    };
     let w = world.clone();
     let get = crate::interface::serve(&GET_MODEL_STATE, move |req| {
         let m = w.lock();
@@ -327,6 +402,136 @@ fn advertise(world: &Arc<World>) -> Result<(DirectSubscriber, Service, Service),
         })
     })?;
     Ok((cmd, get, set))
+}
+
+/// Runs `f` on the PACMod, if the simulator has one.
+fn with_plant(world: &World, f: impl FnOnce(&mut Plant)) {
+    if let Some(plant) = &mut world.lock().pacmod {
+        f(plant);
+    }
+}
+
+/// A command's flags.
+fn flags(m: &PacmodCmd) -> Flags {
+    Flags {
+        enable: m.enable,
+        clear: m.clear,
+    }
+}
+
+/// The PACMod's command topics and the override.
+fn subscribe_pacmod(world: &Arc<World>) -> Result<Vec<DirectSubscriber>, RosError> {
+    let w = world.clone();
+    let enable = crate::interface::subscribe(&PACMOD_ENABLE_CMD, move |m, _| {
+        with_plant(&w, |p| p.enable_command(m.data));
+    })?;
+    let w = world.clone();
+    let accel = crate::interface::subscribe(&PACMOD_ACCEL_CMD, move |m, _| {
+        with_plant(&w, |p| p.accel_command(m.f64_cmd, flags(&m)));
+    })?;
+    let w = world.clone();
+    let brake = crate::interface::subscribe(&PACMOD_BRAKE_CMD, move |m, _| {
+        with_plant(&w, |p| p.brake_command(m.f64_cmd, flags(&m)));
+    })?;
+    let w = world.clone();
+    let shift = crate::interface::subscribe(&PACMOD_SHIFT_CMD, move |m, _| {
+        with_plant(&w, |p| p.shift_command(m.ui16_cmd, flags(&m)));
+    })?;
+    let w = world.clone();
+    let steer = crate::interface::subscribe(&PACMOD_STEER_CMD, move |m, _| {
+        with_plant(&w, |p| {
+            p.steer_command(
+                m.angular_position,
+                m.angular_velocity_limit,
+                Flags::default(),
+            )
+        });
+    })?;
+    let w = world.clone();
+    let takeover = crate::interface::subscribe(&PACMOD_OVERRIDE, move |m, _| {
+        tracing::info!(
+            "PACMod override {}",
+            if m.data { "taken" } else { "let go" }
+        );
+        with_plant(&w, |p| p.set_override(m.data));
+    })?;
+    Ok(vec![enable, accel, brake, shift, steer, takeover])
+}
+
+/// The PACMod's reports, published every `period` of simulated time.
+struct PacmodReports {
+    enabled: ros1_protocols::runtime::Publisher<Bool>,
+    speed: ros1_protocols::runtime::Publisher<Float64>,
+    speed_rpt: ros1_protocols::runtime::Publisher<VehicleSpeedRpt>,
+    steer_rpt: ros1_protocols::runtime::Publisher<SystemRptFloat>,
+    global_rpt: ros1_protocols::runtime::Publisher<GlobalRpt>,
+    period: Duration,
+    last: Option<Time>,
+}
+
+impl PacmodReports {
+    fn new(rate_hz: f64) -> Result<Self, RosError> {
+        Ok(PacmodReports {
+            enabled: PACMOD_ENABLED.publish()?,
+            speed: PACMOD_SPEED.publish()?,
+            speed_rpt: PACMOD_SPEED_RPT.publish()?,
+            steer_rpt: PACMOD_STEER_RPT.publish()?,
+            global_rpt: PACMOD_GLOBAL_RPT.publish()?,
+            period: Duration::from_secs_f64(1.0 / rate_hz),
+            last: None,
+        })
+    }
+
+    /// Publishes the reports when a period has passed since the last ones (or time went
+    /// back).
+    fn publish_if_due(&mut self, world: &World, now: Time) {
+        let due = self
+            .last
+            .is_none_or(|at| now < at || now.saturating_since(at) >= self.period);
+        if !due {
+            return;
+        }
+        self.last = Some(now);
+        let report = {
+            let mut m = world.lock();
+            let speed = m.vehicle.state().speed_mps;
+            match &mut m.pacmod {
+                Some(plant) => plant.report(now, speed),
+                None => return,
+            }
+        };
+        let header = Header {
+            seq: 0,
+            stamp: to_ros(now),
+            frame_id: String::new(),
+        };
+        let _ = self.speed_rpt.send(VehicleSpeedRpt {
+            header: header.clone(),
+            vehicle_speed: report.speed_mph,
+            vehicle_speed_valid: true,
+            ..Default::default()
+        });
+        let _ = self.speed.send(Float64 {
+            data: report.speed_mps,
+        });
+        let _ = self.steer_rpt.send(SystemRptFloat {
+            header: header.clone(),
+            enabled: report.enabled,
+            override_active: report.override_active,
+            command: report.wheel_command_rad,
+            output: report.wheel_rad,
+            ..Default::default()
+        });
+        let _ = self.global_rpt.send(GlobalRpt {
+            header,
+            enabled: report.enabled,
+            override_active: report.override_active,
+            ..Default::default()
+        });
+        let _ = self.enabled.send(Bool {
+            data: report.enabled,
+        });
+    }
 }
 
 struct StatePublishers {

@@ -2,6 +2,8 @@
 
 use gem_core::field;
 use gem_core::geometry::Pose;
+use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap};
+use gem_core::pacmod::plant::PlantConfig;
 use gem_core::vehicle::dynamic::DynamicParams;
 use gem_core::vehicle::localization::{LocalizationParams, TwistReport};
 use gem_core::vehicle::{ChassisModel, VehicleParams};
@@ -10,6 +12,7 @@ use gem_ros::params::{config_error, ParamError, ParamSpec};
 const GEM: VehicleParams = VehicleParams::DEFAULT;
 const DYN: DynamicParams = DynamicParams::DEFAULT;
 const LOC: LocalizationParams = LocalizationParams::OFF;
+const PLANT: PlantConfig = PlantConfig::DEFAULT;
 
 gem_ros::param_table! {
     /// Every parameter, in the order of its documentation table.
@@ -46,6 +49,15 @@ gem_ros::param_table! {
         LOC_SEED = ParamSpec::int("localization_seed", LOC.seed as i64, "", "`get_model_state` pose: seed of the noise").non_negative();
         TWIST_POINT = ParamSpec::float("twist_point_x_m", LOC.twist_point_x_m, "m", "`get_model_state` twist: that of the point this far ahead of the rear axle (0: the rear axle, as Gazebo; 0.88: the centre of mass)").feeds(&[field!(LocalizationParams.twist_point_x_m)]);
         TWIST = ParamSpec::str("twist", "full", "`get_model_state` twist: `full`, `no_yaw_rate` (angular.z 0) or `off` (all zeros), as a source without yaw rate or twist gives it").one_of(&["full", "no_yaw_rate", "off"]);
+        DRIVEN_BY = ParamSpec::str("interface", "ackermann", "how the car is driven: `ackermann` (`gem/ackermann_cmd`, as the Gazebo plugin) or `pacmod` (the PACMod 2 driver's topics, as the real GEM e2)").one_of(&["ackermann", "pacmod"]);
+        PACMOD_RATE = ParamSpec::float("pacmod_report_rate", 30.0, "Hz", "`pacmod`: reports per simulated second (the driver publishes each CAN report as it arrives, about every 33 ms)").positive();
+        PACMOD_WHEEL_RATE = ParamSpec::float("pacmod_max_wheel_rate_rad_s", PLANT.max_wheel_rate_rad_s, "rad/s", "`pacmod`: the steering actuator's own rate limit (steering wheel); a command's lower limit applies").feeds(&[field!(PlantConfig.max_wheel_rate_rad_s)]);
+        PACMOD_SPEED_SIGMA = ParamSpec::float("pacmod_speed_sigma_mps", PLANT.speed_sigma_mps, "m/s", "`pacmod`: speed report noise σ (0: none)").feeds(&[field!(PlantConfig.speed_sigma_mps)]);
+        PACMOD_WHEEL_SIGMA = ParamSpec::float("pacmod_wheel_sigma_rad", PLANT.wheel_sigma_rad, "rad", "`pacmod`: steering report noise σ, steering wheel (0: none)").feeds(&[field!(PlantConfig.wheel_sigma_rad)]);
+        PACMOD_LATENCY = ParamSpec::float("pacmod_latency_s", PLANT.latency.as_secs_f64(), "s", "`pacmod`: reports describe the car this long before they are published").non_negative();
+        PACMOD_SEED = ParamSpec::int("pacmod_seed", PLANT.seed as i64, "", "`pacmod`: seed of the report noise").non_negative();
+        PACMOD_ACCEL_MAP = ParamSpec::str("pacmod_accelerator_map_file", "", "`pacmod`: CSV accelerator map the simulated car follows (docs/spec.md §7); empty: the built-in placeholder");
+        PACMOD_BRAKE_MAP = ParamSpec::str("pacmod_brake_map_file", "", "`pacmod`: CSV brake map the simulated car follows; empty: the built-in placeholder");
     ];
 }
 
@@ -70,6 +82,23 @@ pub struct Params {
     pub vehicle: VehicleParams,
     /// What `get_model_state` reports.
     pub localization: LocalizationParams,
+    /// How the car is driven.
+    pub interface: Interface,
+    /// `pacmod`: reports per second.
+    pub pacmod_report_rate_hz: f64,
+    /// `pacmod`: the simulated PACMod (validated).
+    pub pacmod: PlantConfig,
+    /// `pacmod`: the maps the simulated car follows.
+    pub pacmod_maps: (AcceleratorMap, BrakeMap),
+}
+
+/// How the simulated car is driven (`~interface`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interface {
+    /// `gem/ackermann_cmd`, as the Gazebo plugin.
+    Ackermann,
+    /// The PACMod 2 driver's topics.
+    Pacmod,
 }
 
 impl Params {
@@ -115,7 +144,27 @@ impl Params {
         localization
             .validate()
             .map_err(|e| config_error(&PARAMS, e))?;
+        let pacmod = PlantConfig {
+            max_wheel_rate_rad_s: PACMOD_WHEEL_RATE.f64()?,
+            speed_sigma_mps: PACMOD_SPEED_SIGMA.f64()?,
+            wheel_sigma_rad: PACMOD_WHEEL_SIGMA.f64()?,
+            latency: PACMOD_LATENCY.seconds()?,
+            seed: PACMOD_SEED.i64()? as u64,
+        };
+        pacmod.validate().map_err(|e| config_error(&PARAMS, e))?;
+        let interface = match DRIVEN_BY.string()?.as_str() {
+            "pacmod" => Interface::Pacmod,
+            // `ackermann`: the table's check admits no other value.
+            _ => Interface::Ackermann,
+        };
         Ok(Params {
+            interface,
+            pacmod_report_rate_hz: PACMOD_RATE.f64()?,
+            pacmod,
+            pacmod_maps: (
+                crate::pacmod_bridge::params::map(&PACMOD_ACCEL_MAP)?,
+                crate::pacmod_bridge::params::map(&PACMOD_BRAKE_MAP)?,
+            ),
             rate_hz: RATE.f64()?,
             state_rate_hz: STATE_RATE.f64()?,
             publish_clock: PUBLISH_CLOCK.bool_value()?,

@@ -426,3 +426,32 @@ fn the_defaults_are_valid_and_a_bad_bound_is_named() {
         crate::field!(BridgeConfig.watchdog_decel_mps2)
     );
 }
+
+#[test]
+fn the_level_is_an_error_exactly_while_a_fault_stops_the_car() {
+    for (b, level) in [
+        (waiting(), Level::Warn),
+        (engaging(), Level::Ok),
+        (ready(), Level::Ok),
+        (driving(), Level::Ok),
+        (braking(), Level::Error),
+        (disengaged(), Level::Error),
+    ] {
+        let s = b.state();
+        assert_eq!(s.level(), level, "{s:?}");
+        assert_eq!(s.level() == Level::Error, s.fault().is_some(), "{s:?}");
+    }
+}
+
+#[test]
+fn a_stream_of_nan_commands_makes_one_transition() {
+    let mut b = driving();
+    let mut made = Vec::new();
+    for ms in (10..1000).step_by(10) {
+        reports(&mut b, ms);
+        made.extend(b.handle(NAN_SPEED, at(ms)));
+        made.extend(b.tick(at(ms)).transitions);
+    }
+    assert_eq!(made.len(), 1, "{:?}", made.get(..3));
+    assert_eq!(b.state().name(), StateName::Braking);
+}
