@@ -73,8 +73,8 @@ fn table(node_type: &str) -> &'static [ParamSpec] {
         "mock_signals" => &mock_signals::PARAMS,
         "status_overlay" => &overlay::PARAMS,
         "health_monitor" => &health_monitor::PARAMS,
-    controller, gnss_pose, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim,
-    state_manager,
+        "gnss_pose" => &gnss_pose::PARAMS,
+        "pacmod_bridge" => &pacmod_bridge::PARAMS,
         // The controller binaries, also as `type="$(arg controller)"`.
         _ => &controller::params::PARAMS,
     }

@@ -1,8 +1,8 @@
 //! Every node's parameter and interface tables against its documentation page and the core's defaults.
 
 use crate::{
-    controller, gnss_pose, health_monitor, mock_signals, overlay, planner, sim, state_manager,
-    controller, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim, state_manager,
+    controller, gnss_pose, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim,
+    state_manager,
 };
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, TrackerConfig};
@@ -160,6 +160,8 @@ fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
         (
             &gnss_pose::params::PARAMS,
             &[|| gnss_pose::params::Params::load().map(drop)],
+        ),
+        (
             &pacmod_bridge::params::PARAMS,
             &[|| pacmod_bridge::params::Params::load().map(drop)],
         ),
