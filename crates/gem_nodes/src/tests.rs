@@ -140,7 +140,7 @@ fn every_default_passes_its_own_check() {
 #[test]
 fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
     type Load = fn() -> Result<(), ParamError>;
-    let nodes: [(&[ParamSpec], &[Load]); 4] = [
+    let nodes: [(&[ParamSpec], &[Load]); 5] = [
         (
             &state_manager::params::PARAMS,
             &[|| state_manager::params::Params::load().map(drop)],
