@@ -210,16 +210,22 @@ fn near(a: &GetModelStateRes, x: f64, y: f64) -> bool {
     a.success && (a.pose.position.x - x).abs() < CM && (a.pose.position.y - y).abs() < CM
 }
 
+/// The node on wall time in a fresh namespace with `params`, and a publisher of `input`.
+fn started(input: &str, params: &[(&str, &str)]) -> (RosGuard, Node, Gnss) {
+    let r = ros();
+    r.set_sim_time(false);
+    let ns = fresh_ns("gp");
+    let node = Node::start(&r, &ns, params);
+    let gnss = Gnss::start(&ns, input);
+    (r, node, gnss)
+}
+
 const LAT: f64 = 40.092_856_3;
 const LON: f64 = -88.235_999_4;
 
 #[test]
 fn inspva_gives_the_rear_axle_pose_in_the_local_frame_stamped_with_the_measurement() {
-    let r = ros();
-    r.set_sim_time(false);
-    let ns = fresh_ns("gp");
-    let mut node = Node::start(&r, &ns, &[]);
-    let mut gnss = Gnss::start(&ns, "inspva");
+    let (_r, mut node, mut gnss) = started("inspva", &[]);
     // At the origin facing east: the rear axle 0.46 m west of the antenna.
     node.good();
     let a = node.wait_answer(|a| near(a, -0.46, 0.0));
@@ -256,11 +262,7 @@ fn inspva_gives_the_rear_axle_pose_in_the_local_frame_stamped_with_the_measureme
 
 #[test]
 fn a_bad_ins_status_makes_the_gps_accuracy_bad_until_it_is_good_again() {
-    let r = ros();
-    r.set_sim_time(false);
-    let ns = fresh_ns("gp");
-    let mut node = Node::start(&r, &ns, &[]);
-    let mut gnss = Gnss::start(&ns, "inspva");
+    let (_r, mut node, mut gnss) = started("inspva", &[]);
     node.good();
     gnss.set(r#"{"status": "INS_ALIGNING"}"#);
     node.bad("INS_ALIGNING");
@@ -278,11 +280,7 @@ fn a_bad_ins_status_makes_the_gps_accuracy_bad_until_it_is_good_again() {
 
 #[test]
 fn nan_values_and_duplicate_or_backward_stamps_are_faults_never_a_crash() {
-    let r = ros();
-    r.set_sim_time(false);
-    let ns = fresh_ns("gp");
-    let mut node = Node::start(&r, &ns, &[]);
-    let mut gnss = Gnss::start(&ns, "inspva");
+    let (_r, mut node, mut gnss) = started("inspva", &[]);
     node.good();
     gnss.set(r#"{"lat": NaN}"#);
     node.bad("latitude is not a finite number");
@@ -325,11 +323,7 @@ fn nan_values_and_duplicate_or_backward_stamps_are_faults_never_a_crash() {
 
 #[test]
 fn navsatfix_with_imu_gives_the_same_pose_and_a_lost_fix_is_a_fault() {
-    let r = ros();
-    r.set_sim_time(false);
-    let ns = fresh_ns("gp");
-    let mut node = Node::start(&r, &ns, &[(INPUT.name, "navsatfix")]);
-    let mut gnss = Gnss::start(&ns, "navsatfix");
+    let (_r, mut node, mut gnss) = started("navsatfix", &[(INPUT.name, "navsatfix")]);
     node.good();
     let (lat, lon, az) = (LAT - 0.0045, LON + 0.011, 200.0);
     let e = expected(lat, lon, az);
@@ -434,11 +428,7 @@ fn a_bad_ins_status_raises_the_state_managers_gps_lost_after_its_hold_off() {
 
 #[test]
 fn with_a_hold_the_last_good_pose_is_answered_held_then_refused() {
-    let r = ros();
-    r.set_sim_time(false);
-    let ns = fresh_ns("gp");
-    let mut node = Node::start(&r, &ns, &[(HOLD.name, "1.5")]);
-    let mut gnss = Gnss::start(&ns, "inspva");
+    let (_r, mut node, mut gnss) = started("inspva", &[(HOLD.name, "1.5")]);
     node.good();
     node.wait_answer(|a| near(a, -0.46, 0.0));
     // Turned to face north, with a bad status: the good pose (facing east) is held.

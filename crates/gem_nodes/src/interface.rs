@@ -5,9 +5,13 @@
 //! Each node module holds its declarations and an `INTERFACE` table of them; the test
 //! below checks every table against the node's page under `docs/nodes/`.
 
+use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
+use gem_msgs::gazebo_msgs::GetModelStateRes;
+use gem_msgs::std_msgs::Header;
 use gem_ros::topics::Decl;
 use ros1_protocols::direct::{self, Arrival, DirectSubscriber};
 use ros1_protocols::lazy::{self, LazySubscriber};
+use ros1_protocols::runtime::Publisher;
 use ros1_protocols::service::{self, Answer, Client, Service};
 use ros1_protocols::RosError;
 use rosrust::{Message, ServicePair};
@@ -43,4 +47,41 @@ where
 /// A caller of the service `service` (it connects on the first call).
 pub fn client<S: ServicePair>(service: &Decl<S>) -> Result<Client<S>, RosError> {
     Client::new(service.name())
+}
+
+/// Publishes this node's one status on `/diagnostics`, named `<node>: <what>` and stamped
+/// `now` (a failure to publish is logged).
+pub fn publish_status(
+    out: &Publisher<DiagnosticArray>,
+    now: gem_core::time::Time,
+    what: &str,
+    (level, message): (i8, String),
+    values: Vec<KeyValue>,
+) {
+    let msg = DiagnosticArray {
+        header: Header {
+            seq: 0,
+            stamp: gem_ros::time::to_ros(now),
+            frame_id: String::new(),
+        },
+        status: vec![DiagnosticStatus {
+            level,
+            name: format!("{}: {what}", ros1_protocols::this_node::name()),
+            message,
+            hardware_id: String::new(),
+            values,
+        }],
+    };
+    if let Err(e) = out.send(msg) {
+        tracing::error!("cannot publish /diagnostics: {e}");
+    }
+}
+
+/// `gazebo/get_model_state`'s answer for a model it does not know, worded as Gazebo's.
+pub fn unknown_model(name: &str) -> GetModelStateRes {
+    GetModelStateRes {
+        success: false,
+        status_message: format!("GetModelState: model [{name}] does not exist"),
+        ..Default::default()
+    }
 }

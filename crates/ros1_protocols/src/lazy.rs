@@ -286,21 +286,16 @@ mod tests {
         }
     }
 
-    fn frame(body: &[u8]) -> Vec<u8> {
-        let mut f = (body.len() as u32).to_le_bytes().to_vec();
-        f.extend_from_slice(body);
-        f
-    }
-
-    #[test]
-    fn queued_frames_are_read_whole_in_order_and_a_partial_one_waits_for_its_rest() {
+    /// A loopback connection: the publisher's end, and the subscriber's end as lazy link
+    /// `id`.
+    fn linked(id: u64) -> (TcpStream, LazyLinks) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut writer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let writer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (reader, _) = listener.accept().unwrap();
         reader.set_nonblocking(true).unwrap();
         let mut links = LazyLinks::default();
         links.links.push(LazyLink {
-            id: 0,
+            id,
             link: Link {
                 uri: "http://publisher:1/".into(),
                 header: Default::default(),
@@ -310,6 +305,18 @@ mod tests {
             stamp: None,
             dead: None,
         });
+        (writer, links)
+    }
+
+    fn frame(body: &[u8]) -> Vec<u8> {
+        let mut f = (body.len() as u32).to_le_bytes().to_vec();
+        f.extend_from_slice(body);
+        f
+    }
+
+    #[test]
+    fn queued_frames_are_read_whole_in_order_and_a_partial_one_waits_for_its_rest() {
+        let (mut writer, mut links) = linked(0);
         let read = |links: &mut LazyLinks| {
             let mut got = Vec::new();
             links.drain(|body, _, _| got.push(body.to_vec()));
@@ -348,22 +355,7 @@ mod tests {
 
     #[test]
     fn a_length_prefix_beyond_the_largest_message_kills_the_link() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut writer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (reader, _) = listener.accept().unwrap();
-        reader.set_nonblocking(true).unwrap();
-        let mut links = LazyLinks::default();
-        links.links.push(LazyLink {
-            id: 7,
-            link: Link {
-                uri: "http://publisher:1/".into(),
-                header: Default::default(),
-            },
-            stream: reader,
-            partial: Vec::new(),
-            stamp: None,
-            dead: None,
-        });
+        let (mut writer, links) = linked(7);
         writer.write_all(&u32::MAX.to_le_bytes()).unwrap();
         let links = std::cell::RefCell::new(links);
         until(

@@ -210,27 +210,18 @@ impl SourceReport {
             key: "configured reference point, m".into(),
             value: format!("{:.2}", self.source.configured_reference_x_m()),
         });
-        let msg = DiagnosticArray {
-            header: Header {
-                seq: 0,
-                stamp: to_ros(now),
-                frame_id: String::new(),
-            },
-            status: vec![DiagnosticStatus {
-                level: if status.all_measured() {
-                    DiagnosticStatus::OK
-                } else {
-                    DiagnosticStatus::WARN
-                },
-                name: format!("{}: pose source", ros1_protocols::this_node::name()),
-                message: text.clone(),
-                hardware_id: String::new(),
-                values,
-            }],
+        let level = if status.all_measured() {
+            DiagnosticStatus::OK
+        } else {
+            DiagnosticStatus::WARN
         };
-        if let Err(e) = self.publisher.send(msg) {
-            tracing::error!("cannot publish {}: {e}", super::topics::DIAGNOSTICS.name());
-        }
+        crate::interface::publish_status(
+            &self.publisher,
+            now,
+            "pose source",
+            (level, text.clone()),
+            values,
+        );
         self.last = Some((now, text));
     }
 }

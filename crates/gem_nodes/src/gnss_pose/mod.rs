@@ -239,13 +239,7 @@ fn serve(p: &Params, shared: &SharedRef) -> anyhow::Result<Service> {
     let model = p.model_name.clone();
     Ok(crate::interface::serve(&GET_MODEL_STATE, move |req| {
         if req.model_name != model {
-            let status_message =
-                format!("GetModelState: model [{}] does not exist", req.model_name);
-            return Ok(GetModelStateRes {
-                success: false,
-                status_message,
-                ..Default::default()
-            });
+            return Ok(crate::interface::unknown_model(&req.model_name));
         }
         let served = s.locked().source.served(time::now());
         Ok(match served {
@@ -347,23 +341,13 @@ impl Report {
             kv("published accuracy, mm", verdict.accuracy_mm().to_string()),
             kv("solutions refused for their stamps", refused.to_string()),
         ];
-        let msg = DiagnosticArray {
-            header: Header {
-                seq: 0,
-                stamp: to_ros(now),
-                frame_id: String::new(),
-            },
-            status: vec![DiagnosticStatus {
-                level,
-                name: format!("{}: GNSS/INS solution", ros1_protocols::this_node::name()),
-                message: text.clone(),
-                hardware_id: String::new(),
-                values,
-            }],
-        };
-        if let Err(e) = self.publisher.send(msg) {
-            tracing::error!("cannot publish {}: {e}", DIAGNOSTICS.name());
-        }
+        crate::interface::publish_status(
+            &self.publisher,
+            now,
+            "GNSS/INS solution",
+            (level, text.clone()),
+            values,
+        );
         self.last = Some((now, text));
     }
 }

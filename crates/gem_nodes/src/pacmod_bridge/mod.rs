@@ -20,7 +20,7 @@ use gem_core::pacmod::{SHIFT_FORWARD, TURN_NONE};
 use gem_core::time::Time;
 use gem_core::vehicle::DriveCommand;
 use gem_msgs::ackermann_msgs::AckermannDrive;
-use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
+use gem_msgs::diagnostic_msgs::{DiagnosticArray, KeyValue};
 use gem_msgs::gem_state_msgs::EstopStamped;
 use gem_msgs::pacmod_msgs::{GlobalRpt, PacmodCmd, PositionWithSpeed, SystemRptFloat};
 use gem_msgs::std_msgs::{Bool, Float64, Header};
@@ -293,19 +293,13 @@ impl Shared {
             value,
         })
         .collect();
-        let msg = DiagnosticArray {
-            header: header(now),
-            status: vec![DiagnosticStatus {
-                level: state.level() as i8,
-                name: format!("{}: PACMod", ros1_protocols::this_node::name()),
-                message: state.to_string(),
-                hardware_id: String::new(),
-                values,
-            }],
-        };
-        if let Err(e) = self.out.diagnostics.send(msg) {
-            tracing::error!("cannot publish {}: {e}", DIAGNOSTICS.name());
-        }
+        crate::interface::publish_status(
+            &self.out.diagnostics,
+            now,
+            "PACMod",
+            (state.level() as i8, state.to_string()),
+            values,
+        );
     }
 }
 

@@ -342,13 +342,7 @@ fn advertise(
     let get = crate::interface::serve(&GET_MODEL_STATE, move |req| {
         let m = w.lock();
         if req.model_name != w.name {
-            let status_message =
-                format!("GetModelState: model [{}] does not exist", req.model_name);
-            return Ok(GetModelStateRes {
-                success: false,
-                status_message,
-                ..Default::default()
-            });
+            return Ok(crate::interface::unknown_model(&req.model_name));
         }
         // What localization reports, stamped with when it was measured.
         let (at, s) = match m.localizer.report() {
