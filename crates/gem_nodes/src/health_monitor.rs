@@ -255,7 +255,7 @@ fn subscribe(
                         }
                     }
                     // Judged at its arrival, not at the (later) read.
-                    let at = time::at(arrival.wire).min(time::now());
+                    let at = time::at(arrival.wire);
                     sh.monitor.on_message(index, at, &type_name, fields);
                     // Levels only, compared: cheap. A link's own thread reads what queued
                     // every second even while ROS time stands still, and a change it reads

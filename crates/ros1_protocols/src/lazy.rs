@@ -197,7 +197,8 @@ pub fn keep_link<R>(
 /// its own pace. Messages reach the callback in order, on the thread that reads them.
 pub struct LazySubscriber {
     catch_up: Box<dyn Fn() + Send + Sync>,
-    subscriber: crate::direct::DirectSubscriber,
+    /// Held for its links: dropping it unsubscribes.
+    _subscriber: crate::direct::DirectSubscriber,
 }
 
 /// What a lazy subscriber does with each message.
@@ -224,11 +225,6 @@ impl LazySubscriber {
     /// Reads what queued on every link now, handing each message to the callback.
     pub fn catch_up(&self) {
         (self.catch_up)();
-    }
-
-    /// The subscription underneath (links and their report).
-    pub fn subscriber(&self) -> &crate::direct::DirectSubscriber {
-        &self.subscriber
     }
 }
 
@@ -267,7 +263,7 @@ pub fn subscribe_lazily_linked<T: rosrust::Message>(
         })?;
     Ok(LazySubscriber {
         catch_up: Box::new(move || state.locked().drain()),
-        subscriber,
+        _subscriber: subscriber,
     })
 }
 

@@ -2,7 +2,7 @@
 //!
 //! A simulator publishes `/clock` at 100 Hz or more. A subscriber that reads each message
 //! as it arrives wakes a thread 100 times a second in every node, though most nodes look
-//! at the time 10 or 20 times a second: that was most of an idle node's CPU. Here nothing
+//! at the time 10 or 20 times a second: that is most of an idle node's CPU. Here nothing
 //! wakes for a message:
 //!
 //! - the link's socket is non-blocking, and whoever asks for the time ([`super::now`], a
@@ -46,10 +46,13 @@ pub(super) fn clock_reached(latest: Time, seen: Time, gap: Duration) -> bool {
     if is_zero(latest) {
         return false;
     }
-    let deadline = seen
-        .nanos()
-        .saturating_add(gap.as_nanos().min(i64::MAX as u128) as i64);
-    latest < seen || latest.nanos() >= deadline
+    latest < seen || latest.nanos() >= due(seen, gap)
+}
+
+/// The `/clock` value, in nanoseconds, at which a wait from `seen` for `gap` is due.
+fn due(seen: Time, gap: Duration) -> i64 {
+    seen.nanos()
+        .saturating_add(gap.as_nanos().min(i64::MAX as u128) as i64)
 }
 
 /// Whether a `/clock` value `latest` ends any of `waits` (so the waiting threads are woken).
@@ -61,7 +64,7 @@ pub(super) fn ends_a_wait(waits: &[Wait], latest: Time) -> bool {
 #[derive(Default)]
 pub(super) struct Reading {
     pub(super) latest: Time,
-    /// When a `/clock` message was last read (within a drain of when it arrived).
+    /// When the last `/clock` message read arrived (the kernel's receive time).
     pub(super) heard: Option<Instant>,
     /// The waits in [`super::wait_for_clock_or`] now.
     pub(super) waits: Vec<Wait>,
@@ -136,8 +139,7 @@ impl Reading {
         if is_zero(self.latest) {
             return None;
         }
-        let due = seen.nanos().saturating_add(gap.as_nanos() as i64);
-        let ahead = due.saturating_sub(self.latest.nanos());
+        let ahead = due(seen, gap).saturating_sub(self.latest.nanos());
         self.pace.sleep_before(ahead)
     }
 }
