@@ -10,15 +10,23 @@
 # sets the output directory, GEM_DEMO_SPEEDUP the simulation's speed-up (default 5),
 # GEM_DEMO_TIMEOUT_S the suite's timeouts (input staleness, system_state and pose in ROS
 # time, and the clock stall in wall time; default 3 s), GEM_DEMO_TRACK the waypoint file in launch/waypoints (default gem_track.csv).
+# --pacmod runs the car's interfaces on the simulator (platform gem_e2_sim: gem_sim driven
+# through the PACMod 2 topics by pacmod_bridge, the pose from its GNSS/INS solution
+# through gnss_pose; docs/real-car.md).
 # --rviz opens RViz with launch/rviz/gem.rviz beside it (needs a display; without one, run
 # the demo under `xvfb-run -a -s "-screen 0 1400x900x24"` with LIBGL_ALWAYS_SOFTWARE=1).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 rviz=false
+platform=sim
 demo_args=()
 for a in "$@"; do
-  if [ "$a" = --rviz ]; then rviz=true; else demo_args+=("$a"); fi
+  case "$a" in
+    --rviz) rviz=true ;;
+    --pacmod) platform=gem_e2_sim ;;
+    *) demo_args+=("$a") ;;
+  esac
 done
 if [ "$rviz" = true ] && [ -z "${DISPLAY:-}" ]; then
   echo "[demo] --rviz needs a display (DISPLAY is not set); without one:" >&2
@@ -65,14 +73,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "[demo] the suite on $ROS_MASTER_URI (roslaunch log: $log)"
+echo "[demo] the suite on $ROS_MASTER_URI (platform $platform, roslaunch log: $log)"
 echo "[demo] try, in another shell: source runners/env.sh; export ROS_MASTER_URI=$ROS_MASTER_URI; gemctl status"
 # setsid: roslaunch leads a process group of its own, which the clean-up can signal whole.
 track="${GEM_DEMO_TRACK:-gem_track.csv}"
 timeout_s="${GEM_DEMO_TIMEOUT_S:-3}"
 setsid roslaunch -p "$port" gem_bringup integration_run.launch "speedup:=${GEM_DEMO_SPEEDUP:-5}" \
   "waypoints:=$track" "state_timeout_ms:=$((timeout_s * 1000))" "system_state_timeout_s:=$timeout_s" \
-  "pose_timeout_s:=$timeout_s" "clock_stall_s:=$timeout_s" "rviz:=$rviz" >"$log" 2>&1 &
+  "pose_timeout_s:=$timeout_s" "clock_stall_s:=$timeout_s" "rviz:=$rviz" "platform:=$platform" >"$log" 2>&1 &
 launch_pid=$!
 if ! gemctl demo --track "launch/waypoints/$track" --out "$out" ${demo_args[@]+"${demo_args[@]}"}; then
   echo "[demo] FAILED (the reason is on the gemctl line above); the nodes' output is in $log" >&2

@@ -28,6 +28,7 @@ macro_rules! scenario_tests {
 }
 
 mod bag;
+mod car;
 mod containers;
 mod controller;
 mod demo;

@@ -27,6 +27,41 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
         "gem_sim owns /clock in the suite (sim time)",
     ),
     (
+        "vehicle.launch",
+        "interface",
+        "platform gem_e2_sim: the simulated car is driven through the PACMod 2 topics",
+    ),
+    (
+        "vehicle.launch",
+        "pose_output",
+        "platform gem_e2_sim: the simulated car gives a GNSS/INS solution, as the car does",
+    ),
+    (
+        "vehicle.launch",
+        "hold_pose_s",
+        "the car's platforms: a short INS outage pauses the task (longer than the state manager's GPS hold-off there plus a stop)",
+    ),
+    (
+        "vehicle.launch",
+        "enable_at_start",
+        "platform gem_e2_sim: no operator engages the simulated PACMod",
+    ),
+    (
+        "supervisor.launch",
+        "publish_gps",
+        "the car's platforms: gnss_pose gives gps_accuracy",
+    ),
+    (
+        "supervisor.launch",
+        "watch_vehicle_fault",
+        "the car's platforms: the PACMod bridge's fault stops the suite",
+    ),
+    (
+        "supervisor.launch",
+        "gps_lost_after_s",
+        "the car's platforms: a bad solution is a fault well within gnss_pose's pose hold",
+    ),
+    (
         "supervisor.launch",
         "waypoint_dir",
         "relative waypoint files resolve in gem_bringup",

@@ -20,6 +20,7 @@ gem_ros::param_table! {
     /// The node's static parameters.
     pub const PARAMS = [
         RATE = ParamSpec::float("rate", 20.0, "Hz", "publication rate of the five inputs").positive();
+        PUBLISH_GPS = ParamSpec::bool("publish_gps", true, "publish `gps_accuracy`; false where a GNSS/INS node gives it (`gnss_pose` on the car and the PACMod-mode simulator), so a mock value never masks the real verdict");
         SCENARIO = ParamSpec::str("scenario", "", "a YAML file of timed value changes (`gem_core::scenario`), played from the first publication in ROS time; empty: none");
     ];
 }
@@ -32,7 +33,7 @@ gem_ros::interface_table! {
         /// The e-stop.
         ESTOP: msg::EstopStamped = Decl::publishes(Input::Estop.topic(), 10, "`estop_enabled`, at `~rate`");
         /// GPS accuracy.
-        GPS: msg::GpsAccuracyStamped = Decl::publishes(Input::Gps.topic(), 10, "`gps_accuracy`, at `~rate`");
+        GPS: msg::GpsAccuracyStamped = Decl::publishes(Input::Gps.topic(), 10, "`gps_accuracy`, at `~rate` (with `~publish_gps`)");
         /// Link quality.
         SIGNAL: msg::SignalStrengthStamped = Decl::publishes(Input::Signal.topic(), 10, "`signal_strength`, at `~rate`");
         /// Temperature.
@@ -94,17 +95,18 @@ pub const DYN_PARAMS: &[DynParam] = &[
 struct Publishers {
     battery: ros1_protocols::runtime::Publisher<msg::BatteryLevelStamped>,
     estop: ros1_protocols::runtime::Publisher<msg::EstopStamped>,
-    gps: ros1_protocols::runtime::Publisher<msg::GpsAccuracyStamped>,
+    /// Without `~publish_gps`: none.
+    gps: Option<ros1_protocols::runtime::Publisher<msg::GpsAccuracyStamped>>,
     signal: ros1_protocols::runtime::Publisher<msg::SignalStrengthStamped>,
     temperature: ros1_protocols::runtime::Publisher<msg::TemperatureStamped>,
 }
 
 impl Publishers {
-    fn new() -> Result<Self, RosError> {
+    fn new(publish_gps: bool) -> Result<Self, RosError> {
         Ok(Publishers {
             battery: BATTERY.publish()?,
             estop: ESTOP.publish()?,
-            gps: GPS.publish()?,
+            gps: publish_gps.then(|| GPS.publish()).transpose()?,
             signal: SIGNAL.publish()?,
             temperature: TEMPERATURE.publish()?,
         })
@@ -120,10 +122,12 @@ impl Publishers {
             header: h(),
             enabled: v.bool("estop_enabled"),
         })?;
-        self.gps.send(msg::GpsAccuracyStamped {
-            header: h(),
-            accuracy: v.double("gps_accuracy") as f32,
-        })?;
+        if let Some(gps) = &self.gps {
+            gps.send(msg::GpsAccuracyStamped {
+                header: h(),
+                accuracy: v.double("gps_accuracy") as f32,
+            })?;
+        }
         self.signal.send(msg::SignalStrengthStamped {
             header: h(),
             strength: v.int("signal_strength") as u8,
@@ -148,13 +152,14 @@ pub fn main() -> anyhow::Result<()> {
 
 fn run() -> anyhow::Result<()> {
     let rate = RATE.f64()?;
+    let publish_gps = PUBLISH_GPS.bool_value()?;
     let mut player = load_scenario(&SCENARIO.string()?)?.map(Player::new);
     if !time::wait_for_valid_time() {
         return Ok(());
     }
     let mut ticker = Ticker::from_rate(rate);
     let server = Server::new(DYN_PARAMS, Box::new(|_| Ok(())))?;
-    let publishers = Publishers::new()?;
+    let publishers = Publishers::new(publish_gps)?;
     while let Some(now) = ticker.wait() {
         if let Some(player) = &mut player {
             play(player, &server, now);

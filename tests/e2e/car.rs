@@ -1,0 +1,461 @@
+//! The car's platform on the simulator, as its users launch it:
+//! `integration_run.launch platform:=gem_e2_sim` brings the whole suite up with `gem_sim`
+//! driven through the PACMod 2 topics by `pacmod_bridge`, and the pose from the simulated
+//! GNSS/INS solution (`novatel/inspva`, with noise and latency) through `gnss_pose`.
+//!
+//! - the demo lap (`gemctl demo`: an e-stop, then a battery fault) on this platform and on
+//!   the simulator's `gem/ackermann_cmd`: the lap's cross-track RMS after convergence within
+//!   1.5× of the Ackermann lap's, the stops made with the brake pedal (the e-stop's harder
+//!   than the battery's), the accelerator released while the suite is in ERROR;
+//! - a driver override mid-route: ERROR with the e-stop bit (docs/spec.md: the drive-by-wire
+//!   fault shares it), the task PAUSED, no pedal command until the bridge is re-enabled,
+//!   then an INS outage of 2 s: GPS_LOST, the car stops, and the route completes;
+//! - the controller killed mid-route: the bridge's watchdog brakes the car to rest within
+//!   its timeout plus the stop.
+
+use gem_core::names;
+use gem_core::pacmod::bridge::BridgeConfig;
+use gem_core::state_manager::ErrorBits;
+use gem_e2e::lap::{LAP, SPEEDUP, TIMEOUT_S};
+use gem_e2e::suite::pid_of_node;
+use gem_msgs::gazebo_msgs::ModelStates;
+use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
+use gem_msgs::pacmod_msgs::PacmodCmd;
+use gem_msgs::rosgraph_msgs::Clock;
+use gem_testbed::{cli, cli_background, cli_ok, repo_root, ros, wait_until, Collector, NodeProc};
+use std::time::Duration;
+
+/// Bound of each wait for a state (wall time, at 5×).
+const T: Duration = Duration::from_secs(60);
+
+/// The suite through `integration_run.launch` on `platform`, serving `waypoints` (a file
+/// in launch/waypoints), at the demo's speed-up and timeouts.
+fn launch(platform: &str, waypoints: &str) -> NodeProc {
+    let timeout = TIMEOUT_S.to_string();
+    cli_background(
+        "roslaunch",
+        &[
+            "gem_bringup",
+            "integration_run.launch",
+            &format!("platform:={platform}"),
+            &format!("speedup:={SPEEDUP}"),
+            &format!("waypoints:={waypoints}"),
+            &format!("state_timeout_ms:={}", TIMEOUT_S * 1000.0),
+            &format!("system_state_timeout_s:={timeout}"),
+            &format!("pose_timeout_s:={timeout}"),
+            &format!("clock_stall_s:={timeout}"),
+        ],
+    )
+}
+
+/// Stops a launch as a user's Ctrl-C does, so the next one starts on a clean master.
+fn stop(mut launch: NodeProc) {
+    launch.interrupt(Duration::from_secs(15));
+}
+
+/// The pedal commands the bridge sends.
+struct Pedals {
+    accel: Collector<PacmodCmd>,
+    brake: Collector<PacmodCmd>,
+}
+
+impl Pedals {
+    fn new() -> Pedals {
+        Pedals {
+            accel: Collector::new(&format!("/{}", names::PACMOD_ACCEL_CMD)),
+            brake: Collector::new(&format!("/{}", names::PACMOD_BRAKE_CMD)),
+        }
+    }
+}
+
+fn secs(t: rosrust::Time) -> f64 {
+    f64::from(t.sec) + f64::from(t.nsec) * 1e-9
+}
+
+/// The intervals (ROS time) during which `/system_state` said ERROR.
+fn error_windows(states: &[SystemStateStamped]) -> Vec<(f64, f64, u8)> {
+    let mut out = Vec::new();
+    let mut open: Option<(f64, u8)> = None;
+    for s in states {
+        let t = secs(s.header.stamp);
+        match (open, s.state == SystemStateStamped::STATE_ERROR) {
+            (None, true) => open = Some((t, s.error_code)),
+            (Some((from, bits)), false) => {
+                out.push((from, t, bits));
+                open = None;
+            }
+            (Some((from, bits)), true) => open = Some((from, bits | s.error_code)),
+            (None, false) => {}
+        }
+    }
+    out.extend(open.map(|(from, bits)| (from, f64::INFINITY, bits)));
+    out
+}
+
+/// The largest pedal fraction commanded within `[from, to]` (ROS time).
+fn peak(cmds: &[PacmodCmd], from: f64, to: f64) -> f64 {
+    cmds.iter()
+        .filter(|c| (from..=to).contains(&secs(c.header.stamp)))
+        .map(|c| c.f64_cmd)
+        .fold(0.0, f64::max)
+}
+
+/// A figure of the demo summary's lap table, by its column title.
+fn lap_figure(summary: &str, column: &str) -> f64 {
+    let mut lines = summary.lines().skip_while(|l| !l.starts_with("| lap time"));
+    let header: Vec<&str> = lines.next().expect("the lap table").split('|').collect();
+    let row: Vec<&str> = lines.nth(1).expect("the lap row").split('|').collect();
+    let i = header
+        .iter()
+        .position(|h| h.trim() == column)
+        .unwrap_or_else(|| panic!("no column {column} in {summary}"));
+    row[i]
+        .trim()
+        .trim_end_matches(" m")
+        .parse()
+        .unwrap_or_else(|e| panic!("{column}: {e} in {summary}"))
+}
+
+/// `gemctl demo` against the launched suite; its summary.
+fn demo(platform: &str) -> (String, Vec<SystemStateStamped>) {
+    let dir = gem_e2e::bags::scratch_dir(&format!("car_demo_{platform}"));
+    let states = Collector::<SystemStateStamped>::new("/system_state");
+    let launch = launch(platform, "gem_track.csv");
+    let track = repo_root().join("launch/waypoints/gem_track.csv");
+    let out = cli(
+        "gemctl",
+        &[
+            "demo",
+            "--track",
+            &track.to_string_lossy(),
+            "--out",
+            &dir.to_string_lossy(),
+        ],
+        LAP * 2,
+    );
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "the demo on {platform} failed:\n{said}\n{}",
+        launch.output()
+    );
+    stop(launch);
+    let summary = std::fs::read_to_string(dir.join("summary.md")).expect("summary.md");
+    (summary, states.all())
+}
+
+#[test]
+fn the_demo_lap_through_the_pedals_tracks_within_1_5x_of_the_ackermann_lap() {
+    let _ros = ros();
+    let (ackermann, _) = demo("sim");
+    let pedals = Pedals::new();
+    let (pacmod, states) = demo("gem_e2_sim");
+    let column = "RMS cross-track after convergence";
+    let (a, p) = (lap_figure(&ackermann, column), lap_figure(&pacmod, column));
+    println!("cross-track RMS after convergence: ackermann_cmd {a:.3} m, PACMod + INS {p:.3} m");
+    assert!(
+        p <= 1.5 * a,
+        "PACMod lap {p:.3} m > 1.5 × {a:.3} m\n{pacmod}\n{ackermann}"
+    );
+
+    // The two stops: ERROR windows, the e-stop's first.
+    let windows = error_windows(&states);
+    let estop = ErrorBits::ESTOP.bits();
+    let battery = ErrorBits::BATTERY_LOW.bits();
+    let find = |bit: u8| {
+        windows
+            .iter()
+            .find(|w| w.2 & bit != 0)
+            .copied()
+            .unwrap_or_else(|| panic!("no ERROR with bit {bit}: {windows:?}"))
+    };
+    let (accel, brake) = (pedals.accel.all(), pedals.brake.all());
+    let mut brake_peaks = Vec::new();
+    for (bit, what) in [(estop, "e-stop"), (battery, "battery")] {
+        let (from, to, _) = find(bit);
+        // A tick under way when ERROR came, and the controller's reaction: 0.2 s.
+        let pressed = peak(&accel, from + 0.2, to);
+        assert!(
+            pressed == 0.0,
+            "{what}: accelerator {pressed} while in ERROR ({from:.2}..{to:.2} s)"
+        );
+        let braked = peak(&brake, from, to);
+        assert!(braked > 0.0, "{what}: no brake while in ERROR");
+        brake_peaks.push(braked);
+    }
+    assert!(
+        brake_peaks[0] > brake_peaks[1],
+        "the e-stop's brake ({}) is not harder than the battery stop's ({})",
+        brake_peaks[0],
+        brake_peaks[1]
+    );
+    // Never both pedals in one tick.
+    for b in brake.iter().filter(|b| b.f64_cmd > 0.0) {
+        let t = secs(b.header.stamp);
+        assert!(
+            !accel
+                .iter()
+                .any(|a| a.f64_cmd > 0.0 && secs(a.header.stamp) == t),
+            "accelerator and brake together at {t:.3} s"
+        );
+    }
+}
+
+/// The suite on the car's platform serving `straight_300m.csv`, watched.
+struct Route {
+    launch: NodeProc,
+    states: Collector<SystemStateStamped>,
+    status: Collector<TaskPlannerStatus>,
+    poses: Collector<ModelStates>,
+    clock: Collector<Clock>,
+    pedals: Pedals,
+}
+
+impl Route {
+    fn start() -> Route {
+        let route = Route {
+            states: Collector::new("/system_state"),
+            status: Collector::new("/task_planner_status"),
+            poses: Collector::new("/gazebo/model_states"),
+            clock: Collector::new("/clock"),
+            pedals: Pedals::new(),
+            launch: launch("gem_e2_sim", "straight_300m.csv"),
+        };
+        route.wait_status("the route running", TaskPlannerStatus::STATUS_RUNNING_TASK);
+        assert!(
+            wait_until(T, || route.x() > 15.0),
+            "the car did not drive\n{}",
+            route.launch.output()
+        );
+        route
+    }
+
+    fn x(&self) -> f64 {
+        self.poses
+            .last()
+            .and_then(|m| m.pose.first().map(|p| p.position.x))
+            .unwrap_or(f64::NAN)
+    }
+
+    fn speed(&self) -> f64 {
+        self.poses
+            .last()
+            .and_then(|m| m.twist.first().map(|t| t.linear.x.hypot(t.linear.y)))
+            .unwrap_or(f64::NAN)
+    }
+
+    /// ROS time now, s.
+    fn now(&self) -> f64 {
+        self.clock.last().map_or(0.0, |c| secs(c.clock))
+    }
+
+    fn wait_status(&self, what: &str, status: u8) {
+        assert!(
+            self.status.wait_latest(T, |m| m.status == status).is_some(),
+            "{what}: the planner's status is {:?}\n{}",
+            self.status.last().map(|m| m.status),
+            self.launch.output()
+        );
+    }
+
+    fn wait_error(&self, what: &str, bit: u8) -> SystemStateStamped {
+        self.states
+            .wait_latest(T, |m| {
+                m.state == SystemStateStamped::STATE_ERROR && m.error_code & bit != 0
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "{what}: no ERROR with bit {bit}: {:?}\n{}",
+                    self.states.last(),
+                    self.launch.output()
+                )
+            })
+    }
+
+    fn wait_at_rest(&self, what: &str) {
+        assert!(
+            wait_until(T, || self.speed() < 0.05),
+            "{what}: the car did not stop ({} m/s)",
+            self.speed()
+        );
+    }
+
+    /// Whether no pedal command is sent for `d` (wall time).
+    fn pedals_silent_for(&self, d: Duration) -> bool {
+        let (a, b) = (self.pedals.accel.len(), self.pedals.brake.len());
+        !wait_until(d, || {
+            self.pedals.accel.len() > a || self.pedals.brake.len() > b
+        })
+    }
+
+    fn completes(&self) {
+        self.wait_status("the route's end", TaskPlannerStatus::STATUS_NO_TASK);
+        assert!(
+            (self.x() - 300.0).abs() < 1.0,
+            "the route ended at x = {:.2}",
+            self.x()
+        );
+    }
+}
+
+#[test]
+fn an_override_and_an_ins_outage_pause_the_route_which_then_completes() {
+    let _ros = ros();
+    let route = Route::start();
+    let takeover = "/gem_sim/pacmod_override";
+    let publish = |topic: &str, ty: &str, value: &str| {
+        cli_ok("rostopic", &["pub", "-1", topic, ty, value], T);
+    };
+
+    // A driver takes the controls.
+    publish(takeover, "std_msgs/Bool", "data: true");
+    route.wait_error("override", ErrorBits::ESTOP.bits());
+    route.wait_status("override", TaskPlannerStatus::STATUS_PAUSED_TASK);
+    assert!(
+        wait_until(T, || route.pedals_silent_for(Duration::from_millis(500))),
+        "the bridge kept commanding the pedals under the override"
+    );
+    publish(takeover, "std_msgs/Bool", "data: false");
+    assert!(
+        route.pedals_silent_for(Duration::from_secs(2)),
+        "the bridge resumed by itself"
+    );
+    assert_eq!(
+        route.status.last().map(|m| m.status),
+        Some(TaskPlannerStatus::STATUS_PAUSED_TASK)
+    );
+    // The deliberate re-enable.
+    let answer = cli_ok("rosservice", &["call", "/pacmod_bridge/enable"], T);
+    assert!(answer.contains("success: True"), "{answer}");
+    route.wait_status("re-enabled", TaskPlannerStatus::STATUS_RUNNING_TASK);
+    let x = route.x();
+    assert!(wait_until(T, || route.x() > x + 10.0), "did not drive on");
+
+    // The INS loses its solution for 2 s (ROS time).
+    let ins = "/gem_sim/ins_status";
+    let v = route.speed();
+    publish(ins, "std_msgs/String", "data: INS_SOLUTION_FREE");
+    let bad_from = route.now();
+    route.wait_error("INS outage", ErrorBits::GPS_LOST.bits());
+    route.wait_status("INS outage", TaskPlannerStatus::STATUS_PAUSED_TASK);
+    // The stop is under way on the brake (the pose held meanwhile, docs/real-car.md).
+    assert!(
+        wait_until(T, || route.speed() < v - 0.5),
+        "the car did not slow down from {v:.2} m/s in the outage ({:.2} m/s)",
+        route.speed()
+    );
+    assert!(
+        route
+            .pedals
+            .brake
+            .all()
+            .iter()
+            .any(|b| secs(b.header.stamp) > bad_from && b.f64_cmd > 0.0),
+        "no brake in the outage"
+    );
+    assert!(
+        wait_until(T, || route.now() >= bad_from + 2.0),
+        "ROS time stood still"
+    );
+    publish(ins, "std_msgs/String", "data: ''");
+    route.wait_status("INS back", TaskPlannerStatus::STATUS_RUNNING_TASK);
+    route.completes();
+    stop(route.launch);
+}
+
+#[test]
+fn a_killed_controller_is_braked_to_rest_by_the_bridge_watchdog() {
+    let _ros = ros();
+    let route = Route::start();
+    let master = std::env::var("ROS_MASTER_URI").expect("the test master");
+    let pid = pid_of_node("/controller", &master).expect("the controller's process");
+    let v = route.speed();
+    let killed_at = route.now();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "kill");
+    route.wait_at_rest("controller killed");
+    let cfg = BridgeConfig::DEFAULT;
+    let bound = cfg.command_timeout.as_secs_f64() + v / cfg.watchdog_decel_mps2 + 0.5;
+    let took = route.now() - killed_at;
+    assert!(
+        took <= bound,
+        "at rest {took:.2} s after the kill (ROS time), bound {bound:.2} s from {v:.2} m/s"
+    );
+    assert!(
+        route
+            .launch
+            .output()
+            .contains("watchdog"),
+        "the bridge did not say why it braked\n{}",
+        route.launch.output()
+    );
+    stop(route.launch);
+}
+
+/// `roslaunch` of `integration_run.launch` with `args`, resolved without running it
+/// (`--nodes` or `--dump-params`).
+fn resolved(what: &str, args: &str) -> std::process::Output {
+    gem_testbed::sourced(
+        "runners/env.sh",
+        &format!("roslaunch {what} gem_bringup integration_run.launch {args}"),
+    )
+    .output()
+    .expect("roslaunch")
+}
+
+#[test]
+fn each_platform_starts_its_nodes_with_its_settings() {
+    let nodes = |platform: &str| {
+        let out = resolved("--nodes", &format!("platform:={platform}"));
+        gem_testbed::succeeded(&out, platform)
+            .lines()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let params = |platform: &str| {
+        let out = resolved("--dump-params", &format!("platform:={platform}"));
+        gem_testbed::succeeded(&out, platform)
+    };
+    let car = ["/gnss_pose", "/pacmod_bridge"];
+    let sim = nodes("sim");
+    assert!(sim.iter().any(|n| n == "/gem_sim"), "{sim:?}");
+    assert!(!car.iter().any(|n| sim.contains(&n.to_string())), "{sim:?}");
+    for platform in ["gem_e2_sim", "gem_e2"] {
+        let list = nodes(platform);
+        for n in car.iter().chain(&["/controller", "/state_manager", "/mock_signals"]) {
+            assert!(list.iter().any(|l| l == n), "{platform}: no {n} in {list:?}");
+        }
+        assert_eq!(
+            list.iter().any(|n| n == "/gem_sim"),
+            platform == "gem_e2_sim",
+            "{platform}: {list:?}"
+        );
+        let p = params(platform);
+        for setting in [
+            "/mock_signals/publish_gps: false",
+            "/state_manager/watch_vehicle_fault: true",
+        ] {
+            assert!(p.contains(setting), "{platform}: no {setting} in\n{p}");
+        }
+        let sim_time = format!("/use_sim_time: {}", platform == "gem_e2_sim");
+        assert!(p.contains(&sim_time), "{platform}: not {sim_time} in\n{p}");
+    }
+    let p = params("gem_e2_sim");
+    for setting in [
+        "/gem_sim/interface: pacmod",
+        "/gem_sim/pose_output: inspva",
+    ] {
+        assert!(p.contains(setting), "no {setting} in\n{p}");
+    }
+    let p = params("sim");
+    assert!(p.contains("/use_sim_time: true"), "{p}");
+    assert!(!p.contains("publish_gps"), "{p}");
+    // A platform that does not exist stops the launch, naming it.
+    let out = resolved("--nodes", "platform:=gem_e3");
+    let said = String::from_utf8_lossy(&out.stderr).into_owned()
+        + &String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success() && said.contains("gem_e3"), "{said}");
+}
