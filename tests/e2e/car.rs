@@ -18,10 +18,12 @@ use gem_core::pacmod::bridge::BridgeConfig;
 use gem_core::state_manager::ErrorBits;
 use gem_e2e::lap::{LAP, SPEEDUP, TIMEOUT_S};
 use gem_e2e::suite::pid_of_node;
+use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
 use gem_msgs::pacmod_msgs::PacmodCmd;
 use gem_msgs::rosgraph_msgs::Clock;
+use gem_msgs::std_msgs::Float64;
 use gem_testbed::{cli, cli_background, cli_ok, repo_root, ros, wait_until, Collector, NodeProc};
 use std::time::Duration;
 
@@ -62,8 +64,8 @@ struct Pedals {
 impl Pedals {
     fn new() -> Pedals {
         Pedals {
-            accel: Collector::new(&format!("/{}", names::PACMOD_ACCEL_CMD)),
-            brake: Collector::new(&format!("/{}", names::PACMOD_BRAKE_CMD)),
+            accel: Collector::new(names::global::PACMOD_ACCEL_CMD),
+            brake: Collector::new(names::global::PACMOD_BRAKE_CMD),
         }
     }
 }
@@ -116,10 +118,26 @@ fn lap_figure(summary: &str, column: &str) -> f64 {
         .unwrap_or_else(|e| panic!("{column}: {e} in {summary}"))
 }
 
-/// `gemctl demo` against the launched suite; its summary.
+/// RMS of the reported speed against the latest speed command before each report, m/s.
+fn speed_tracking_rms(commands: &Collector<AckermannDrive>, reports: &Collector<Float64>) -> f64 {
+    let commands = commands.timed();
+    let errors: Vec<f64> = reports
+        .timed()
+        .into_iter()
+        .filter_map(|(at, v)| {
+            let i = commands.partition_point(|(t, _)| *t <= at);
+            let (_, c) = commands.get(i.checked_sub(1)?)?;
+            Some(v.data - f64::from(c.speed))
+        })
+        .collect();
+    assert!(!errors.is_empty(), "no speed report after a command");
+    (errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64).sqrt()
+}
+
+/// `gemctl demo` against the launched suite; its summary and `/system_state`.
 fn demo(platform: &str) -> (String, Vec<SystemStateStamped>) {
     let dir = gem_e2e::bags::scratch_dir(&format!("car_demo_{platform}"));
-    let states = Collector::<SystemStateStamped>::new("/system_state");
+    let states = Collector::<SystemStateStamped>::new(names::global::SYSTEM_STATE);
     let launch = launch(platform, "gem_track.csv");
     let track = repo_root().join("launch/waypoints/gem_track.csv");
     let out = cli(
@@ -153,7 +171,14 @@ fn the_demo_lap_through_the_pedals_tracks_within_1_5x_of_the_ackermann_lap() {
     let _ros = ros();
     let (ackermann, _) = demo("sim");
     let pedals = Pedals::new();
+    let commands = Collector::<AckermannDrive>::new(names::global::ACKERMANN_CMD);
+    let speeds = Collector::<Float64>::new(names::global::PACMOD_VEHICLE_SPEED);
     let (pacmod, states) = demo("gem_e2_sim");
+    let tracking = speed_tracking_rms(&commands, &speeds);
+    println!("pedal loop over the lap: reported speed against the command, RMS {tracking:.3} m/s");
+    // The command steps (a stop, a start) the car cannot follow at once count too: a
+    // bound on gross failure, the figure is what the run reports.
+    assert!(tracking < 1.0, "speed tracking RMS {tracking:.3} m/s");
     let column = "RMS cross-track after convergence";
     let (a, p) = (lap_figure(&ackermann, column), lap_figure(&pacmod, column));
     println!("cross-track RMS after convergence: ackermann_cmd {a:.3} m, PACMod + INS {p:.3} m");
@@ -218,10 +243,10 @@ struct Route {
 impl Route {
     fn start() -> Route {
         let route = Route {
-            states: Collector::new("/system_state"),
-            status: Collector::new("/task_planner_status"),
-            poses: Collector::new("/gazebo/model_states"),
-            clock: Collector::new("/clock"),
+            states: Collector::new(names::global::SYSTEM_STATE),
+            status: Collector::new(names::global::TASK_PLANNER_STATUS),
+            poses: Collector::new(names::global::MODEL_STATES),
+            clock: Collector::new(names::CLOCK),
             pedals: Pedals::new(),
             launch: launch("gem_e2_sim", "straight_300m.csv"),
         };

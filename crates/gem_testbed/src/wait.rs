@@ -88,6 +88,11 @@ impl<T: rosrust::Message> Collector<T> {
             .collect()
     }
 
+    /// A copy of every message so far with its wall receive time.
+    pub fn timed(&self) -> Vec<(Instant, T)> {
+        self.items.lock().unwrap().clone()
+    }
+
     /// The latest message, if any.
     pub fn last(&self) -> Option<T> {
         self.items.lock().unwrap().last().map(|(_, m)| m.clone())
