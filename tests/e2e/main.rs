@@ -51,6 +51,7 @@ mod ros_tools;
 mod rostest_files;
 mod rviz;
 mod services;
+mod sim_inspva;
 mod state_manager;
 mod stops;
 mod suite_scenarios;

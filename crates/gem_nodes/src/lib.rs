@@ -5,6 +5,7 @@
 pub mod controller;
 pub mod gnss_pose;
 pub mod health_monitor;
+pub mod ins_params;
 pub mod interface;
 pub mod mock_signals;
 pub mod overlay;

@@ -114,6 +114,17 @@ fn a_node_left_at_its_defaults_runs_on_the_core_defaults() {
         );
         let sim = sim::params::Params::load().expect("gem_sim defaults");
         assert_eq!(sim.pacmod, gem_core::pacmod::plant::PlantConfig::default());
+        // The simulator's GNSS/INS and gnss_pose share the frame and the antenna.
+        assert_eq!(sim.pose_output, sim::params::PoseOutput::ModelState);
+        assert_eq!(sim.ins_frame, gnss.pose);
+        assert_eq!(
+            sim.inspva,
+            gem_core::vehicle::localization::LocalizationParams::INSPVA
+        );
+        assert_eq!(
+            sim.localization,
+            gem_core::vehicle::localization::LocalizationParams::OFF
+        );
     });
 }
 

@@ -123,6 +123,11 @@ impl InsPose {
         &self.frame
     }
 
+    /// How far the antenna sits ahead of the rear axle, m.
+    pub fn antenna_ahead_m(&self) -> f64 {
+        self.antenna_ahead_m
+    }
+
     /// The rear axle's pose for `fix`: x east, y north (m), yaw counter-clockwise from
     /// east (rad).
     pub fn rear_axle(&self, fix: InsFix) -> Result<Pose, GeodesyError> {

@@ -100,6 +100,13 @@ impl LocalizationParams {
         twist: TwistReport::Full,
     };
 
+    /// The simulator's GNSS/INS solution (its `Inspva`) by default: [`Self::GNSS_INS`]'s
+    /// noise at its 20 Hz, each solution published 50 ms after its measurement.
+    pub const INSPVA: LocalizationParams = LocalizationParams {
+        latency_s: 0.05,
+        ..LocalizationParams::GNSS_INS
+    };
+
     /// True when the report is the exact state of the moment.
     pub fn is_off(&self) -> bool {
         self.pose_is_exact() && self.twist_point_x_m == 0.0 && self.twist == TwistReport::Full
@@ -400,5 +407,6 @@ mod tests {
             field!(LocalizationParams.position_sigma_m)
         );
         assert_eq!(LocalizationParams::GNSS_INS.validate(), Ok(()));
+        assert_eq!(LocalizationParams::INSPVA.validate(), Ok(()));
     }
 }

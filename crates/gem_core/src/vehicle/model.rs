@@ -143,6 +143,20 @@ pub struct VehicleState {
     pub yaw_rate_rad_s: f64,
 }
 
+impl VehicleState {
+    /// The world-frame velocity (x, y), m/s, of the point `ahead_m` ahead of the rear axle
+    /// on the centre line: the rear axle's plus the rotation's share,
+    /// `v = v_rear + ω × r` (in the body frame `(u, v + ω·x)`), turned by the yaw.
+    pub fn velocity_of_point_ahead(&self, ahead_m: f64) -> [f64; 2] {
+        let lateral = self.lateral_speed_mps + self.yaw_rate_rad_s * ahead_m;
+        let (sin, cos) = self.pose.yaw.sin_cos();
+        [
+            self.speed_mps * cos - lateral * sin,
+            self.speed_mps * sin + lateral * cos,
+        ]
+    }
+}
+
 /// The model, stepped at a fixed period by its owner.
 #[derive(Clone, Debug)]
 pub struct VehicleModel {
@@ -376,6 +390,39 @@ mod tests {
     use super::*;
 
     const DT: Duration = Duration::from_millis(10);
+
+    #[test]
+    fn a_point_ahead_moves_with_the_rear_axle_and_the_rotation() {
+        // Facing north at 2 m/s, sliding 0.1 m/s left (west), turning left at 0.5 rad/s:
+        // a point 0.46 m ahead swings 0.23 m/s further west.
+        let s = VehicleState {
+            pose: Pose::new(3.0, 4.0, std::f64::consts::FRAC_PI_2),
+            speed_mps: 2.0,
+            lateral_speed_mps: 0.1,
+            yaw_rate_rad_s: 0.5,
+            ..Default::default()
+        };
+        let [vx, vy] = s.velocity_of_point_ahead(0.46);
+        assert!(
+            (vx + 0.33).abs() < 1e-12 && (vy - 2.0).abs() < 1e-12,
+            "{vx} {vy}"
+        );
+        let [vx, vy] = s.velocity_of_point_ahead(0.0);
+        assert!(
+            (vx + 0.1).abs() < 1e-12 && (vy - 2.0).abs() < 1e-12,
+            "{vx} {vy}"
+        );
+        // Facing east, the rotation's share is north.
+        let east = VehicleState {
+            pose: Pose::new(0.0, 0.0, 0.0),
+            ..s
+        };
+        let [vx, vy] = east.velocity_of_point_ahead(0.46);
+        assert!(
+            (vx - 2.0).abs() < 1e-12 && (vy - 0.33).abs() < 1e-12,
+            "{vx} {vy}"
+        );
+    }
 
     /// A command of `steering_rad` and `speed_mps`, without an acceleration limit.
     fn drive(steering_rad: f64, speed_mps: f64) -> DriveCommand {

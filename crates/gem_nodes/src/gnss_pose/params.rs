@@ -6,19 +6,7 @@ use gem_core::gnss::pose::{InsPose, InsPoseConfig};
 use gem_ros::params::{config_error, ParamError, ParamSpec};
 use std::time::Duration;
 
-const POSE: InsPoseConfig = InsPoseConfig::DEFAULT;
 const HEALTH: InsHealthConfig = InsHealthConfig::DEFAULT;
-
-/// The default origin's latitude (the GEM e2's test track at UIUC).
-const ORIGIN_LAT_DEG: f64 = match POSE.origin_lat_deg {
-    Some(v) => v,
-    None => f64::NAN,
-};
-/// The default origin's longitude.
-const ORIGIN_LON_DEG: f64 = match POSE.origin_lon_deg {
-    Some(v) => v,
-    None => f64::NAN,
-};
 
 /// The input `~input` selects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,11 +23,11 @@ gem_ros::param_table! {
         /// The source.
         pub INPUT = ParamSpec::str("input", "inspva", "the solution's source: `inspva` (`novatel/inspva`) or `navsatfix` (`gnss/fix` for the position, `imu/data` for the heading and yaw rate)").one_of(&["inspva", "navsatfix"]);
         /// The origin's latitude.
-        pub ORIGIN_LAT = ParamSpec::float("origin_lat_deg", ORIGIN_LAT_DEG, "°", "latitude of the local frame's origin (x east, y north); the default is the GEM e2's test track at UIUC and means nothing elsewhere").feeds(&[field!(InsPoseConfig.origin_lat_deg)]);
+        pub ORIGIN_LAT = crate::ins_params::ORIGIN_LAT.feeds(&[field!(InsPoseConfig.origin_lat_deg)]);
         /// The origin's longitude.
-        pub ORIGIN_LON = ParamSpec::float("origin_lon_deg", ORIGIN_LON_DEG, "°", "longitude of the local frame's origin").feeds(&[field!(InsPoseConfig.origin_lon_deg)]);
-        ORIGIN_ALT = ParamSpec::float("origin_alt_m", POSE.origin_alt_m, "m", "height of the origin above the WGS84 ellipsoid; fixes are projected at this height").feeds(&[field!(InsPoseConfig.origin_alt_m)]);
-        ANTENNA = ParamSpec::float("antenna_ahead_m", POSE.antenna_ahead_m, "m", "how far the solution's point (the antenna, or the INS's output point) sits ahead of the rear axle on the centre line").feeds(&[field!(InsPoseConfig.antenna_ahead_m)]);
+        pub ORIGIN_LON = crate::ins_params::ORIGIN_LON.feeds(&[field!(InsPoseConfig.origin_lon_deg)]);
+        ORIGIN_ALT = crate::ins_params::ORIGIN_ALT.feeds(&[field!(InsPoseConfig.origin_alt_m)]);
+        ANTENNA = crate::ins_params::ANTENNA.feeds(&[field!(InsPoseConfig.antenna_ahead_m)]);
         STALE_AFTER = ParamSpec::float("stale_after_s", HEALTH.stale_after.as_secs_f64(), "s", "a solution older than this (ROS time), or stamped this far ahead of now, is a fault; also the longest gap over which the yaw rate is estimated from successive headings, and the largest age of the IMU's heading for a fix").positive();
         /// The pose hold.
         pub HOLD = ParamSpec::float("hold_pose_s", 0.0, "s", "after the solution goes bad, `get_model_state` keeps answering the last good pose (its own stamp, from which the controllers predict) until it is this old; 0: only a good solution is served. Longer than the state manager's `~gps_lost_after_s` plus a stop lets its GPS fault pause the task before the controllers lose the pose").non_negative();

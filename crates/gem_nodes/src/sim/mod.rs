@@ -1,6 +1,8 @@
 //! `gem_sim`: a headless stand-in for Gazebo and the GEM e2 Ackermann plugin, built on
 //! `gem_core::vehicle` (docs/spec.md §4–5): the single-track model with tyre slip by
-//! default (`~model`), and on request a localization model behind `get_model_state`.
+//! default (`~model`), and on request a localization model behind `get_model_state`, or,
+//! with `~pose_output: inspva`, behind the GNSS/INS solution the real car's Novatel
+//! publishes (`gem_core::gnss::simulated`), for `gnss_pose` to serve the pose from.
 //!
 //! Its topics and services: [`INTERFACE`].
 //!
@@ -23,11 +25,20 @@
 //! `~pacmod_report_rate` with optional noise and latency. `gem/ackermann_cmd` is not
 //! subscribed then. A test or an operator takes the controls with
 //! `rostopic pub /gem_sim/pacmod_override std_msgs/Bool true`.
+//!
+//! With `~pose_output: inspva` the simulator does not serve `gazebo/get_model_state`: it
+//! publishes each new solution of the localization model (`~inspva_*`) as an `Inspva` at
+//! the antenna, stamped with its measurement time, and `gnss_pose` serves the pose. A test
+//! makes the solution bad with `rostopic pub /gem_sim/ins_status std_msgs/String
+//! INS_ALIGNING` (an empty string restores `INS_SOLUTION_GOOD`).
 
 pub mod params;
 pub use params::PARAMS;
 
 use gem_core::geometry::Pose;
+use gem_core::gnss::health::GOOD_STATUS;
+use gem_core::gnss::pose::InsPose;
+use gem_core::gnss::simulated::{self, StatusOverride};
 use gem_core::names;
 use gem_core::pacmod::plant::{Flags, Plant};
 use gem_core::time::Time;
@@ -41,15 +52,16 @@ use gem_msgs::gazebo_msgs::{
 };
 use gem_msgs::geometry_msgs::{Pose as PoseMsg, TransformStamped, Twist};
 use gem_msgs::nav_msgs::Odometry;
+use gem_msgs::novatel_gps_msgs::Inspva;
 use gem_msgs::pacmod_msgs::{
     GlobalRpt, PacmodCmd, PositionWithSpeed, SystemRptFloat, VehicleSpeedRpt,
 };
 use gem_msgs::rosgraph_msgs::Clock;
-use gem_msgs::std_msgs::{Bool, Float64, Header};
+use gem_msgs::std_msgs::{Bool, Float64, Header, String as StringMsg};
 use gem_msgs::tf2_msgs::TFMessage;
 use gem_ros::time::{self, to_ros, Ticker};
 use gem_ros::topics::Decl;
-use params::{Interface, Params};
+use params::{Interface, Params, PoseOutput};
 use ros1_protocols::direct::DirectSubscriber;
 use ros1_protocols::dynamic_reconfigure::{DynParam, Kind, Server};
 use ros1_protocols::service::Service;
@@ -64,7 +76,7 @@ gem_ros::interface_table! {
         /// The drive commands.
         COMMAND: AckermannDrive = Decl::subscribes(names::ACKERMANN_CMD, "drive commands, each applied on the thread that read it (none dropped in a burst)");
         /// The pose, through the localization model.
-        GET_MODEL_STATE: GetModelState = Decl::serves(names::GET_MODEL_STATE, "the pose and twist as localization reports them, stamped with the measurement time; persistent connections accepted; an unknown model: `success: false` and a message");
+        GET_MODEL_STATE: GetModelState = Decl::serves(names::GET_MODEL_STATE, "`model_state` (the default): the pose and twist as localization reports them, stamped with the measurement time; persistent connections accepted; an unknown model: `success: false` and a message. Not served with `inspva`");
         /// Teleport.
         SET_MODEL_STATE: SetModelState = Decl::serves(names::SET_MODEL_STATE, "teleports the car, which stops");
         /// The true state, as Gazebo publishes it.
@@ -77,6 +89,10 @@ gem_ros::interface_table! {
         TF: TFMessage = Decl::publishes(names::TF, 100, "with `~publish_tf`: `world` → `base_footprint`, at `~state_rate`");
         /// The description's fixed joints.
         TF_STATIC: TFMessage = Decl::latched(names::TF_STATIC, 1, "with `~publish_tf`: `base_footprint` → `base_link` → `center_link`, once");
+        /// The GNSS/INS solution.
+        INSPVA: Inspva = Decl::publishes(names::INSPVA, 10, "`inspva`: the solution of the antenna `~antenna_ahead_m` ahead of the rear axle at `~inspva_rate_hz`, published `~inspva_latency_s` after its measurement and stamped with it: `latitude`, `longitude`, `height` around `~origin_*`, `azimuth` (degrees clockwise from north), the antenna's `east_velocity`, `north_velocity`, `up_velocity`, `roll` and `pitch` 0, `status` `INS_SOLUTION_GOOD` or the one set on `~ins_status`");
+        /// The test's INS status.
+        INS_STATUS: StringMsg = Decl::subscribes("~ins_status", "`inspva`: a non-empty string (`INS_SOLUTION_FREE`, `INS_ALIGNING`) becomes the solution's `status`, an empty one restores `INS_SOLUTION_GOOD`");
         /// PACMod: engage.
         PACMOD_ENABLE_CMD: Bool = Decl::subscribes(names::PACMOD_ENABLE_CMD, "`pacmod`: `true` enables the PACMod (a fresh one is needed after an override), `false` disables it");
         /// PACMod: accelerator.
@@ -112,6 +128,8 @@ struct World {
 struct Sim {
     vehicle: VehicleModel,
     localizer: Localizer,
+    /// With `~pose_output: inspva`: the solution's status.
+    ins_status: StatusOverride,
     /// With `~interface: pacmod`: the PACMod in front of the car.
     pacmod: Option<Plant>,
 }
@@ -150,7 +168,10 @@ fn run() -> anyhow::Result<()> {
         wait_ros_time()?
     };
     let vehicle = VehicleModel::new(p.vehicle.clone(), p.spawn, start);
-    let mut localizer = Localizer::new(p.localization.clone());
+    let mut localizer = Localizer::new(match p.pose_output {
+        PoseOutput::ModelState => p.localization.clone(),
+        PoseOutput::Inspva => p.inspva.clone(),
+    });
     localizer.observe(start, vehicle.state());
     let pacmod = (p.interface == Interface::Pacmod).then(|| {
         let (accelerator, brake) = p.pacmod_maps.clone();
@@ -160,25 +181,39 @@ fn run() -> anyhow::Result<()> {
         model: Mutex::new(Sim {
             vehicle,
             localizer,
+            ins_status: StatusOverride::default(),
             pacmod,
         }),
         name: p.model_name.clone(),
     });
-    let _io = advertise(&world, p.interface)?;
-    let mut reports = match p.interface {
-        Interface::Pacmod => Some(PacmodReports::new(p.pacmod_report_rate_hz)?),
-        Interface::Ackermann => None,
+    let _io = advertise(&world, p.interface, p.pose_output)?;
+    let mut outputs = Outputs {
+        pacmod: match p.interface {
+            Interface::Pacmod => Some(PacmodReports::new(p.pacmod_report_rate_hz)?),
+            Interface::Ackermann => None,
+        },
+        ins: match p.pose_output {
+            PoseOutput::Inspva => Some(InsOutput::new(&p)?),
+            PoseOutput::ModelState => None,
+        },
     };
     let states = StatePublishers::new(p.publish_tf, start)?;
     tracing::info!(
-        "gem_sim up: {} model, spawn {:?}, {} Hz, localization {}, clock {}",
+        "gem_sim up: {} model, spawn {:?}, {} Hz, {}, clock {}",
         p.vehicle.chassis.name(),
         p.spawn,
         p.rate_hz,
-        if p.localization.is_off() {
-            "ground truth".to_string()
-        } else {
-            format!("{:?}", p.localization)
+        match p.pose_output {
+            PoseOutput::ModelState if p.localization.is_off() => {
+                "get_model_state: ground truth".to_string()
+            }
+            PoseOutput::ModelState => format!("get_model_state: {:?}", p.localization),
+            PoseOutput::Inspva => format!(
+                "Inspva on {} (get_model_state not served): {:?}, {:?}",
+                INSPVA.name(),
+                p.inspva,
+                p.ins_frame
+            ),
         },
         if p.publish_clock {
             format!("owned at {}×", p.speedup)
@@ -187,9 +222,9 @@ fn run() -> anyhow::Result<()> {
         }
     );
     if p.publish_clock {
-        run_own_clock(&p, &world, &states, &mut reports)
+        run_own_clock(&p, &world, &states, &mut outputs)
     } else {
-        run_on_ros_time(&p, &world, &states, &mut reports)
+        run_on_ros_time(&p, &world, &states, &mut outputs)
     }
 }
 
@@ -218,7 +253,7 @@ fn run_own_clock(
     p: &Params,
     world: &World,
     states: &StatePublishers,
-    reports: &mut Option<PacmodReports>,
+    outputs: &mut Outputs,
 ) -> anyhow::Result<()> {
     let clock = CLOCK.publish()?;
     let server = Server::new(DYN_PARAMS, Box::new(|_| Ok(())))?;
@@ -244,9 +279,7 @@ fn run_own_clock(
         if steps.is_multiple_of(every) {
             states.publish(&world.name, now, &state);
         }
-        if let Some(r) = reports {
-            r.publish_if_due(world, now);
-        }
+        outputs.publish_if_due(world, now);
         match pacer.stepped(origin.elapsed()) {
             Pace::Sleep(wait) => std::thread::sleep(wait),
             Pace::Behind { late } => behind.record(late),
@@ -293,7 +326,7 @@ fn run_on_ros_time(
     p: &Params,
     world: &World,
     states: &StatePublishers,
-    reports: &mut Option<PacmodReports>,
+    outputs: &mut Outputs,
 ) -> anyhow::Result<()> {
     let mut ticker = Ticker::from_rate(p.rate_hz);
     let mut last_state = Time::ZERO;
@@ -309,14 +342,13 @@ fn run_on_ros_time(
             last_state = now;
             states.publish(&world.name, now, &state);
         }
-        if let Some(r) = reports {
-            r.publish_if_due(world, now);
-        }
+        outputs.publish_if_due(world, now);
     }
     Ok(())
 }
 
-/// The command subscribers (the Ackermann command, or the PACMod's) and the two services.
+/// The command subscribers (the Ackermann command, or the PACMod's), with `inspva` the
+/// INS status's, and the services: `get_model_state` with `model_state` only.
 ///
 /// Commands come through [`ros1_protocols::direct`]: each is applied on the thread that read it,
 /// and none is dropped (rosrust's subscriber forwards through a bounded channel that
@@ -325,9 +357,10 @@ fn run_on_ros_time(
 fn advertise(
     world: &Arc<World>,
     interface: Interface,
-) -> Result<(Vec<DirectSubscriber>, Service, Service), RosError> {
+    pose_output: PoseOutput,
+) -> Result<(Vec<DirectSubscriber>, Option<Service>, Service), RosError> {
     let w = world.clone();
-    let cmd = match interface {
+    let mut subscribers = match interface {
         Interface::Ackermann => vec![crate::interface::subscribe(&COMMAND, move |m, _| {
             w.lock().vehicle.command(DriveCommand {
                 steering_rad: m.steering_angle.into(),
@@ -338,29 +371,13 @@ fn advertise(
         })?],
         Interface::Pacmod => subscribe_pacmod(world)?,
     };
-    let w = world.clone();
-    let get = crate::interface::serve(&GET_MODEL_STATE, move |req| {
-        let m = w.lock();
-        if req.model_name != w.name {
-            return Ok(crate::interface::unknown_model(&req.model_name));
+    let get = match pose_output {
+        PoseOutput::ModelState => Some(serve_model_state(world)?),
+        PoseOutput::Inspva => {
+            subscribers.push(subscribe_ins_status(world)?);
+            None
         }
-        // What localization reports, stamped with when it was measured.
-        let (at, s) = match m.localizer.report() {
-            Some(r) => (r.measured_at, r.state),
-            None => (m.vehicle.now(), m.vehicle.state()),
-        };
-        Ok(GetModelStateRes {
-            header: Header {
-                seq: 0,
-                stamp: to_ros(at),
-                frame_id: req.relative_entity_name,
-            },
-            pose: pose_msg(s.pose),
-            twist: twist_msg(&s),
-            success: true,
-            status_message: "GetModelState: got properties".into(),
-        })
-    })?;
+    };
     let w = world.clone();
     let set = crate::interface::serve(&SET_MODEL_STATE, move |req| {
         let ms = req.model_state;
@@ -395,7 +412,51 @@ fn advertise(
             status_message: "SetModelState: set model state done".into(),
         })
     })?;
-    Ok((cmd, get, set))
+    Ok((subscribers, get, set))
+}
+
+/// `gazebo/get_model_state`: what localization reports, stamped with when it was measured.
+fn serve_model_state(world: &Arc<World>) -> Result<Service, RosError> {
+    let w = world.clone();
+    crate::interface::serve(&GET_MODEL_STATE, move |req| {
+        let m = w.lock();
+        if req.model_name != w.name {
+            return Ok(crate::interface::unknown_model(&req.model_name));
+        }
+        // What localization reports, stamped with when it was measured.
+        let (at, s) = match m.localizer.report() {
+            Some(r) => (r.measured_at, r.state),
+            None => (m.vehicle.now(), m.vehicle.state()),
+        };
+        Ok(GetModelStateRes {
+            header: Header {
+                seq: 0,
+                stamp: to_ros(at),
+                frame_id: req.relative_entity_name,
+            },
+            pose: pose_msg(s.pose),
+            twist: twist_msg(&s),
+            success: true,
+            status_message: "GetModelState: got properties".into(),
+        })
+    })
+}
+
+/// `~ins_status`: a test's status for the solution; each change logged once.
+fn subscribe_ins_status(world: &Arc<World>) -> Result<DirectSubscriber, RosError> {
+    let w = world.clone();
+    crate::interface::subscribe(&INS_STATUS, move |m, _| {
+        let changed = w.lock().ins_status.request(&m.data);
+        match (changed, m.data.is_empty()) {
+            (false, _) => {}
+            (true, true) => tracing::info!("INS status restored to {GOOD_STATUS}"),
+            (true, false) => tracing::warn!(
+                "INS status set to \"{}\" on {}: the solution is reported bad",
+                m.data,
+                INS_STATUS.name()
+            ),
+        }
+    })
 }
 
 /// Runs `f` on the PACMod, if the simulator has one.
@@ -450,6 +511,95 @@ fn subscribe_pacmod(world: &Arc<World>) -> Result<Vec<DirectSubscriber>, RosErro
         with_plant(&w, |p| p.set_override(m.data));
     })?;
     Ok(vec![enable, accel, brake, shift, steer, takeover])
+}
+
+/// What the stepping loop publishes besides the state: the PACMod's reports and the
+/// GNSS/INS solution, each when its mode is on.
+struct Outputs {
+    pacmod: Option<PacmodReports>,
+    ins: Option<InsOutput>,
+}
+
+impl Outputs {
+    fn publish_if_due(&mut self, world: &World, now: Time) {
+        if let Some(r) = &mut self.pacmod {
+            r.publish_if_due(world, now);
+        }
+        if let Some(ins) = &mut self.ins {
+            ins.publish_if_new(world);
+        }
+    }
+}
+
+/// The GNSS/INS solution (`~pose_output: inspva`): each new report of the localization
+/// model, at the antenna, stamped with its measurement time.
+struct InsOutput {
+    publisher: ros1_protocols::runtime::Publisher<Inspva>,
+    projection: InsPose,
+    /// The measurement time of the last solution published.
+    last: Option<Time>,
+    /// Whether the last report could not be turned into a solution (logged once a streak).
+    failing: bool,
+}
+
+impl InsOutput {
+    fn new(p: &Params) -> anyhow::Result<Self> {
+        use anyhow::Context;
+        Ok(InsOutput {
+            publisher: INSPVA.publish()?,
+            projection: InsPose::new(&p.ins_frame)
+                .map_err(|e| gem_ros::params::config_error(&PARAMS, e))
+                .context("invalid parameters")?,
+            last: None,
+            failing: false,
+        })
+    }
+
+    /// Publishes the localization's report when it is a new one (measured at another
+    /// time than the last one published: later, or earlier after time went back).
+    fn publish_if_new(&mut self, world: &World) {
+        let (report, status) = {
+            let m = world.lock();
+            (m.localizer.report(), m.ins_status.status().to_owned())
+        };
+        let Some(report) = report.filter(|r| Some(r.measured_at) != self.last) else {
+            return;
+        };
+        self.last = Some(report.measured_at);
+        let s = match simulated::solution(&self.projection, &report.state) {
+            Ok(s) => s,
+            Err(e) => {
+                if !self.failing {
+                    tracing::error!("no INS solution for {:?}: {e}", report.state.pose);
+                }
+                self.failing = true;
+                return;
+            }
+        };
+        self.failing = false;
+        let mut msg = Inspva {
+            header: Header {
+                seq: 0,
+                stamp: to_ros(report.measured_at),
+                frame_id: String::new(),
+            },
+            latitude: s.lat_deg,
+            longitude: s.lon_deg,
+            height: s.height_m,
+            north_velocity: s.north_velocity_mps,
+            east_velocity: s.east_velocity_mps,
+            up_velocity: s.up_velocity_mps,
+            roll: s.roll_deg,
+            pitch: s.pitch_deg,
+            azimuth: s.azimuth_deg,
+            status,
+            ..Default::default()
+        };
+        msg.novatel_msg_header.message_name = "INSPVA".into();
+        if let Err(e) = self.publisher.send(msg) {
+            tracing::error!("cannot publish {}: {e}", INSPVA.name());
+        }
+    }
 }
 
 /// The PACMod's reports, published every `period` of simulated time.
@@ -625,9 +775,7 @@ fn pose_msg(p: Pose) -> PoseMsg {
 /// World-frame twist of the rear axle, as Gazebo reports it.
 fn twist_msg(s: &VehicleState) -> Twist {
     let mut t = Twist::default();
-    let (sin, cos) = s.pose.yaw.sin_cos();
-    t.linear.x = s.speed_mps * cos - s.lateral_speed_mps * sin;
-    t.linear.y = s.speed_mps * sin + s.lateral_speed_mps * cos;
+    [t.linear.x, t.linear.y] = s.velocity_of_point_ahead(0.0);
     t.angular.z = s.yaw_rate_rad_s;
     t
 }

@@ -2,6 +2,7 @@
 
 use gem_core::field;
 use gem_core::geometry::Pose;
+use gem_core::gnss::pose::InsPoseConfig;
 use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap};
 use gem_core::pacmod::plant::PlantConfig;
 use gem_core::vehicle::dynamic::DynamicParams;
@@ -12,6 +13,7 @@ use gem_ros::params::{config_error, ParamError, ParamSpec};
 const GEM: VehicleParams = VehicleParams::DEFAULT;
 const DYN: DynamicParams = DynamicParams::DEFAULT;
 const LOC: LocalizationParams = LocalizationParams::OFF;
+const INS: LocalizationParams = LocalizationParams::INSPVA;
 const PLANT: PlantConfig = PlantConfig::DEFAULT;
 
 gem_ros::param_table! {
@@ -46,9 +48,19 @@ gem_ros::param_table! {
         LOC_YAW = ParamSpec::float("localization_yaw_sigma_rad", LOC.yaw_sigma_rad, "rad", "`get_model_state` pose: yaw noise σ (0: none)").feeds(&[field!(LocalizationParams.yaw_sigma_rad)]);
         LOC_RATE = ParamSpec::float("localization_rate_hz", LOC.rate_hz, "Hz", "`get_model_state` pose: refreshed this often and held between (0: every step)").feeds(&[field!(LocalizationParams.rate_hz)]);
         LOC_LATENCY = ParamSpec::float("localization_latency_s", LOC.latency_s, "s", "`get_model_state` pose: measured this long before it is served (stamped with the measurement time)").feeds(&[field!(LocalizationParams.latency_s)]);
-        LOC_SEED = ParamSpec::int("localization_seed", LOC.seed as i64, "", "`get_model_state` pose: seed of the noise").non_negative();
+        LOC_SEED = ParamSpec::int("localization_seed", LOC.seed as i64, "", "seed of the pose noise (`get_model_state`'s, or with `inspva` the solution's)").non_negative();
         TWIST_POINT = ParamSpec::float("twist_point_x_m", LOC.twist_point_x_m, "m", "`get_model_state` twist: that of the point this far ahead of the rear axle (0: the rear axle, as Gazebo; 0.88: the centre of mass)").feeds(&[field!(LocalizationParams.twist_point_x_m)]);
         TWIST = ParamSpec::str("twist", "full", "`get_model_state` twist: `full`, `no_yaw_rate` (angular.z 0) or `off` (all zeros), as a source without yaw rate or twist gives it").one_of(&["full", "no_yaw_rate", "off"]);
+        /// Where the pose goes.
+        pub POSE_OUTPUT = ParamSpec::str("pose_output", "model_state", "where the pose goes: `model_state` (served as `gazebo/get_model_state`, as Gazebo) or `inspva` (the GNSS/INS solution of the antenna on `novatel/inspva`, for `gnss_pose`, which then serves `gazebo/get_model_state`)").one_of(&["model_state", "inspva"]);
+        ORIGIN_LAT = crate::ins_params::ORIGIN_LAT.feeds(&[field!(InsPoseConfig.origin_lat_deg)]);
+        ORIGIN_LON = crate::ins_params::ORIGIN_LON.feeds(&[field!(InsPoseConfig.origin_lon_deg)]);
+        ORIGIN_ALT = crate::ins_params::ORIGIN_ALT.feeds(&[field!(InsPoseConfig.origin_alt_m)]);
+        ANTENNA = crate::ins_params::ANTENNA.feeds(&[field!(InsPoseConfig.antenna_ahead_m)]);
+        INSPVA_POSITION = ParamSpec::float("inspva_position_sigma_m", INS.position_sigma_m, "m", "`inspva`: position noise σ per axis (0: none)").feeds(&[field!(LocalizationParams.position_sigma_m)]);
+        INSPVA_YAW = ParamSpec::float("inspva_yaw_sigma_rad", INS.yaw_sigma_rad, "rad", "`inspva`: heading noise σ (0: none)").feeds(&[field!(LocalizationParams.yaw_sigma_rad)]);
+        INSPVA_RATE = ParamSpec::float("inspva_rate_hz", INS.rate_hz, "Hz", "`inspva`: solutions per simulated second (0: one every step)").feeds(&[field!(LocalizationParams.rate_hz)]);
+        INSPVA_LATENCY = ParamSpec::float("inspva_latency_s", INS.latency_s, "s", "`inspva`: each solution is published this long after its measurement, and stamped with the measurement time").feeds(&[field!(LocalizationParams.latency_s)]);
         DRIVEN_BY = ParamSpec::str("interface", "ackermann", "how the car is driven: `ackermann` (`gem/ackermann_cmd`, as the Gazebo plugin) or `pacmod` (the PACMod 2 driver's topics, as the real GEM e2)").one_of(&["ackermann", "pacmod"]);
         PACMOD_RATE = ParamSpec::float("pacmod_report_rate", 30.0, "Hz", "`pacmod`: reports per simulated second (the driver publishes each CAN report as it arrives, about every 33 ms)").positive();
         PACMOD_WHEEL_RATE = ParamSpec::float("pacmod_max_wheel_rate_rad_s", PLANT.max_wheel_rate_rad_s, "rad/s", "`pacmod`: the steering actuator's own rate limit (steering wheel); a command's lower limit applies").feeds(&[field!(PlantConfig.max_wheel_rate_rad_s)]);
@@ -60,6 +72,13 @@ gem_ros::param_table! {
         PACMOD_BRAKE_MAP = ParamSpec::str("pacmod_brake_map_file", "", "`pacmod`: CSV brake map the simulated car follows; empty: the built-in placeholder");
     ];
 }
+
+/// The parameters of the localization behind `get_model_state` (`~pose_output`
+/// `model_state`): a core error naming one of the fields they feed is theirs.
+const MODEL_STATE_SOURCE: [ParamSpec; 5] =
+    [LOC_POSITION, LOC_YAW, LOC_RATE, LOC_LATENCY, TWIST_POINT];
+/// The parameters of the localization behind the `Inspva` (`~pose_output` `inspva`).
+const INSPVA_SOURCE: [ParamSpec; 4] = [INSPVA_POSITION, INSPVA_YAW, INSPVA_RATE, INSPVA_LATENCY];
 
 /// Validated settings of the simulator.
 #[derive(Clone, Debug)]
@@ -80,8 +99,14 @@ pub struct Params {
     pub spawn: Pose,
     /// Vehicle and actuators.
     pub vehicle: VehicleParams,
-    /// What `get_model_state` reports.
+    /// What `get_model_state` reports (`model_state`).
     pub localization: LocalizationParams,
+    /// Where the pose goes.
+    pub pose_output: PoseOutput,
+    /// `inspva`: what the solution reports of the state.
+    pub inspva: LocalizationParams,
+    /// `inspva`: the local frame and the antenna (validated).
+    pub ins_frame: InsPoseConfig,
     /// How the car is driven.
     pub interface: Interface,
     /// `pacmod`: reports per second.
@@ -90,6 +115,15 @@ pub struct Params {
     pub pacmod: PlantConfig,
     /// `pacmod`: the maps the simulated car follows.
     pub pacmod_maps: (AcceleratorMap, BrakeMap),
+}
+
+/// Where the simulated car's pose goes (`~pose_output`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoseOutput {
+    /// Served as `gazebo/get_model_state`, as Gazebo.
+    ModelState,
+    /// Published as the GNSS/INS solution (`novatel_gps_msgs/Inspva`).
+    Inspva,
 }
 
 /// How the simulated car is driven (`~interface`).
@@ -143,7 +177,31 @@ impl Params {
         };
         localization
             .validate()
-            .map_err(|e| config_error(&PARAMS, e))?;
+            .map_err(|e| config_error(&MODEL_STATE_SOURCE, e))?;
+        let inspva = LocalizationParams {
+            position_sigma_m: INSPVA_POSITION.f64()?,
+            yaw_sigma_rad: INSPVA_YAW.f64()?,
+            rate_hz: INSPVA_RATE.f64()?,
+            latency_s: INSPVA_LATENCY.f64()?,
+            seed: localization.seed,
+            // The rear axle's twist: the solution moves it to the antenna itself.
+            ..LocalizationParams::OFF
+        };
+        inspva
+            .validate()
+            .map_err(|e| config_error(&INSPVA_SOURCE, e))?;
+        let ins_frame = InsPoseConfig {
+            origin_lat_deg: Some(ORIGIN_LAT.f64()?),
+            origin_lon_deg: Some(ORIGIN_LON.f64()?),
+            origin_alt_m: ORIGIN_ALT.f64()?,
+            antenna_ahead_m: ANTENNA.f64()?,
+        };
+        ins_frame.validate().map_err(|e| config_error(&PARAMS, e))?;
+        let pose_output = match POSE_OUTPUT.string()?.as_str() {
+            "inspva" => PoseOutput::Inspva,
+            // `model_state`: the table's check admits no other value.
+            _ => PoseOutput::ModelState,
+        };
         let pacmod = PlantConfig {
             max_wheel_rate_rad_s: PACMOD_WHEEL_RATE.f64()?,
             speed_sigma_mps: PACMOD_SPEED_SIGMA.f64()?,
@@ -174,6 +232,9 @@ impl Params {
             spawn: Pose::new(X.f64()?, Y.f64()?, YAW.f64()?),
             vehicle,
             localization,
+            pose_output,
+            inspva,
+            ins_frame,
         })
     }
 }
