@@ -265,7 +265,7 @@ fn a_speed_step_is_tracked_through_the_pedals() {
     rig.drive(CRUISE, 0.0);
     rig.wait_state("DRIVING");
     rig.wait_speed("step", |v| (v - f64::from(CRUISE)).abs() < 0.1);
-    // The loop's overshoot (the PI's zero: about 0.16 m/s with the default gains) and
+    // The loop's overshoot (the PI's zero: a few cm/s with the default gains) and
     // its settling: 12 s of reports (30 Hz) from the first within 0.1 m/s.
     let from = rig.speed.len();
     assert!(wait_until(Duration::from_secs(60), || rig.speed.len() >= from + 360));

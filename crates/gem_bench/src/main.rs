@@ -4,6 +4,9 @@
 //! cargo run --release -p gem_bench -- state-manager [--updates N] [--samples N]
 //! cargo run --release -p gem_bench -- track [--out DIR] [--dynamic-only | --sources-only]
 //! cargo run --release -p gem_bench -- crosscheck [--track FILE]
+//! cargo run --release -p gem_bench -- pacmod [--steps-only | --laps-only] [--speed-sigma-mps S]
+//!     [--report-latency-s S] [--kp-per-s K] [--ki-per-s2 K] [--steering-rate-rad-s R]
+//!     [--track FILE]
 //! cargo run --release -p gem_bench -- stop
 //! cargo run --release -p gem_bench -- waypoints [--rows N]
 //! cargo run --release -p gem_bench -- health [--messages N] [--seconds S]
@@ -18,6 +21,7 @@ mod baseline;
 mod crosscheck;
 mod health;
 mod introspect;
+mod pacmod;
 mod replay;
 mod resources;
 mod service;
@@ -28,6 +32,8 @@ mod track;
 mod waypoints;
 
 use clap::{Parser, Subcommand};
+use gem_core::pacmod::bridge::BridgeConfig;
+use gem_core::pacmod::longitudinal::LongitudinalConfig;
 
 #[derive(Parser)]
 #[command(about = "Benchmarks of the GEM e2 suite (figures, not pass/fail)")]
@@ -67,6 +73,34 @@ enum Bench {
         /// The GEM track waypoint file.
         #[arg(long, default_value = track::TRACK_FILE)]
         track: std::path::PathBuf,
+    },
+    /// The PACMod path without ROS: the pedal loop on steps and ramps, and laps of the GEM
+    /// track through the bridge and the simulated PACMod against the Ackermann path.
+    Pacmod {
+        /// The GEM track waypoint file.
+        #[arg(long, default_value = track::TRACK_FILE)]
+        track: std::path::PathBuf,
+        /// Only the pedal loop's steps and ramps.
+        #[arg(long, conflicts_with = "laps_only")]
+        steps_only: bool,
+        /// Only the laps.
+        #[arg(long)]
+        laps_only: bool,
+        /// Speed report noise σ of the second pedal-loop table, m/s.
+        #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+        speed_sigma_mps: f64,
+        /// Report latency of the second pedal-loop table, s.
+        #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+        report_latency_s: f64,
+        /// The speed loop's proportional gain, (m/s²) per (m/s) (default: the bridge's).
+        #[arg(long, default_value_t = LongitudinalConfig::DEFAULT.kp_per_s, allow_negative_numbers = true)]
+        kp_per_s: f64,
+        /// The speed loop's integral gain, (m/s²) per (m/s·s) (default: the bridge's).
+        #[arg(long, default_value_t = LongitudinalConfig::DEFAULT.ki_per_s2, allow_negative_numbers = true)]
+        ki_per_s2: f64,
+        /// The steering-wheel rate limit the bridge sends, rad/s (default: the bridge's).
+        #[arg(long, default_value_t = BridgeConfig::DEFAULT.steering_rate_rad_s, allow_negative_numbers = true)]
+        steering_rate_rad_s: f64,
     },
     /// health_monitor: in-process throughput on Odometry with 3 rules, node CPU at 1 kHz.
     Health {
@@ -153,6 +187,40 @@ fn main() -> anyhow::Result<()> {
             ..
         } => track::run_all(&track, &out, dynamic_only).map(|_| ()),
         Bench::Crosscheck { track } => crosscheck::run_all(&track).map(|_| ()),
+        Bench::Pacmod {
+            track,
+            steps_only,
+            laps_only,
+            speed_sigma_mps,
+            report_latency_s,
+            kp_per_s,
+            ki_per_s2,
+            steering_rate_rad_s,
+        } => {
+            let latency = std::time::Duration::try_from_secs_f64(report_latency_s)
+                .ok()
+                .filter(|d| *d <= std::time::Duration::from_secs(1))
+                .ok_or_else(|| {
+                    anyhow::anyhow!("--report-latency-s {report_latency_s} must be within 0..1 s")
+                })?;
+            let settings = pacmod::Settings {
+                longitudinal: LongitudinalConfig {
+                    kp_per_s,
+                    ki_per_s2,
+                    ..LongitudinalConfig::DEFAULT
+                },
+                steering_rate_rad_s,
+                noisy: pacmod::Reports {
+                    speed_sigma_mps,
+                    latency,
+                },
+            };
+            let parts = pacmod::Parts {
+                steps: !laps_only,
+                laps: !steps_only,
+            };
+            pacmod::run_all(&track, &settings, parts)
+        }
         Bench::Waypoints { rows } => waypoints::run(rows),
         Bench::Stop => stop::run_all(),
         Bench::Resources {

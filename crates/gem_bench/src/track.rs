@@ -14,7 +14,9 @@
 //! One SVG per run.
 
 use crate::baseline::{Baseline, BaselineController};
-use gem_core::control::closed_loop::{self, LoopSettings, Steerer, TrackingStats, CONVERGED_M};
+use gem_core::control::closed_loop::{
+    self, Ackermann, CommandPath, LoopSettings, Steerer, TrackingStats, CONVERGED_M,
+};
 use gem_core::control::lqr::{LqrConfig, LqrGains};
 use gem_core::control::path::Path;
 use gem_core::control::pure_pursuit::PurePursuitConfig;
@@ -33,9 +35,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Physics step of the vehicle model.
-const PHYSICS_DT: Duration = Duration::from_millis(5);
+pub const PHYSICS_DT: Duration = Duration::from_millis(5);
 /// Controller period (20 Hz, as the nodes).
-const CONTROL_EVERY: usize = 10;
+pub const CONTROL_EVERY: usize = 10;
 /// Where the GEM track file lives in the repository (the `--track` default).
 pub const TRACK_FILE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -56,12 +58,15 @@ pub struct Scenario {
 pub enum Actuators {
     Ideal,
     DelayLag,
+    /// The simulator's defaults (no delay or lag) with the controllers' defaults (their
+    /// latency compensation on): the suite as launched on `gem_sim`.
+    Launched,
 }
 
 impl Actuators {
     fn params(self, chassis: ChassisModel) -> VehicleParams {
         match self {
-            Actuators::Ideal => VehicleParams {
+            Actuators::Ideal | Actuators::Launched => VehicleParams {
                 chassis,
                 ..Default::default()
             },
@@ -79,6 +84,7 @@ impl Actuators {
         match self {
             Actuators::Ideal => "ideal",
             Actuators::DelayLag => "delay+lag",
+            Actuators::Launched => "launched",
         }
     }
 }
@@ -138,7 +144,7 @@ pub fn tracker_config(
         // The nodes' default: 0.1 s delay plus part of the 0.2 s lag (predicting the whole
         // 0.3 s with the *commanded* steering over-anticipates, the wheels lag it, and
         // destabilises Stanley at 5.5 m/s).
-        Actuators::DelayLag => TrackerConfig::DEFAULT.latency_s,
+        Actuators::DelayLag | Actuators::Launched => TrackerConfig::DEFAULT.latency_s,
     };
     TrackerConfig {
         law,
@@ -213,10 +219,18 @@ pub struct RunResult {
     /// The doubts the tracker raised about the pose source's twist, with the simulated
     /// time, s.
     pub news: Vec<(f64, News)>,
+    /// (speed commanded, speed) of every control step but the first, m/s
+    /// ([`closed_loop::Trace::speeds`]).
+    pub speeds: Vec<(f64, f64)>,
 }
 
-/// Drives one run to completion or timeout.
+/// Drives one run to completion or timeout, the commands handed to the model as they are.
 pub fn run(sc: &Scenario, case: &Case) -> RunResult {
+    run_through(sc, case, &mut Ackermann)
+}
+
+/// [`run`] with the commands reaching the model through `command_path`.
+pub fn run_through(sc: &Scenario, case: &Case, command_path: &mut dyn CommandPath) -> RunResult {
     let (controller, speed_mps, actuators) = (case.controller, case.speed_mps, case.actuators);
     let points: Vec<Point> = sc.waypoints.iter().map(|w| w.point()).collect();
     let path = Path::new(&points, 0.05).expect("valid path");
@@ -243,12 +257,13 @@ pub fn run(sc: &Scenario, case: &Case) -> RunResult {
         ),
     };
     let path_m = path.length();
-    let trace = closed_loop::run(
+    let trace = closed_loop::run_through(
         path,
         sc.start,
         actuators.params(case.chassis.clone()),
         steerer.as_mut(),
         &settings,
+        command_path,
     );
     let cte = trace.cross_track();
     let stats = closed_loop::stats(&cte, CONVERGED_M);
@@ -280,6 +295,7 @@ pub fn run(sc: &Scenario, case: &Case) -> RunResult {
                 )
             })
             .collect(),
+        speeds: trace.speeds(),
         cte,
     }
 }

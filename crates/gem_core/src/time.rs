@@ -92,6 +92,41 @@ impl fmt::Display for Time {
     }
 }
 
+/// Times on a grid, one every `period` from the first time asked about: a periodic task
+/// stepped by a caller's clock (a sensor's updates, a node's ticks in a simulation) keeps
+/// to the grid without drifting, and skips the times it missed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    period: Duration,
+    next: Option<Time>,
+}
+
+impl Grid {
+    /// A grid of `period` (zero: every time asked about is due).
+    pub fn new(period: Duration) -> Self {
+        Grid { period, next: None }
+    }
+
+    /// Whether a time of the grid has come by `now` (the first call's always has); if so,
+    /// the next one is the first of the grid after `now`.
+    pub fn due(&mut self, now: Time) -> bool {
+        if self.next.is_some_and(|t| now < t) {
+            return false;
+        }
+        let mut next = self.next.unwrap_or(now).saturating_add(self.period);
+        while next <= now && !self.period.is_zero() {
+            next = next.saturating_add(self.period);
+        }
+        self.next = Some(next);
+        true
+    }
+
+    /// Starts afresh: the next call is due and begins a new grid.
+    pub fn reset(&mut self) {
+        self.next = None;
+    }
+}
+
 /// Wall time, s, that ROS time may stand still before a node under sim time says its
 /// clock has stopped (the simulator, or the link to its computer, is gone): the default
 /// of the nodes' `~clock_stall_s`.
@@ -214,5 +249,28 @@ mod tests {
         assert_eq!(w.silent(t(100_000), t(0)), None);
         w.feed(t(100_000));
         assert!(w.silent(t(100_501), t(0)).is_some());
+    }
+
+    #[test]
+    fn a_grid_keeps_its_times_and_skips_the_missed_ones() {
+        let t = |ms: u64| Time::from_nanos(ms * 1_000_000);
+        let mut g = Grid::new(Duration::from_millis(100));
+        let due: Vec<u64> = [5, 50, 104, 105, 199, 205, 530, 600, 605]
+            .into_iter()
+            .filter(|ms| g.due(t(*ms)))
+            .collect();
+        // Times 105, 205, 305 (missed), 405 (missed), 505, 605.
+        assert_eq!(due, [5, 105, 205, 530, 605]);
+        g.reset();
+        assert!(g.due(t(606)));
+        assert!(!g.due(t(705)));
+        assert!(g.due(t(706)));
+    }
+
+    #[test]
+    fn a_grid_of_zero_is_due_every_time() {
+        let mut g = Grid::new(Duration::ZERO);
+        let t = Time::from_secs_f64(1.0);
+        assert!(g.due(t) && g.due(t) && g.due(t.saturating_add(Duration::from_nanos(1))));
     }
 }

@@ -4,6 +4,10 @@
 //! compared with comes from exactly the same measurement: cross-track error of the true
 //! rear axle, projected with its own windowed progress ([`CrossTrackMeter`]) so every
 //! controller, including ones that track a different point, is measured alike.
+//!
+//! The commands reach the car through a [`CommandPath`]: [`Ackermann`] hands them to the
+//! model as `gem/ackermann_cmd` does (the simulator's default); a drive-by-wire in front
+//! of the model (the PACMod bridge and plant, `crate::pacmod::rig`) implements it too.
 
 use super::path::Path;
 use super::tracker::{Observation, Tracker};
@@ -70,6 +74,29 @@ impl Steerer for Tracker {
     }
 }
 
+/// How a controller's commands reach the model.
+pub trait CommandPath {
+    /// Before the first control step, with the car at rest (a drive-by-wire's engagement);
+    /// may step `model`, and the run's time starts after it.
+    fn engage(&mut self, _model: &mut VehicleModel) {}
+
+    /// The controller's command, given at `model.now()`.
+    fn command(&mut self, model: &mut VehicleModel, cmd: DriveCommand);
+
+    /// Just before `model` steps `dt`.
+    fn before_step(&mut self, _model: &mut VehicleModel, _dt: Duration) {}
+}
+
+/// The command handed to the model as it is (`gem/ackermann_cmd` into the simulator).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ackermann;
+
+impl CommandPath for Ackermann {
+    fn command(&mut self, model: &mut VehicleModel, cmd: DriveCommand) {
+        model.command(cmd);
+    }
+}
+
 /// Cross-track error of a point against a path, following the point's progress.
 pub struct CrossTrackMeter {
     path: Path,
@@ -101,6 +128,10 @@ pub struct Sample {
     pub cross_track_m: f64,
     /// Steering commanded, rad.
     pub steering_rad: f64,
+    /// Speed commanded, m/s.
+    pub speed_cmd_mps: f64,
+    /// The car's speed, m/s.
+    pub speed_mps: f64,
 }
 
 /// A whole run.
@@ -124,6 +155,15 @@ impl Trace {
         self.samples
             .iter()
             .map(|s| (s.driven_m, s.cross_track_m))
+            .collect()
+    }
+
+    /// `(speed commanded, speed)` of every sample after the first, m/s: the command in
+    /// force (given at the step before) and the car's speed it produced.
+    pub fn speeds(&self) -> Vec<(f64, f64)> {
+        self.samples
+            .windows(2)
+            .map(|w| (w[0].speed_cmd_mps, w[1].speed_mps))
             .collect()
     }
 
@@ -154,7 +194,8 @@ pub struct LoopSettings {
     pub localization: LocalizationParams,
 }
 
-/// Drives `steerer` on a model with `params` from `start` until done or the time limit.
+/// Drives `steerer` on a model with `params` from `start` until done or the time limit,
+/// its commands handed to the model as they are ([`Ackermann`]).
 pub fn run(
     path: Path,
     start: Pose,
@@ -162,8 +203,21 @@ pub fn run(
     steerer: &mut dyn Steerer,
     cfg: &LoopSettings,
 ) -> Trace {
-    let t0 = Time::from_secs_f64(1.0);
-    let mut model = VehicleModel::new(params, start, t0);
+    run_through(path, start, params, steerer, cfg, &mut Ackermann)
+}
+
+/// [`run`] with the commands reaching the model through `command_path`.
+pub fn run_through(
+    path: Path,
+    start: Pose,
+    params: VehicleParams,
+    steerer: &mut dyn Steerer,
+    cfg: &LoopSettings,
+    command_path: &mut dyn CommandPath,
+) -> Trace {
+    let mut model = VehicleModel::new(params, start, Time::from_secs_f64(1.0));
+    command_path.engage(&mut model);
+    let t0 = model.now();
     let mut localizer = Localizer::new(cfg.localization.clone());
     localizer.observe(t0, model.state());
     let mut meter = CrossTrackMeter::new(path);
@@ -199,17 +253,23 @@ pub fn run(
                 position,
                 cross_track_m: meter.measure(position),
                 steering_rad: c.steering_rad,
+                speed_cmd_mps: c.speed_mps,
+                speed_mps: state.speed_mps,
             });
             if c.done {
                 trace.done_index = Some(c.index);
                 break;
             }
-            model.command(DriveCommand {
-                steering_rad: c.steering_rad,
-                speed_mps: c.speed_mps,
-                ..Default::default()
-            });
+            command_path.command(
+                &mut model,
+                DriveCommand {
+                    steering_rad: c.steering_rad,
+                    speed_mps: c.speed_mps,
+                    ..Default::default()
+                },
+            );
         }
+        command_path.before_step(&mut model, cfg.physics_dt);
         model.step(cfg.physics_dt);
         localizer.observe(model.now(), model.state());
         driven += model.state().speed_mps * cfg.physics_dt.as_secs_f64();
@@ -267,7 +327,8 @@ pub fn stats(samples: &[(f64, f64)], converged_m: f64) -> TrackingStats {
     }
 }
 
-fn rms(v: &[f64]) -> f64 {
+/// Root mean square of `v` (NaN if empty).
+pub fn rms(v: &[f64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }

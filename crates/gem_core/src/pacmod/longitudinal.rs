@@ -30,7 +30,7 @@
 //! Time is `dt`, passed in. Not handled: slopes (the integral absorbs a steady one),
 //! reversing, gear changes.
 
-use super::pedal_map::{AcceleratorMap, BrakeMap};
+use super::pedal_map::{AcceleratorMap, BrakeMap, Pedal};
 use crate::config::{each, first_invalid, within, ConfigError};
 use crate::control::stop::STOPPED_BELOW_MPS;
 use crate::field;
@@ -76,8 +76,8 @@ pub struct LongitudinalConfig {
 impl LongitudinalConfig {
     /// The defaults, readable in `const` context.
     pub const DEFAULT: LongitudinalConfig = LongitudinalConfig {
-        kp_per_s: 0.8,
-        ki_per_s2: 0.15,
+        kp_per_s: 1.5,
+        ki_per_s2: 0.1,
         kd: 0.0,
         integral_limit_mps2: 0.5,
         max_accel_mps2: 1.0,
@@ -152,6 +152,18 @@ impl Pedals {
         match self {
             Pedals::Brake(p) => p,
             Pedals::Coast | Pedals::Accelerate(_) => 0.0,
+        }
+    }
+
+    /// The two pedal commands in the order to send them, each with its position: the
+    /// released pedal first, so the PACMod, which applies each command as it arrives,
+    /// never holds both pressed between the two.
+    pub fn send_order(self) -> [(Pedal, f64); 2] {
+        let accel = (Pedal::Accelerator, self.accelerator_frac());
+        let brake = (Pedal::Brake, self.brake_frac());
+        match self {
+            Pedals::Brake(_) => [accel, brake],
+            Pedals::Accelerate(_) | Pedals::Coast => [brake, accel],
         }
     }
 }
@@ -475,20 +487,20 @@ mod tests {
         let out = pedal_loop().step(cmd(3.0, 0.0), 1.0, DT).unwrap();
         assert!(matches!(out.pedals, Pedals::Accelerate(p) if p > 0.30 && p <= 0.48));
         assert_eq!(out.mode, Mode::Tracking);
-        assert!((out.wanted_accel_mps2 - 1.0).abs() < 1e-12); // 0.8·2 capped at 1.0
+        assert!((out.wanted_accel_mps2 - 1.0).abs() < 1e-12); // 1.5·2 capped at 1.0
     }
 
     #[test]
     fn well_above_the_command_the_brake_is_pressed() {
-        let out = pedal_loop().step(cmd(1.0, 0.0), 4.0, DT).unwrap();
+        let out = pedal_loop().step(cmd(3.0, 0.0), 4.0, DT).unwrap();
         assert!(matches!(out.pedals, Pedals::Brake(p) if p > 0.0));
-        assert!((out.wanted_accel_mps2 + 2.4).abs() < 1e-12); // 0.8·(−3)
+        assert!((out.wanted_accel_mps2 + 1.5).abs() < 1e-12); // 1.5·(−1)
     }
 
     #[test]
     fn slightly_above_the_command_neither_pedal_is_pressed() {
-        // Coasting at 3 m/s gives −0.25 m/s²; 0.8·(−0.4) = −0.32 is within the 0.1 band.
-        let out = pedal_loop().step(cmd(2.6, 0.0), 3.0, DT).unwrap();
+        // Coasting at 3 m/s gives −0.25 m/s²; 1.5·(−0.2) = −0.30 is within the 0.1 band.
+        let out = pedal_loop().step(cmd(2.8, 0.0), 3.0, DT).unwrap();
         assert_eq!(out.pedals, Pedals::Coast);
     }
 
@@ -505,6 +517,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_released_pedal_is_sent_first() {
+        assert_eq!(
+            Pedals::Brake(0.4).send_order(),
+            [(Pedal::Accelerator, 0.0), (Pedal::Brake, 0.4)]
+        );
+        assert_eq!(
+            Pedals::Accelerate(0.35).send_order(),
+            [(Pedal::Brake, 0.0), (Pedal::Accelerator, 0.35)]
+        );
+        assert_eq!(
+            Pedals::Coast.send_order(),
+            [(Pedal::Brake, 0.0), (Pedal::Accelerator, 0.0)]
+        );
     }
 
     #[test]
@@ -563,9 +591,9 @@ mod tests {
             l.step(cmd(5.0, 0.0), 0.0, DT).unwrap();
         }
         assert_eq!(l.integral_mps2, 0.0);
-        // Unsaturated, it integrates, and never beyond its limit.
+        // Unsaturated (1.5·0.2 + 0.5 < 1), it integrates, and never beyond its limit.
         for _ in 0..10_000 {
-            l.step(cmd(5.0, 0.0), 4.5, DT).unwrap();
+            l.step(cmd(5.0, 0.0), 4.8, DT).unwrap();
         }
         assert!((l.integral_mps2 - 0.5).abs() < 1e-12);
     }
@@ -587,11 +615,12 @@ mod tests {
             AcceleratorMap::default(),
             BrakeMap::default(),
         );
-        let first = l.step(cmd(2.0, 0.0), 1.5, DT).unwrap().wanted_accel_mps2;
-        assert!((first - 0.4).abs() < 1e-12); // no previous speed: P only
-                                              // The speed rose 0.05 m/s in 50 ms (1 m/s²): −0.1 from the derivative.
-        let next = l.step(cmd(2.0, 0.0), 1.55, DT).unwrap().wanted_accel_mps2;
-        assert!((next - (0.8 * 0.45 - 0.1)).abs() < 1e-12);
+        let first = l.step(cmd(2.0, 0.0), 1.6, DT).unwrap().wanted_accel_mps2;
+        // No previous speed: P only.
+        assert!((first - 1.5 * 0.4).abs() < 1e-12);
+        // The speed rose 0.05 m/s in 50 ms (1 m/s²): −0.1 from the derivative.
+        let next = l.step(cmd(2.0, 0.0), 1.65, DT).unwrap().wanted_accel_mps2;
+        assert!((next - (1.5 * 0.35 - 0.1)).abs() < 1e-12);
     }
 
     #[test]

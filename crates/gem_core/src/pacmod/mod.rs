@@ -5,7 +5,9 @@
 //! - [`pedal_map`]: speed-dependent accelerator and brake maps, calibratable from CSV;
 //! - [`longitudinal`]: the speed loop, map feed-forward plus PID feedback, to pedals;
 //! - [`bridge`]: the engagement state machine and the bridge's own watchdog;
-//! - [`plant`]: a simulated PACMod 2 and car for the simulator (the maps used forward).
+//! - [`plant`]: a simulated PACMod 2 and car for the simulator (the maps used forward);
+//! - [`rig`]: the bridge driving the plant and the vehicle model in one process, in core
+//!   time (benchmarks and tests).
 //!
 //! All of it is plain numbers and explicit time, so the node that speaks `pacmod_msgs`
 //! only converts messages and carries out what [`bridge::Bridge`] returns. The PACMod 2
@@ -16,6 +18,7 @@ pub mod bridge;
 pub mod longitudinal;
 pub mod pedal_map;
 pub mod plant;
+pub mod rig;
 pub mod steering;
 
 /// Metres per second in one mile per hour: the `pacmod2` driver publishes the parsed

@@ -225,6 +225,15 @@ impl Plant {
         self.gear
     }
 
+    /// The accelerator and brake positions that apply, fractions (both 0 while disabled).
+    pub fn applied_pedals(&self) -> (f64, f64) {
+        if self.enabled() {
+            (self.accel_frac, self.brake_frac)
+        } else {
+            (0.0, 0.0)
+        }
+    }
+
     /// Moves the steering wheel `dt` on and returns what the car is asked for at
     /// `speed_mps`.
     pub fn step(&mut self, dt: Duration, speed_mps: f64) -> Actuation {
@@ -250,11 +259,7 @@ impl Plant {
     /// The acceleration the pedals give at `speed_mps`, m/s².
     pub fn acceleration(&self, speed_mps: f64) -> f64 {
         let v = speed_mps.max(0.0);
-        let (accel, brake) = if self.enabled() {
-            (self.accel_frac, self.brake_frac)
-        } else {
-            (0.0, 0.0)
-        };
+        let (accel, brake) = self.applied_pedals();
         let propelling = if self.gear == SHIFT_FORWARD {
             accel
         } else {
@@ -457,101 +462,6 @@ mod tests {
         assert!(!p.enabled(), "a fresh enable is needed after an override");
         p.enable_command(true);
         assert!(p.enabled());
-    }
-
-    /// The bridge driving the plant and the car, in core time: engaged, a step to 2 m/s
-    /// tracked, a stop at the command's deceleration, and a silence stopped by the
-    /// watchdog; the two pedals never pressed in one tick.
-    #[test]
-    fn the_bridge_drives_the_plant_in_closed_loop() {
-        use crate::geometry::Pose;
-        use crate::pacmod::bridge::{Bridge, BridgeConfig, Event, Output, Shift, StateName};
-        use crate::pacmod::longitudinal::{Longitudinal, LongitudinalConfig};
-        use crate::vehicle::{DriveCommand, VehicleModel, VehicleParams};
-
-        let dt = Duration::from_millis(10);
-        let mut t = Time::from_secs_f64(10.0);
-        let mut car = VehicleModel::new(VehicleParams::default(), Pose::default(), t);
-        let mut p = plant();
-        let l = Longitudinal::new(
-            LongitudinalConfig::DEFAULT,
-            AcceleratorMap::default(),
-            BrakeMap::default(),
-        );
-        let mut b = Bridge::new(BridgeConfig::DEFAULT, l);
-        b.handle(Event::EnableRequest, t);
-        // Runs `secs` of the loop: the bridge ticks every 30 ms and the plant reports every
-        // 30 ms, the car steps every 10 ms; `cmd` is published every 50 ms when given.
-        let mut run = |secs: f64, cmd: Option<DriveCommand>, b: &mut Bridge| {
-            let mut speeds = Vec::new();
-            for i in 0..(secs / 0.01).round() as u64 {
-                if let (Some(c), 0) = (cmd, i % 5) {
-                    b.handle(Event::Command(c), t);
-                }
-                if i % 3 == 0 {
-                    let r = p.report(t, car.state().speed_mps);
-                    b.handle(Event::Enabled(r.enabled), t);
-                    b.handle(Event::Override(r.override_active), t);
-                    b.handle(Event::Speed(r.speed_mps), t);
-                    b.handle(Event::SteeringReport(r.wheel_rad), t);
-                    if let Output::Command(c) = b.tick(t).output {
-                        assert!(c.pedals.accelerator_frac() == 0.0 || c.pedals.brake_frac() == 0.0);
-                        let f = Flags {
-                            enable: c.enable,
-                            clear: c.clear_override,
-                        };
-                        p.enable_command(c.enable);
-                        p.accel_command(c.pedals.accelerator_frac(), f);
-                        p.brake_command(c.pedals.brake_frac(), f);
-                        if let Some(Shift::Forward) = c.shift {
-                            p.shift_command(SHIFT_FORWARD, f);
-                        }
-                        if let Some(s) = c.steer {
-                            p.steer_command(s.angle_rad, s.rate_limit_rad_s, f);
-                        }
-                    }
-                }
-                let a = p.step(dt, car.state().speed_mps);
-                car.drive_by_acceleration(a.front_wheel_rad, a.accel_mps2);
-                car.step(dt);
-                t = t.saturating_add(dt);
-                speeds.push(car.state().speed_mps);
-            }
-            speeds
-        };
-        let held = run(2.0, None, &mut b);
-        assert_eq!(b.state().name(), StateName::Ready);
-        assert!(held.iter().all(|v| *v == 0.0));
-        let go = DriveCommand {
-            steering_rad: 0.1,
-            speed_mps: 2.0,
-            accel_limit_mps2: 0.0,
-        };
-        let step = run(15.0, Some(go), &mut b);
-        assert_eq!(b.state().name(), StateName::Driving);
-        let peak = step.iter().copied().fold(0.0, f64::max);
-        assert!(peak < 2.2, "overshoot: {peak}");
-        assert!(
-            (step[step.len() - 1] - 2.0).abs() < 0.03,
-            "{}",
-            step[step.len() - 1]
-        );
-        let stop = DriveCommand {
-            speed_mps: 0.0,
-            accel_limit_mps2: 1.0,
-            ..go
-        };
-        let stopping = run(4.0, Some(stop), &mut b);
-        let at = |v: f64| stopping.iter().position(|s| *s <= v).unwrap() as f64 * 0.01;
-        let decel = (1.6 - 0.4) / (at(0.4) - at(1.6));
-        assert!((decel - 1.0).abs() < 0.1, "{decel} m/s²");
-        assert_eq!(*stopping.last().unwrap(), 0.0);
-        run(10.0, Some(go), &mut b);
-        let silent = run(3.0, None, &mut b);
-        assert_eq!(b.state().name(), StateName::Braking);
-        let stopped = silent.iter().position(|v| *v == 0.0).unwrap() as f64 * 0.01;
-        // 0.2 s of timeout plus 2 m/s at 2 m/s², with a tick's margin either side.
-        assert!((1.0..1.4).contains(&stopped), "{stopped} s");
     }
 
     #[test]

@@ -16,7 +16,7 @@
 use super::model::VehicleState;
 use crate::config::{check, first_invalid, value, within, ConfigError};
 use crate::geometry::{wrap_angle, Pose};
-use crate::time::Time;
+use crate::time::{Grid, Time};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
@@ -183,18 +183,25 @@ pub struct Localizer {
     /// True states not older than the latency, oldest first.
     history: VecDeque<(Time, VehicleState)>,
     held: Option<Report>,
-    next_update: Option<Time>,
+    /// When updates are due.
+    updates: Grid,
 }
 
 impl Localizer {
     /// A localizer with `params` (validated by the caller).
     pub fn new(params: LocalizationParams) -> Self {
+        // A rate too small for a period (1e-300 Hz) is a period without end.
+        let period = if params.rate_hz > 0.0 {
+            Duration::try_from_secs_f64(1.0 / params.rate_hz).unwrap_or(Duration::MAX)
+        } else {
+            Duration::ZERO
+        };
         Localizer {
             rng: StdRng::seed_from_u64(params.seed),
             params,
             history: VecDeque::new(),
             held: None,
-            next_update: None,
+            updates: Grid::new(period),
         }
     }
 
@@ -215,20 +222,9 @@ impl Localizer {
         while self.history.len() > 1 && self.history[1].0 <= measured_at {
             self.history.pop_front();
         }
-        if self.next_update.is_some_and(|t| now < t) {
+        if !self.updates.due(now) {
             return;
         }
-        self.next_update = Some(if self.params.rate_hz > 0.0 {
-            let period = Duration::from_secs_f64(1.0 / self.params.rate_hz);
-            // Keep to the grid of update times without drifting; skip missed ones.
-            let mut next = self.next_update.unwrap_or(now).saturating_add(period);
-            while next <= now {
-                next = next.saturating_add(period);
-            }
-            next
-        } else {
-            now
-        });
         let (at, mut state) = self.history[0];
         state.pose = Pose::new(
             state.pose.x + self.params.position_sigma_m * self.gaussian(),
@@ -245,7 +241,7 @@ impl Localizer {
     pub fn reset(&mut self) {
         self.history.clear();
         self.held = None;
-        self.next_update = None;
+        self.updates.reset();
     }
 
     /// The current report (None before the first observation).

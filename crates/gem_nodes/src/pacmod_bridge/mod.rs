@@ -15,7 +15,8 @@ use gem_core::names;
 use gem_core::pacmod::bridge::{
     Bridge, BridgeTransition, Event, Output, PacmodCommand, Shift, State, StateName,
 };
-use gem_core::pacmod::longitudinal::{Longitudinal, Pedals};
+use gem_core::pacmod::longitudinal::Longitudinal;
+use gem_core::pacmod::pedal_map::Pedal;
 use gem_core::pacmod::{SHIFT_FORWARD, TURN_NONE};
 use gem_core::time::Time;
 use gem_core::vehicle::DriveCommand;
@@ -222,16 +223,13 @@ impl Shared {
             clear: c.clear_override,
             ignore: false,
         };
-        let accel = cmd(c.pedals.accelerator_frac(), 0);
-        let brake = cmd(c.pedals.brake_frac(), 0);
+        let [first, second] = c.pedals.send_order().map(|(pedal, frac)| match pedal {
+            Pedal::Accelerator => (&o.accel, cmd(frac, 0)),
+            Pedal::Brake => (&o.brake, cmd(frac, 0)),
+        });
         let sent = [
             o.enable.send(Bool { data: c.enable }),
-            match c.pedals {
-                Pedals::Brake(_) => o.accel.send(accel).and(o.brake.send(brake)),
-                Pedals::Accelerate(_) | Pedals::Coast => {
-                    o.brake.send(brake).and(o.accel.send(accel))
-                }
-            },
+            first.0.send(first.1).and(second.0.send(second.1)),
             match c.shift {
                 Some(Shift::Forward) => o
                     .shift
