@@ -57,7 +57,10 @@ fn launch(platform: &str, waypoints: &str) -> NodeProc {
         format!("spawn_y:={}", first[1]),
         format!("spawn_yaw:={}", first[2]),
     ];
-    cli_background("roslaunch", &args.iter().map(String::as_str).collect::<Vec<_>>())
+    cli_background(
+        "roslaunch",
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
 }
 
 /// Stops a launch as a user's Ctrl-C does, so the next one starts on a clean master.
@@ -425,10 +428,7 @@ fn a_killed_controller_is_braked_to_rest_by_the_bridge_watchdog() {
         "at rest {took:.2} s after the kill (ROS time), bound {bound:.2} s from {v:.2} m/s"
     );
     assert!(
-        route
-            .launch
-            .output()
-            .contains("watchdog"),
+        route.launch.output().contains("watchdog"),
         "the bridge did not say why it braked\n{}",
         route.launch.output()
     );
@@ -465,8 +465,14 @@ fn each_platform_starts_its_nodes_with_its_settings() {
     assert!(!car.iter().any(|n| sim.contains(&n.to_string())), "{sim:?}");
     for platform in ["gem_e2_sim", "gem_e2"] {
         let list = nodes(platform);
-        for n in car.iter().chain(&["/controller", "/state_manager", "/mock_signals"]) {
-            assert!(list.iter().any(|l| l == n), "{platform}: no {n} in {list:?}");
+        for n in car
+            .iter()
+            .chain(&["/controller", "/state_manager", "/mock_signals"])
+        {
+            assert!(
+                list.iter().any(|l| l == n),
+                "{platform}: no {n} in {list:?}"
+            );
         }
         assert_eq!(
             list.iter().any(|n| n == "/gem_sim"),
@@ -484,10 +490,7 @@ fn each_platform_starts_its_nodes_with_its_settings() {
         assert!(p.contains(&sim_time), "{platform}: not {sim_time} in\n{p}");
     }
     let p = params("gem_e2_sim");
-    for setting in [
-        "/gem_sim/interface: pacmod",
-        "/gem_sim/pose_output: inspva",
-    ] {
+    for setting in ["/gem_sim/interface: pacmod", "/gem_sim/pose_output: inspva"] {
         assert!(p.contains(setting), "no {setting} in\n{p}");
     }
     let p = params("sim");
@@ -495,7 +498,7 @@ fn each_platform_starts_its_nodes_with_its_settings() {
     assert!(!p.contains("publish_gps"), "{p}");
     // A platform that does not exist stops the launch, naming it.
     let out = resolved("--nodes", "platform:=gem_e3");
-    let said = String::from_utf8_lossy(&out.stderr).into_owned()
-        + &String::from_utf8_lossy(&out.stdout);
+    let said =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success() && said.contains("gem_e3"), "{said}");
 }

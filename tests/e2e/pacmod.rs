@@ -6,8 +6,9 @@
 //! driver override (taken with `rostopic pub`) that stops the bridge commanding until a
 //! deliberate re-enable (`rosservice call`); a NaN command refused and braked; a steering
 //! report disagreeing with the command latched as a fault; noisy,
-//! late reports; and the bridge itself killed, which leaves the car driving on its last
-//! command as the `pacmod2` driver re-sends it.
+//! late reports; the bridge itself killed, which leaves the car driving on its last
+//! command as the `pacmod2` driver re-sends it; and an override reaching a state manager
+//! that watches `vehicle/fault` as an ESTOP.
 
 use gem_core::pacmod::MPS_PER_MPH;
 use gem_msgs::ackermann_msgs::AckermannDrive;
@@ -568,4 +569,65 @@ fn a_steering_report_disagreeing_with_the_command_is_a_latched_fault() {
     assert_eq!(rig.value("state").as_deref(), Some("BRAKING"));
     assert!(rig.fault.wait_latest(T, |m| m.enabled).is_some());
     assert!(rig.bridge.output().contains("an enable request clears it"));
+}
+
+/// The chain to the suite's state: a driver override in the simulator, the bridge's
+/// `vehicle/fault`, a state manager watching it (`~watch_vehicle_fault`; staleness off, as
+/// nothing else feeds it here) → `system_state` ERROR with the ESTOP bit, logged as the
+/// drive-by-wire's fault; the deliberate re-enable clears it.
+#[test]
+fn an_override_reaches_the_state_manager_as_an_estop() {
+    use gem_msgs::gem_state_msgs::SystemStateStamped as S;
+    let ros = ros();
+    let rig = Rig::cruising(&ros);
+    let state = Collector::<S>::new(&format!("{}/{}", rig.ns, gem_core::names::SYSTEM_STATE));
+    let sm = ros
+        .node("state_manager")
+        .arg(&format!("__ns:={}", rig.ns))
+        .param("watch_vehicle_fault", true)
+        .param("state_timeout_ms", 0)
+        .spawn();
+    let output = || format!("{}\n--- state manager ---\n{}", rig.output(), sm.output());
+    assert!(
+        state
+            .wait_latest(T, |m| (m.state, m.error_code) == (S::STATE_IDLE, 0))
+            .is_some(),
+        "driving: {:?}\n{}",
+        state.last(),
+        output()
+    );
+    let takeover = format!("{}/gem_sim/pacmod_override", rig.ns);
+    cli_ok(
+        "rostopic",
+        &["pub", "-1", &takeover, "std_msgs/Bool", "data: true"],
+        T,
+    );
+    let m = state
+        .wait_latest(T, |m| m.error_code & S::ERROR_ESTOP != 0)
+        .unwrap_or_else(|| panic!("no ESTOP: {:?}\n{}", state.last(), output()));
+    assert_eq!((m.state, m.error_code), (S::STATE_ERROR, S::ERROR_ESTOP));
+    assert!(
+        sm.wait_output(T, "ESTOP: drive-by-wire fault on vehicle/fault"),
+        "{}",
+        output()
+    );
+    cli_ok(
+        "rostopic",
+        &["pub", "-1", &takeover, "std_msgs/Bool", "data: false"],
+        T,
+    );
+    let answer = cli_ok(
+        "rosservice",
+        &["call", &format!("{}/pacmod_bridge/enable", rig.ns)],
+        T,
+    );
+    assert!(answer.contains("success: True"), "{answer}");
+    assert!(
+        state
+            .wait_latest(T, |m| (m.state, m.error_code) == (S::STATE_IDLE, 0))
+            .is_some(),
+        "after the re-enable: {:?}\n{}",
+        state.last(),
+        output()
+    );
 }

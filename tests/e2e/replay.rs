@@ -4,7 +4,7 @@
 //! state manager gives the same `/system_state` sequence on 5 consecutive runs; sim-time
 //! rospy consumers never see ROS time 0 in their first callback (20 runs).
 
-use gem_core::state_manager::Input;
+use gem_core::state_manager::{Input, StateManagerConfig};
 use gem_e2e::bags::{gemctl, record_published, recording, start_recording};
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus, TemperatureStamped};
 use gem_msgs::std_msgs::Header;
@@ -179,8 +179,8 @@ fn replaying_a_failure_scenario_into_the_state_manager_is_deterministic() {
          - {at: 2.5, set: {temperature: 30}}\n",
     )
     .unwrap();
-    let inputs: Vec<String> = Input::ALL
-        .iter()
+    let inputs: Vec<String> = StateManagerConfig::DEFAULT
+        .watched()
         .map(|i| format!("{ns}/{}", i.topic()))
         .collect();
     let topics: Vec<&str> = inputs.iter().map(String::as_str).collect();

@@ -4,7 +4,7 @@
 //! behaviours only a process test can show: event-driven publishing, log lines, a clock
 //! reset, bad parameters.
 
-use gem_core::state_manager::Input;
+use gem_core::state_manager::{Input, StateManagerConfig};
 use gem_e2e::sm_scenarios::{self as sc, secs, Driver, Scenario};
 use gem_msgs::gem_state_msgs::SystemStateStamped as S;
 use gem_ros::procfs;
@@ -83,7 +83,10 @@ fn zero_stamps_are_used_and_warned_once_per_input() {
     let (node, mut d) = start(&ros, &[]);
     sc::zero_stamps(&mut d).unwrap_or_else(|e| panic!("{e}\n{}", node.output()));
     let warning = |topic: &str| format!("{topic}: header.stamp is zero");
-    let topics = Input::ALL.map(Input::topic);
+    let topics: Vec<&str> = StateManagerConfig::DEFAULT
+        .watched()
+        .map(Input::topic)
+        .collect();
     assert!(
         topics
             .iter()
@@ -144,6 +147,155 @@ fn fault_is_published_at_once_without_waiting_for_a_tick() {
         m.header.stamp.nanos() as u64,
         d.now_ns(),
         "published at the current ROS time"
+    );
+}
+
+/// A state manager watching the drive-by-wire's fault (`~watch_vehicle_fault`, and the
+/// parameters `extra`), its inputs and a vehicle bridge reporting no fault fed in lockstep,
+/// nominal.
+fn start_watching_vehicle_fault(ros: &RosGuard, extra: &[(&str, &str)]) -> (NodeProc, Driver) {
+    let params: Vec<(&str, &str)> = [("watch_vehicle_fault", "true")]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    let (node, mut d) = start_with(ros, &params, sc::Inputs::with_vehicle_fault());
+    d.nominal()
+        .unwrap_or_else(|e| panic!("{e}\n{}", node.output()));
+    assert!(
+        node.wait_output(LOG_WAIT, "watching the drive-by-wire's fault"),
+        "{}",
+        node.output()
+    );
+    (node, d)
+}
+
+/// The drive-by-wire's fault on `vehicle/fault`: ERROR with the ESTOP bit in the very step
+/// it arrives, logged as the drive-by-wire's; with the e-stop pressed as well, either one
+/// clearing keeps the bit (and the log says which holds it); cleared, the state goes back
+/// to IDLE, or to RUNNING with a task; a silent bridge is STALE_DATA after exactly the
+/// staleness timeout.
+#[test]
+fn vehicle_fault_is_an_estop_that_clears_and_goes_stale() {
+    let ros = ros();
+    let (node, mut d) = start_watching_vehicle_fault(&ros, &[]);
+    let fail = |e: String| -> ! { panic!("{e}\n{}", node.output()) };
+    let estop = S::ERROR_ESTOP;
+    d.inputs.vehicle_fault = Some(true);
+    expect(&d.step(), estop, "drive-by-wire fault", &node);
+    assert!(
+        node.wait_output(LOG_WAIT, "ESTOP: drive-by-wire fault on vehicle/fault"),
+        "{}",
+        node.output()
+    );
+    d.inputs.vehicle_fault = Some(false);
+    expect(&d.step(), 0, "drive-by-wire fault cleared", &node);
+    // Both at once; the drive-by-wire clears first, then the switch.
+    d.inputs.vehicle_fault = Some(true);
+    d.inputs.estop = Some(true);
+    expect(&d.step(), estop, "e-stop and drive-by-wire fault", &node);
+    d.inputs.vehicle_fault = Some(false);
+    expect(&d.step(), estop, "e-stop still pressed", &node);
+    assert!(
+        node.wait_output(
+            LOG_WAIT,
+            "error code still ESTOP, now ESTOP: e-stop switch pressed"
+        ),
+        "{}",
+        node.output()
+    );
+    d.inputs.estop = Some(false);
+    expect(&d.step(), 0, "e-stop released", &node);
+    // With a task: back to RUNNING, as after an e-stop.
+    d.inputs.planner = Some(gem_msgs::gem_state_msgs::TaskPlannerStatus::STATUS_RUNNING_TASK);
+    let m = d.step().unwrap_or_else(|e| fail(e));
+    assert_eq!((m.state, m.error_code), (S::STATE_RUNNING, 0), "{m:?}");
+    d.inputs.vehicle_fault = Some(true);
+    expect(&d.step(), estop, "drive-by-wire fault during a task", &node);
+    d.inputs.vehicle_fault = Some(false);
+    let m = d.step().unwrap_or_else(|e| fail(e));
+    assert_eq!((m.state, m.error_code), (S::STATE_RUNNING, 0), "{m:?}");
+    d.nominal().unwrap_or_else(|e| fail(e));
+    // The bridge falls silent.
+    let last = d.now_ns();
+    d.inputs.vehicle_fault = None;
+    expect(
+        &d.step_to(last + secs(1.0)),
+        0,
+        "vehicle/fault silent for 1.0 s",
+        &node,
+    );
+    expect(
+        &d.step_to(last + secs(1.1)),
+        S::ERROR_STALE_DATA,
+        "vehicle/fault silent for 1.1 s",
+        &node,
+    );
+    assert!(
+        node.wait_output(LOG_WAIT, "STALE_DATA: vehicle/fault 1.10 s old"),
+        "{}",
+        node.output()
+    );
+    d.inputs.vehicle_fault = Some(false);
+    expect(&d.step(), 0, "the bridge speaks again", &node);
+}
+
+/// The drive-by-wire's fault from Debian's `rostopic pub` (rospy, as a Python bridge
+/// would send it; unstamped, so taken at its receive time): `enabled: true` → ERROR with
+/// ESTOP, published at once without the clock moving; `enabled: false` → recovered; the
+/// publisher gone → STALE_DATA alone once the staleness timeout has passed since its
+/// message.
+#[test]
+fn vehicle_fault_from_rostopic_pub_stops_recovers_and_goes_stale() {
+    const T: Duration = Duration::from_secs(30);
+    let ros = ros();
+    // The clock stands still while rostopic starts: no "ROS time stopped" meanwhile.
+    let (node, mut d) = start_watching_vehicle_fault(&ros, &[("clock_stall_s", "600")]);
+    let fail = |e: String| -> ! { panic!("{e}\n{}", node.output()) };
+    // rostopic takes the test's place as the bridge.
+    d.inputs.vehicle_fault = None;
+    let topic = format!("{}/{}", d.ns(), Input::VehicleFault.topic());
+    // One latched message: the clock stands still, so the node answers it at once (its
+    // event path) and nothing grows stale meanwhile.
+    let send = |enabled: bool, pred: fn(&S) -> bool| {
+        let (seen, acks) = (d.received(), d.acks());
+        let fields = format!("{{enabled: {enabled}}}");
+        let publisher = gem_testbed::cli_background(
+            "rostopic",
+            &["pub", "-1", &topic, "gem_state_msgs/EstopStamped", &fields],
+        );
+        let m = d.wait_state(seen, T, pred).unwrap_or_else(|| {
+            panic!(
+                "enabled: {enabled}: no such system_state within {T:?}\n{}\n{}",
+                publisher.output(),
+                node.output()
+            )
+        });
+        // Its acknowledgement, so the lockstep that follows counts only its own.
+        assert!(d.wait_acks_for(acks + 1, T), "{}", node.output());
+        drop(publisher);
+        m
+    };
+    let m = send(true, |m| m.error_code & S::ERROR_ESTOP != 0);
+    assert_eq!(
+        (m.state, m.error_code),
+        (S::STATE_ERROR, S::ERROR_ESTOP),
+        "{m:?}"
+    );
+    let m = send(false, |m| m.error_code == 0);
+    assert_eq!(m.state, S::STATE_IDLE, "{m:?}");
+    let last = d.now_ns();
+    expect(
+        &d.step_to(last + secs(1.0)),
+        0,
+        "rostopic gone for 1.0 s",
+        &node,
+    );
+    let m = d.step().unwrap_or_else(|e| fail(e));
+    expect(
+        &Ok(m),
+        S::ERROR_STALE_DATA,
+        "rostopic gone for 1.1 s",
+        &node,
     );
 }
 

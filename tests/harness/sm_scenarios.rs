@@ -40,6 +40,9 @@ pub struct Inputs {
     pub temperature: Option<f32>,
     /// Planner status wire value.
     pub planner: Option<u8>,
+    /// The drive-by-wire's fault (`vehicle/fault`, a state manager with
+    /// `~watch_vehicle_fault`); `None` in [`Inputs::nominal`]: no vehicle bridge.
+    pub vehicle_fault: Option<bool>,
     /// Stamp inputs with zero instead of the sim time.
     pub zero_stamps: bool,
 }
@@ -54,7 +57,16 @@ impl Inputs {
             signal: Some(msg::SignalStrengthStamped::CONNECTED),
             temperature: Some(30.0),
             planner: Some(msg::TaskPlannerStatus::STATUS_NO_TASK),
+            vehicle_fault: None,
             zero_stamps: false,
+        }
+    }
+
+    /// [`Inputs::nominal`] with a vehicle bridge reporting no fault.
+    pub fn with_vehicle_fault() -> Self {
+        Inputs {
+            vehicle_fault: Some(false),
+            ..Inputs::nominal()
         }
     }
 }
@@ -87,6 +99,7 @@ struct Pubs {
     signal: RawPub<msg::SignalStrengthStamped>,
     temperature: RawPub<msg::TemperatureStamped>,
     planner: RawPub<msg::TaskPlannerStatus>,
+    vehicle_fault: RawPub<msg::EstopStamped>,
 }
 
 /// Drives a state manager through `/clock` and its input topics.
@@ -97,10 +110,15 @@ pub struct Driver {
     /// Number of `~processed` acknowledgements received.
     acks: Arc<(Mutex<usize>, Condvar)>,
     _acks_sub: ros1_protocols::direct::DirectSubscriber,
+    /// The namespace of the node's topics (`/sm3`, or `` for the root).
+    ns: String,
     /// Current sim time, ns.
     now_ns: u64,
     /// What each step publishes.
     pub inputs: Inputs,
+    /// Connected with a vehicle bridge ([`Inputs::vehicle_fault`] set): its nominal
+    /// inputs include one that reports no fault.
+    vehicle_bridge: bool,
 }
 
 fn header(stamp_ns: u64) -> Header {
@@ -119,7 +137,8 @@ pub fn secs(value: f64) -> u64 {
 impl Driver {
     /// Publishers for the inputs under `ns` (e.g. `/sm3`, or `` for the root) and a
     /// latched `/clock` at `t0_ns`; returns once the node in `ns` has subscribed to every
-    /// input, so its "last good" timers start at `t0_ns`.
+    /// input (the drive-by-wire's fault only when `inputs` carry one), so its "last good"
+    /// timers start at `t0_ns`.
     pub fn connect(ns: &str, t0_ns: u64) -> Result<Driver, String> {
         Self::connect_with(ns, t0_ns, Inputs::nominal())
     }
@@ -138,6 +157,7 @@ impl Driver {
             signal: RawPub::new(&topic(Input::Signal.topic()))?,
             temperature: RawPub::new(&topic(Input::Temperature.topic()))?,
             planner: RawPub::new(&topic(Input::PlannerStatus.topic()))?,
+            vehicle_fault: RawPub::new(&topic(Input::VehicleFault.topic()))?,
         };
         pubs.clock
             .send(Clock {
@@ -167,7 +187,9 @@ impl Driver {
             _sub: sub,
             acks,
             _acks_sub: acks_sub,
+            ns: ns.to_string(),
             now_ns: t0_ns,
+            vehicle_bridge: inputs.vehicle_fault.is_some(),
             inputs,
         };
         d.wait_connected()?;
@@ -185,6 +207,11 @@ impl Driver {
                 p.signal.subscriber_count(),
                 p.temperature.subscriber_count(),
                 p.planner.subscriber_count(),
+                if self.vehicle_bridge {
+                    p.vehicle_fault.subscriber_count()
+                } else {
+                    1
+                },
             ]
             .iter()
             .all(|&n| n > 0)
@@ -223,6 +250,11 @@ impl Driver {
             }
         }
         Err("no ~processed acknowledgement from the state manager".into())
+    }
+
+    /// The namespace of the node's topics (`/sm3`, or `` for the root).
+    pub fn ns(&self) -> &str {
+        &self.ns
     }
 
     /// Current sim time in ns.
@@ -267,7 +299,13 @@ impl Driver {
         ))
     }
 
-    fn wait_acks_for(&self, total: usize, timeout: Duration) -> bool {
+    /// Number of `~processed` acknowledgements received so far.
+    pub fn acks(&self) -> usize {
+        *self.acks.0.lock().unwrap()
+    }
+
+    /// Waits (bounded, woken by each arrival) until `total` acknowledgements have come.
+    pub fn wait_acks_for(&self, total: usize, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let (lock, cv) = &*self.acks;
         let mut n = lock.lock().unwrap();
@@ -356,6 +394,12 @@ impl Driver {
                 status: v,
             }))?;
         }
+        if let Some(v) = i.vehicle_fault {
+            count(p.vehicle_fault.send(msg::EstopStamped {
+                header: h(),
+                enabled: v,
+            }))?;
+        }
         Ok(sent)
     }
 
@@ -387,9 +431,14 @@ impl Driver {
         last.ok_or_else(|| format!("already at {} >= {}", fmt_ns(self.now_ns), fmt_ns(t_ns)))
     }
 
-    /// Restores nominal inputs and steps until the node reports IDLE without errors.
+    /// Restores nominal inputs (with a vehicle bridge reporting no fault when connected
+    /// with one) and steps until the node reports IDLE without errors.
     pub fn nominal(&mut self) -> Result<(), String> {
-        self.inputs = Inputs::nominal();
+        self.inputs = if self.vehicle_bridge {
+            Inputs::with_vehicle_fault()
+        } else {
+            Inputs::nominal()
+        };
         self.step_until(50, "nominal IDLE", |m| {
             m.state == S::STATE_IDLE && m.error_code == 0
         })?;

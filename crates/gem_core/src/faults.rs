@@ -6,6 +6,13 @@
 //! faulty is decided by [`FaultKind::is_faulty`] from the state manager's own thresholds
 //! ([`StateManagerConfig`]), never by a second copy of them. How a tool injects a failure
 //! (`mock_signals`' parameters) is the nodes' business, not the core's.
+//!
+//! The catalogue holds the failure types a tool can inject into the suite as it runs on
+//! every platform, so each arrives on an input the state manager always watches (a test
+//! checks it). The drive-by-wire's fault ([`Input::VehicleFault`]) is not among them: it
+//! comes from the vehicle bridge, only on the platforms that run one, and only with the
+//! state manager's `watch_vehicle_fault`; it raises `ESTOP` as the e-stop does, and the
+//! state manager's rules ([`crate::state_manager`]) are its home.
 
 pub use crate::state_manager::HoldOff;
 use crate::state_manager::{ErrorBits, Input, StateManagerConfig};
@@ -202,6 +209,14 @@ mod tests {
         for k in [FaultKind::Estop, FaultKind::Battery, FaultKind::Temperature] {
             assert_eq!(k.hold_off(&c), None, "{k:?}");
         }
+    }
+
+    #[test]
+    fn every_catalogued_fault_arrives_on_an_input_watched_by_default() {
+        for f in &CATALOGUE {
+            assert!(cfg().watches(f.input), "{}: {}", f.name, f.input);
+        }
+        assert!(!CATALOGUE.iter().any(|f| f.input == Input::VehicleFault));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use anyhow::{anyhow, bail, Context};
 use gem_core::names;
-use gem_core::state_manager::Input;
+use gem_core::state_manager::{Input, StateManagerConfig};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -20,11 +20,16 @@ const CHAIN_TOPICS: [&str; 6] = [
     names::global::navigate_waypoints::RESULT,
 ];
 
-/// What every bag holds: the clock, the state manager's inputs (the planner's status
-/// among them), the chain topics.
+/// What every bag holds: the clock, the state manager's inputs as the suite's launch files
+/// run it (the planner's status among them; no vehicle bridge, so not its fault), the
+/// chain topics.
 fn topics() -> Vec<&'static str> {
     std::iter::once(names::CLOCK)
-        .chain(Input::ALL.map(Input::global_topic))
+        .chain(
+            StateManagerConfig::DEFAULT
+                .watched()
+                .map(Input::global_topic),
+        )
         .chain(CHAIN_TOPICS)
         .collect()
 }

@@ -11,19 +11,35 @@ fn at(s: f64) -> Time {
     Time::from_secs_f64(T0 + s)
 }
 
-/// Rule tests: staleness off, so only the rule under test can raise a bit.
+/// Rule tests: staleness off, so only the rule under test can raise a bit; every input
+/// watched (the drive-by-wire's fault too).
 fn rules_only() -> StateManager {
     StateManager::new(
         StateManagerConfig {
             stale_after: None,
+            watch_vehicle_fault: true,
             ..Default::default()
         },
         at(0.0),
     )
 }
 
-/// Staleness tests: the specified defaults with a 1 s timeout.
+/// Staleness tests: the specified defaults with a 1 s timeout, every input watched (the
+/// drive-by-wire's fault too).
 fn with_staleness() -> StateManager {
+    StateManager::new(
+        StateManagerConfig {
+            stale_after: Some(Duration::from_secs(1)),
+            watch_vehicle_fault: true,
+            ..Default::default()
+        },
+        at(0.0),
+    )
+}
+
+/// The specified defaults with a 1 s timeout, as a platform without a vehicle bridge runs
+/// it: the drive-by-wire's fault not watched.
+fn without_vehicle_fault() -> StateManager {
     StateManager::new(
         StateManagerConfig {
             stale_after: Some(Duration::from_secs(1)),
@@ -43,6 +59,7 @@ fn feed(sm: &mut StateManager, input: Input, s: f64) -> Vec<InputIssue> {
         Input::Signal => sm.update_signal(t, 1, t),
         Input::Temperature => sm.update_temperature(t, 30.0, t),
         Input::PlannerStatus => sm.update_planner(t, 0, t),
+        Input::VehicleFault => sm.update_vehicle_fault(t, false, t),
     }
 }
 
@@ -187,6 +204,203 @@ fn error_estop_released_recovers() {
     let r = sm.evaluate(at(0.1));
     assert_eq!(r.state, SystemState::Idle);
     assert_eq!(r.transition.unwrap().reason, Reason::Recovered);
+}
+
+// ----- the drive-by-wire's fault ----------------------------------------------------------
+
+#[test]
+fn idle_vehicle_fault_is_error_estop_immediately_and_named_as_such() {
+    let mut sm = rules_only();
+    assert!(sm.update_vehicle_fault(at(0.0), true, at(0.0)).is_empty());
+    let r = sm.evaluate(at(0.0));
+    assert_eq!((r.state, r.errors), (SystemState::Error, ErrorBits::ESTOP));
+    assert_eq!(
+        sm.estop_causes(),
+        EstopCauses {
+            switch: false,
+            drive_by_wire: true
+        }
+    );
+    assert!(sm.vehicle_fault() && !sm.estop());
+    assert_eq!(
+        sm.explain(at(0.0)),
+        "ESTOP: drive-by-wire fault on vehicle/fault"
+    );
+}
+
+#[test]
+fn idle_estop_switch_is_named_as_the_switch() {
+    let mut sm = rules_only();
+    sm.update_estop(at(0.0), true, at(0.0));
+    sm.evaluate(at(0.0));
+    assert_eq!(sm.explain(at(0.0)), "ESTOP: e-stop switch pressed");
+}
+
+#[test]
+fn error_vehicle_fault_cleared_recovers_to_idle() {
+    let mut sm = rules_only();
+    sm.update_vehicle_fault(at(0.0), true, at(0.0));
+    sm.evaluate(at(0.0));
+    sm.update_vehicle_fault(at(0.1), false, at(0.1));
+    let r = sm.evaluate(at(0.1));
+    assert_eq!((r.state, r.errors), (SystemState::Idle, ErrorBits::NONE));
+    assert_eq!(r.transition.unwrap().reason, Reason::Recovered);
+}
+
+#[test]
+fn error_vehicle_fault_cleared_with_a_task_recovers_to_running() {
+    let mut sm = rules_only();
+    sm.update_planner(at(0.0), 1, at(0.0));
+    sm.update_vehicle_fault(at(0.0), true, at(0.0));
+    assert_eq!(sm.evaluate(at(0.0)).state, SystemState::Error);
+    sm.update_vehicle_fault(at(0.2), false, at(0.2));
+    let t = sm.evaluate(at(0.2)).transition.unwrap();
+    assert_eq!(
+        (t.from, t.to, t.reason),
+        (SystemState::Error, SystemState::Running, Reason::Recovered)
+    );
+}
+
+#[test]
+fn error_estop_and_vehicle_fault_together_one_clearing_keeps_the_bit() {
+    for switch_first in [true, false] {
+        let mut sm = rules_only();
+        sm.update_estop(at(0.0), true, at(0.0));
+        sm.update_vehicle_fault(at(0.0), true, at(0.0));
+        let r = sm.evaluate(at(0.0));
+        assert_eq!((r.state, r.errors), (SystemState::Error, ErrorBits::ESTOP));
+        assert_eq!(
+            sm.explain(at(0.0)),
+            "ESTOP: e-stop switch pressed, drive-by-wire fault on vehicle/fault"
+        );
+        if switch_first {
+            sm.update_estop(at(0.1), false, at(0.1));
+        } else {
+            sm.update_vehicle_fault(at(0.1), false, at(0.1));
+        }
+        let r = sm.evaluate(at(0.1));
+        assert_eq!(
+            (r.state, r.errors),
+            (SystemState::Error, ErrorBits::ESTOP),
+            "switch first: {switch_first}"
+        );
+        assert!(!r.changed, "the wire carries the same bits");
+        assert!(
+            r.estop_causes_changed,
+            "the log says what holds the bit now"
+        );
+        let left = if switch_first {
+            "ESTOP: drive-by-wire fault on vehicle/fault"
+        } else {
+            "ESTOP: e-stop switch pressed"
+        };
+        assert_eq!(sm.explain(at(0.1)), left);
+        assert!(!sm.evaluate(at(0.15)).estop_causes_changed);
+        // The other one clears as well: recovered.
+        sm.update_estop(at(0.2), false, at(0.2));
+        sm.update_vehicle_fault(at(0.2), false, at(0.2));
+        let r = sm.evaluate(at(0.2));
+        assert_eq!((r.state, r.errors), (SystemState::Idle, ErrorBits::NONE));
+        assert!(r.changed && !r.estop_causes_changed);
+    }
+}
+
+#[test]
+fn idle_vehicle_fault_not_watched_is_ignored_and_never_stale() {
+    let mut sm = without_vehicle_fault();
+    assert!(!sm.config().watches(Input::VehicleFault));
+    // Its messages change nothing, not even a zero stamp is looked at.
+    assert!(sm
+        .update_vehicle_fault(Time::ZERO, true, at(0.0))
+        .is_empty());
+    assert!(!sm.vehicle_fault());
+    for step in 0..=30 {
+        feed_nominal_except(&mut sm, Some(Input::VehicleFault), step as f64 * 0.1);
+    }
+    assert_eq!(errors_at(&mut sm, 3.0), ErrorBits::NONE);
+    assert_eq!(
+        sm.freshness(Input::VehicleFault, at(3.0)),
+        Freshness::Unwatched
+    );
+    // Nothing of it is pending either: the next deadline is the others' staleness.
+    let d = sm.next_deadline(at(3.0)).unwrap();
+    assert!(d > at(4.0) && d < at(4.0001), "{d}");
+}
+
+#[test]
+fn idle_vehicle_fault_watched_and_never_received_is_stale_and_named() {
+    let mut sm = with_staleness();
+    feed_nominal_except(&mut sm, Some(Input::VehicleFault), 0.9);
+    assert_eq!(errors_at(&mut sm, 1.0), ErrorBits::NONE);
+    assert_eq!(errors_at(&mut sm, 1.1), ErrorBits::STALE_DATA);
+    assert_eq!(
+        sm.explain(at(1.1)),
+        "STALE_DATA: vehicle/fault never received"
+    );
+}
+
+#[test]
+fn idle_vehicle_fault_watched_and_silent_is_stale_after_the_timeout() {
+    let mut sm = with_staleness();
+    feed_nominal(&mut sm, 0.0);
+    for step in 1..=11 {
+        feed_nominal_except(&mut sm, Some(Input::VehicleFault), step as f64 * 0.1);
+    }
+    assert_eq!(errors_at(&mut sm, 1.0), ErrorBits::NONE);
+    assert_eq!(errors_at(&mut sm, 1.1), ErrorBits::STALE_DATA);
+    assert!(
+        sm.explain(at(1.1)).contains("vehicle/fault 1.10 s old"),
+        "{}",
+        sm.explain(at(1.1))
+    );
+    // The bridge speaks again: recovered.
+    feed(&mut sm, Input::VehicleFault, 1.1);
+    assert_eq!(errors_at(&mut sm, 1.1), ErrorBits::NONE);
+}
+
+#[test]
+fn idle_vehicle_fault_stamps_are_judged_as_the_estops() {
+    let mut sm = with_staleness();
+    feed_nominal(&mut sm, 0.0);
+    assert_eq!(
+        sm.update_vehicle_fault(Time::ZERO, false, at(0.8)),
+        vec![InputIssue::ZeroStamp {
+            input: Input::VehicleFault
+        }]
+    );
+    // Taken at its receive time: fresh until 0.8 + 1.0 s.
+    feed_nominal_except(&mut sm, Some(Input::VehicleFault), 1.5);
+    assert_eq!(errors_at(&mut sm, 1.5), ErrorBits::NONE);
+    assert_eq!(errors_at(&mut sm, 1.81), ErrorBits::STALE_DATA);
+    // A stamp far in the future is clamped: it cannot keep the input fresh.
+    let mut sm = with_staleness();
+    feed_nominal(&mut sm, 0.0);
+    let issues = sm.update_vehicle_fault(at(100.0), true, at(0.5));
+    assert!(matches!(
+        issues[..],
+        [InputIssue::FutureStamp {
+            input: Input::VehicleFault,
+            ..
+        }]
+    ));
+    assert_eq!(errors_at(&mut sm, 0.5), ErrorBits::ESTOP);
+    feed_nominal_except(&mut sm, Some(Input::VehicleFault), 1.4);
+    assert_eq!(errors_at(&mut sm, 1.4), ErrorBits::ESTOP);
+    assert_eq!(
+        errors_at(&mut sm, 1.6).bits(),
+        ErrorBits::ESTOP.bits() | ErrorBits::STALE_DATA.bits()
+    );
+}
+
+#[test]
+fn error_clock_jumps_back_keeps_a_vehicle_fault() {
+    let mut sm = with_staleness();
+    feed_nominal(&mut sm, 0.0);
+    sm.update_vehicle_fault(at(0.5), true, at(0.5));
+    assert_eq!(errors_at(&mut sm, 0.5), ErrorBits::ESTOP);
+    let r = sm.evaluate(Time::from_secs_f64(10.0));
+    assert!(r.clock_reset.is_some());
+    assert_eq!(r.errors, ErrorBits::ESTOP);
 }
 
 // ----- GPS ------------------------------------------------------------------------------
@@ -690,6 +904,15 @@ fn config_default_is_valid_and_spec() {
     assert_eq!(c.gps_lost_after, Duration::from_secs(15));
     assert_eq!(c.signal_lost_after, Duration::from_secs(10));
     assert_eq!(c.signal_low_after, Duration::from_secs(20));
+    assert!(
+        !c.watch_vehicle_fault,
+        "the simulated platforms have no bridge"
+    );
+    assert_eq!(
+        c.watched().collect::<Vec<_>>(),
+        Input::ALL[..6].to_vec(),
+        "every input but the drive-by-wire's fault"
+    );
 }
 
 #[test]

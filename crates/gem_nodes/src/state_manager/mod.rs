@@ -11,7 +11,7 @@ pub use topics::INTERFACE;
 use topics::*;
 
 use anyhow::Context;
-use gem_core::state_manager::StateManager;
+use gem_core::state_manager::{Input, StateManager, StateManagerConfig};
 
 use gem_ros::time::{self, Ticker, Waker};
 
@@ -43,7 +43,7 @@ fn run() -> anyhow::Result<()> {
         params.publish_processed,
         waker,
     )?;
-    let _subscriptions = subscribe(&shared)?;
+    let _subscriptions = subscribe(&shared, &params.config)?;
     shared.register_acks();
     tracing::info!(
         "state_manager up: {} Hz heartbeat, staleness {:?}, sim time {}",
@@ -51,6 +51,12 @@ fn run() -> anyhow::Result<()> {
         params.config.stale_after,
         time::is_sim_time()
     );
+    if params.config.watch_vehicle_fault {
+        tracing::info!(
+            "watching the drive-by-wire's fault on {}: a fault raises ESTOP, silence STALE_DATA",
+            VEHICLE_FAULT.name()
+        );
+    }
     time::deadline_loop(
         ticker,
         || shared.catch_up(),
@@ -60,11 +66,13 @@ fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One subscription per input, each on the input's topic with its message type.
+/// One subscription per input `config` watches, each on the input's topic with its message
+/// type.
 fn subscribe(
     s: &Arc<Shared>,
+    config: &StateManagerConfig,
 ) -> Result<Vec<ros1_protocols::direct::DirectSubscriber>, ros1_protocols::RosError> {
-    use gem_core::state_manager::Input::*;
+    use Input::*;
     // Each input: its topic's declaration, the message field it carries and the core's
     // update for it (every message has a header, whose stamp the core judges).
     macro_rules! input {
@@ -77,12 +85,17 @@ fn subscribe(
             )?
         };
     }
-    Ok(vec![
-        input!(Battery, BATTERY, battery_level, update_battery),
-        input!(Estop, ESTOP, enabled, update_estop),
-        input!(Gps, GPS, accuracy, update_gps),
-        input!(Signal, SIGNAL, strength, update_signal),
-        input!(Temperature, TEMPERATURE, temperature, update_temperature),
-        input!(PlannerStatus, PLANNER_STATUS, status, update_planner),
-    ])
+    let mut subscriptions = Vec::with_capacity(Input::ALL.len());
+    for input in config.watched() {
+        subscriptions.push(match input {
+            Battery => input!(Battery, BATTERY, battery_level, update_battery),
+            Estop => input!(Estop, ESTOP, enabled, update_estop),
+            Gps => input!(Gps, GPS, accuracy, update_gps),
+            Signal => input!(Signal, SIGNAL, strength, update_signal),
+            Temperature => input!(Temperature, TEMPERATURE, temperature, update_temperature),
+            PlannerStatus => input!(PlannerStatus, PLANNER_STATUS, status, update_planner),
+            VehicleFault => input!(VehicleFault, VEHICLE_FAULT, enabled, update_vehicle_fault),
+        });
+    }
+    Ok(subscriptions)
 }

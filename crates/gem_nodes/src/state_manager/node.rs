@@ -165,6 +165,16 @@ fn log_report(
     if let Some(reset) = &report.clock_reset {
         tracing::warn!("{reset}");
     }
+    if report.estop_causes_changed {
+        // Same bits on the wire, another cause: the e-stop switch and the drive-by-wire's
+        // fault share ESTOP.
+        tracing::info!(
+            "{}: error code still {}, now {}",
+            report.state,
+            report.errors,
+            inner.core.explain(now)
+        );
+    }
     if !report.changed {
         return;
     }

@@ -20,6 +20,7 @@ gem_ros::param_table! {
         SIGNAL_LOW = ParamSpec::float("signal_low_after_s", CORE.signal_low_after.as_secs_f64(), "s", "LOW_SIGNAL for longer than this since the last CONNECTED raises SIGNAL_LOW").positive().feeds(&[HoldOff::SignalLow.field()]);
         CLOCK_TOLERANCE = ParamSpec::float("clock_tolerance_s", CORE.clock_tolerance.as_secs_f64(), "s", "stamps further ahead of now, or ROS time stepping back further, count as bad stamps / a clock reset").positive();
         CLOCK_STALL = ParamSpec::float("clock_stall_s", gem_core::time::CLOCK_STALL_S, "s", "sim time: wall time without a `/clock` message (the simulator, or the link to its computer, is gone) after which STALE_DATA is raised, until ROS time moves on (with staleness enabled)").positive();
+        WATCH_VEHICLE_FAULT = ParamSpec::bool("watch_vehicle_fault", CORE.watch_vehicle_fault, "subscribe to `vehicle/fault`, the drive-by-wire's fault (`pacmod_bridge`): `enabled` raises ESTOP at once, as a pressed e-stop does, and a silent bridge STALE_DATA; set it where a vehicle bridge runs");
         PUBLISH_PROCESSED = ParamSpec::bool("publish_processed", false, "after each input message is handled, publish its topic and stamp on `~processed` and the handled count on the latched `/replay/ready` (std_msgs/Header), for lockstep drivers and `gemctl replay`");
     ];
 }
@@ -54,6 +55,7 @@ impl Params {
             signal_low_after: SIGNAL_LOW.seconds()?,
             stale_after,
             clock_tolerance: CLOCK_TOLERANCE.seconds()?,
+            watch_vehicle_fault: WATCH_VEHICLE_FAULT.bool_value()?,
         };
         config.validate().map_err(|e| config_error(&PARAMS, e))?;
         Ok(Params {

@@ -23,6 +23,8 @@ gem_ros::interface_table! {
         SIGNAL: msg::SignalStrengthStamped = Decl::subscribes(Input::Signal.topic(), "radio link quality");
         /// Temperature.
         TEMPERATURE: msg::TemperatureStamped = Decl::subscribes(Input::Temperature.topic(), "drive-train temperature, °C");
+        /// The drive-by-wire's fault, from the vehicle bridge (optional).
+        VEHICLE_FAULT: msg::EstopStamped = Decl::subscribes(Input::VehicleFault.topic(), "with `~watch_vehicle_fault`: the drive-by-wire's fault (`pacmod_bridge`); `enabled` raises ESTOP at once, silence STALE_DATA");
         /// The verdict.
         SYSTEM_STATE: msg::SystemStateStamped = Decl::publishes(names::SYSTEM_STATE, 10, "IDLE, RUNNING or ERROR with the error bits, at `~rate` and at once on every change of state or error code");
     ] + [
