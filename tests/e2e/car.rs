@@ -18,7 +18,7 @@ use gem_core::pacmod::bridge::BridgeConfig;
 use gem_core::state_manager::ErrorBits;
 use gem_core::vehicle::localization::LocalizationParams;
 use gem_e2e::lap::{LAP, SPEEDUP, TIMEOUT_S};
-use gem_e2e::suite::pid_of_node;
+use gem_e2e::suite::{car_speed, car_x, pid_of_node};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
@@ -317,17 +317,11 @@ impl Route {
     }
 
     fn x(&self) -> f64 {
-        self.poses
-            .last()
-            .and_then(|m| m.pose.first().map(|p| p.position.x))
-            .unwrap_or(f64::NAN)
+        car_x(&self.poses)
     }
 
     fn speed(&self) -> f64 {
-        self.poses
-            .last()
-            .and_then(|m| m.twist.first().map(|t| t.linear.x.hypot(t.linear.y)))
-            .unwrap_or(f64::NAN)
+        car_speed(&self.poses)
     }
 
     /// ROS time now, s.

@@ -44,12 +44,7 @@ fn estop_during_a_task_pauses_stops_and_resumes_to_completion() {
             "controller:=stanley",
         ],
     );
-    let x = || {
-        poses
-            .last()
-            .and_then(|m| m.pose.first().map(|p| p.position.x))
-            .unwrap_or(f64::NAN)
-    };
+    let x = || gem_e2e::suite::car_x(&poses);
     let running = |m: &TaskPlannerStatus| m.status == TaskPlannerStatus::STATUS_RUNNING_TASK;
     assert!(
         status.wait_latest(T, running).is_some(),

@@ -174,10 +174,7 @@ impl Stack {
     }
 
     fn x(&self) -> f64 {
-        self.states
-            .last()
-            .and_then(|m| m.pose.first().map(|p| p.position.x))
-            .unwrap_or(f64::NAN)
+        gem_e2e::suite::car_x(&self.states)
     }
 
     fn output(&self) -> String {

@@ -107,17 +107,11 @@ impl Suite {
 
     /// The car's x position (NaN before the first pose).
     pub fn x(&self) -> f64 {
-        self.poses
-            .last()
-            .and_then(|m| m.pose.first().map(|p| p.position.x))
-            .unwrap_or(f64::NAN)
+        car_x(&self.poses)
     }
 
     fn car_speed(&self) -> f64 {
-        self.poses
-            .last()
-            .and_then(|m| m.twist.first().map(|t| t.linear.x))
-            .unwrap_or(f64::NAN)
+        car_speed(&self.poses)
     }
 
     fn planner_is(&self, status: u8, what: &str) -> Outcome {
@@ -301,6 +295,23 @@ pub fn completes(s: &Suite, end_x: f64) -> Outcome {
     check((s.x() - end_x).abs() < 1.0, || {
         format!("stopped at x = {:.2}, not {end_x}", s.x())
     })
+}
+
+/// The car's x position in the latest `gazebo/model_states` (NaN before the first).
+pub fn car_x(poses: &Collector<ModelStates>) -> f64 {
+    poses
+        .last()
+        .and_then(|m| m.pose.first().map(|p| p.position.x))
+        .unwrap_or(f64::NAN)
+}
+
+/// The car's speed over the ground in the latest `gazebo/model_states` (NaN before the
+/// first).
+pub fn car_speed(poses: &Collector<ModelStates>) -> f64 {
+    poses
+        .last()
+        .and_then(|m| m.twist.first().map(|t| t.linear.x.hypot(t.linear.y)))
+        .unwrap_or(f64::NAN)
 }
 
 /// The PID of the node called `node` on our master. rosrust does not answer the slave
