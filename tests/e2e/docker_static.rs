@@ -230,7 +230,7 @@ fn every_launch_argument_passed_is_declared_and_every_test_file_exists() {
     assert!(passed >= 5, "only {passed} launch arguments found");
     // The gazebo branch exists and is guarded, so headless users never need gem_gazebo.
     let launch = read("launch/launch/vehicle.launch");
-    assert!(launch.contains("<group if=\"$(eval sim == 'gazebo')\">"));
+    assert!(launch.contains("<group if=\"$(eval platform == 'sim' and sim == 'gazebo')\">"));
     assert!(launch.contains("$(find gem_gazebo)/launch/gem_gazebo_rviz.launch"));
 }
 
