@@ -38,14 +38,7 @@ const T: Duration = Duration::from_secs(60);
 /// path's first waypoint, pointing along it.
 fn launch(platform: &str, waypoints: &str) -> NodeProc {
     let timeout = TIMEOUT_S.to_string();
-    let file = repo_root().join("launch/waypoints").join(waypoints);
-    let text = std::fs::read_to_string(&file).expect("the waypoint file");
-    let first: Vec<&str> = text
-        .lines()
-        .next()
-        .expect("a waypoint")
-        .split(',')
-        .collect();
+    let first = waypoint_rows(waypoints).0;
     let args = [
         "gem_bringup".to_string(),
         "integration_run.launch".into(),
@@ -90,20 +83,17 @@ fn secs(t: rosrust::Time) -> f64 {
     f64::from(t.sec) + f64::from(t.nsec) * 1e-9
 }
 
-/// The first and the last waypoint of `waypoints` (in launch/waypoints), x and y.
-fn endpoints(waypoints: &str) -> ((f64, f64), (f64, f64)) {
+/// The first and the last row of `waypoints` (in launch/waypoints): x, y, yaw, ...
+fn waypoint_rows(waypoints: &str) -> (Vec<f64>, Vec<f64>) {
     let text = std::fs::read_to_string(repo_root().join("launch/waypoints").join(waypoints))
         .expect("the waypoint file");
-    let point = |line: Option<&str>| {
-        let v: Vec<f64> = line
-            .expect("a waypoint")
+    let row = |line: Option<&str>| -> Vec<f64> {
+        line.expect("a waypoint")
             .split(',')
-            .take(2)
-            .map(|v| v.trim().parse().expect("a coordinate"))
-            .collect();
-        (v[0], v[1])
+            .map(|v| v.trim().parse().expect("a number"))
+            .collect()
     };
-    (point(text.lines().next()), point(text.lines().last()))
+    (row(text.lines().next()), row(text.lines().last()))
 }
 
 /// The intervals (ROS time) during which `/system_state` said ERROR.
@@ -320,7 +310,8 @@ struct Route {
 impl Route {
     /// The suite serving `waypoints` (in launch/waypoints), the car driving.
     fn start(waypoints: &str) -> Route {
-        let (start, end) = endpoints(waypoints);
+        let (first, last) = waypoint_rows(waypoints);
+        let (start, end) = ((first[0], first[1]), (last[0], last[1]));
         let route = Route {
             end,
             states: Collector::new(names::global::SYSTEM_STATE),

@@ -5,7 +5,7 @@
 //! fields they feed.
 
 use gem_core::gnss::pose::InsPoseConfig;
-use gem_ros::params::ParamSpec;
+use gem_ros::params::{config_error, ParamError, ParamSpec};
 
 const POSE: InsPoseConfig = InsPoseConfig::DEFAULT;
 
@@ -32,4 +32,17 @@ gem_ros::param_table! {
         /// `~antenna_ahead_m`.
         pub ANTENNA = ParamSpec::float("antenna_ahead_m", POSE.antenna_ahead_m, "m", "how far the solution's point (the antenna, or the INS's output point) sits ahead of the rear axle on the centre line");
     ];
+}
+
+/// Reads the four and checks them together; an error names the parameter through `table`,
+/// the node's own table (which declares them with the core fields they feed).
+pub fn read(table: &[ParamSpec]) -> Result<InsPoseConfig, ParamError> {
+    let frame = InsPoseConfig {
+        origin_lat_deg: Some(ORIGIN_LAT.f64()?),
+        origin_lon_deg: Some(ORIGIN_LON.f64()?),
+        origin_alt_m: ORIGIN_ALT.f64()?,
+        antenna_ahead_m: ANTENNA.f64()?,
+    };
+    frame.validate().map_err(|e| config_error(table, e))?;
+    Ok(frame)
 }

@@ -61,13 +61,7 @@ impl Params {
             // `inspva`: the table's check admits no other value.
             _ => Input::Inspva,
         };
-        let pose = InsPoseConfig {
-            origin_lat_deg: Some(ORIGIN_LAT.f64()?),
-            origin_lon_deg: Some(ORIGIN_LON.f64()?),
-            origin_alt_m: ORIGIN_ALT.f64()?,
-            antenna_ahead_m: ANTENNA.f64()?,
-        };
-        pose.validate().map_err(|e| config_error(&PARAMS, e))?;
+        let pose = crate::ins_params::read(&PARAMS)?;
         Ok(Params {
             input,
             pose,

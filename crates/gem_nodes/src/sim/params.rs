@@ -190,13 +190,7 @@ impl Params {
         inspva
             .validate()
             .map_err(|e| config_error(&INSPVA_SOURCE, e))?;
-        let ins_frame = InsPoseConfig {
-            origin_lat_deg: Some(ORIGIN_LAT.f64()?),
-            origin_lon_deg: Some(ORIGIN_LON.f64()?),
-            origin_alt_m: ORIGIN_ALT.f64()?,
-            antenna_ahead_m: ANTENNA.f64()?,
-        };
-        ins_frame.validate().map_err(|e| config_error(&PARAMS, e))?;
+        let ins_frame = crate::ins_params::read(&PARAMS)?;
         let pose_output = match POSE_OUTPUT.string()?.as_str() {
             "inspva" => PoseOutput::Inspva,
             // `model_state`: the table's check admits no other value.
