@@ -11,6 +11,7 @@ use gem_msgs::std_msgs::Header;
 use gem_ros::topics::Decl;
 use ros1_protocols::direct::{self, Arrival, DirectSubscriber};
 use ros1_protocols::lazy::{self, LazySubscriber};
+use ros1_protocols::polled::{PolledGroup, PolledSubscriber};
 use ros1_protocols::runtime::Publisher;
 use ros1_protocols::service::{self, Answer, Client, Service};
 use ros1_protocols::RosError;
@@ -23,6 +24,16 @@ pub fn subscribe<T: Message>(
     on_message: impl Fn(T, Arrival) + Send + Sync + 'static,
 ) -> Result<DirectSubscriber, RosError> {
     direct::subscribe(topic.name(), on_message)
+}
+
+/// Subscribes to `topic` in `group` ([`ros1_protocols::polled`]): `on_message` gets each message as it
+/// arrives, on the one thread that reads every subscription of the group.
+pub fn subscribe_polled<T: Message>(
+    group: &PolledGroup,
+    topic: &Decl<T>,
+    mut on_message: impl FnMut(T, Arrival) + Send + 'static,
+) -> Result<PolledSubscriber, RosError> {
+    group.subscribe(topic.name(), move |m, at, _| on_message(m, at))
 }
 
 /// Subscribes to `topic` lazily ([`lazy`]): messages are read when the caller

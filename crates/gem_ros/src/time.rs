@@ -7,7 +7,7 @@
 //! the node shuts down.
 
 use gem_core::time::Time;
-use ros1_protocols::clock::{self, clock_silence, wait_for_clock_or, MAX_NAP};
+use ros1_protocols::clock::{self, clock_silence, wait_for_clock_or, Timing, MAX_NAP};
 pub use ros1_protocols::clock::{is_sim_time, wait_for_valid_time, Waker};
 use std::time::Duration;
 
@@ -45,6 +45,8 @@ pub struct Ticker {
     /// The stall is `/clock` falling silent, not ROS time standing still.
     stall_on_silence: bool,
     waker: Option<Waker>,
+    /// How closely a periodic tick follows its `/clock` message (deadlines are exact).
+    tick_timing: Timing,
 }
 
 impl Ticker {
@@ -60,7 +62,18 @@ impl Ticker {
             stall_limit: None,
             stall_on_silence: false,
             waker: None,
+            tick_timing: Timing::Exact,
         }
+    }
+
+    /// Under sim time, read each periodic tick in one wake-up, up to half a `/clock`
+    /// period of wall time after its message ([`Timing::Relaxed`]) rather than as it
+    /// arrives (two wake-ups). The tick's ROS time is the same; deadlines given to
+    /// [`Ticker::wait_or_until`] stay exact. For a heartbeat or a status, not a control
+    /// loop.
+    pub fn relaxed(mut self) -> Self {
+        self.tick_timing = Timing::Relaxed;
+        self
     }
 
     /// Also wake with [`Wake::Event`] when `waker` is woken (the periodic ticks keep
@@ -166,9 +179,12 @@ impl Ticker {
                 self.stall_reported = true;
                 return Some(Wake::Stalled(now));
             }
-            let wake_at = deadline.map_or(self.next, |d| d.min(self.next));
+            let (wake_at, timing) = match deadline {
+                Some(d) if d < self.next => (d, Timing::Exact),
+                _ => (self.next, self.tick_timing),
+            };
             let waker = self.waker.clone();
-            wait_for_clock_or(wake_at.saturating_since(now), to_ros(now), || {
+            wait_for_clock_or(wake_at.saturating_since(now), to_ros(now), timing, || {
                 waker.as_ref().is_some_and(Waker::is_set)
             });
         }

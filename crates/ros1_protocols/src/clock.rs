@@ -16,8 +16,8 @@ use std::time::Duration;
 
 mod on_demand;
 
-pub use on_demand::is_zero;
-use on_demand::{clock_reached, Bell, Reading, Wait};
+use on_demand::{bell_of_this_thread, clock_reached, Reading, Wait};
+pub use on_demand::{is_zero, Timing};
 
 /// The `/clock` links, what they last gave, and a condition variable notified when that
 /// ends a wait (or a [`Waker`] rings).
@@ -150,12 +150,15 @@ static WALL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
 /// messages short of the deadline do not wake the caller (a node ticking at 20 Hz under a
 /// 100 Hz clock wakes for its ticks, not for every message): the wait is registered, and
 /// the subscription notifies only when a message ends one.
-pub fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
+///
+/// `timing` says how closely the wait ends on that message under sim time ([`Timing`]);
+/// under wall time it ends on the deadline.
+pub fn wait_for_clock_or(gap: Duration, seen: Time, timing: Timing, ready: impl Fn() -> bool) {
     match sim_clock() {
         Some(c) => {
             static NEXT: AtomicU64 = AtomicU64::new(0);
             let id = NEXT.fetch_add(1, Ordering::Relaxed);
-            let bell = Bell::of_this_thread();
+            let bell = bell_of_this_thread();
             let started = std::time::Instant::now();
             let mut r = c.reading.locked();
             r.waits.push(Wait {
@@ -170,7 +173,7 @@ pub fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
                 if ready() || clock_reached(r.latest, seen, gap) || left.is_zero() {
                     break;
                 }
-                r = match r.sleep_before(seen, gap) {
+                r = match r.sleep_before(seen, gap, timing) {
                     Some(sleep) => c
                         .changed
                         .wait_timeout(r, sleep.min(left))
@@ -190,7 +193,7 @@ pub fn wait_for_clock_or(gap: Duration, seen: Time, ready: impl Fn() -> bool) {
 }
 
 fn wait_for_clock(gap: Duration, seen: Time) {
-    wait_for_clock_or(gap, seen, || false);
+    wait_for_clock_or(gap, seen, Timing::Exact, || false);
 }
 
 /// Wakes a loop waiting in [`wait_for_clock_or`] from another thread, e.g. when an action

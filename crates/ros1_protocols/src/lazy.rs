@@ -46,6 +46,8 @@ impl LazyLinks {
     pub fn drain(&mut self, mut frame: impl FnMut(&[u8], Arrival, &Link)) {
         for l in self.links.iter_mut().filter(|l| l.dead.is_none()) {
             if let Err(e) = l.read_queued(&mut frame) {
+                // Wakes the link's thread (asleep until a hang-up), which ends the link.
+                let _ = l.stream.shutdown(std::net::Shutdown::Both);
                 l.dead = Some(e);
             }
         }
@@ -145,6 +147,33 @@ pub fn keep_link<R>(
     stream: TcpStream,
     stop: Stopping<'_>,
 ) -> std::io::Error {
+    keep_link_drained(
+        lock,
+        links_of,
+        drain,
+        link,
+        stream,
+        stop,
+        Some(DRAIN_EVERY),
+        || {},
+    )
+}
+
+/// [`keep_link`], draining every `drain_every` (never between the link's start and end
+/// when `None`: another thread reads it, [`crate::polled`]), and calling `changed` once
+/// the link is in `links` and once it is out again (so that thread watches the sockets
+/// that are there).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn keep_link_drained<R>(
+    lock: &Mutex<R>,
+    links_of: impl Fn(&mut R) -> &mut LazyLinks,
+    drain: impl Fn(&mut R),
+    link: &Link,
+    stream: TcpStream,
+    stop: Stopping<'_>,
+    drain_every: Option<Duration>,
+    changed: impl Fn(),
+) -> std::io::Error {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
     let watch = match stream
@@ -166,6 +195,7 @@ pub fn keep_link<R>(
         });
         drain(&mut r);
     }
+    changed();
     let why = loop {
         let mut fd = libc::pollfd {
             fd: watch.as_raw_fd(),
@@ -173,7 +203,7 @@ pub fn keep_link<R>(
             events: libc::POLLRDHUP,
             revents: 0,
         };
-        let ms = DRAIN_EVERY.as_millis() as libc::c_int;
+        let ms = drain_every.map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as libc::c_int);
         // SAFETY: one valid pollfd for the call.
         unsafe { libc::poll(&mut fd, 1, ms) };
         let mut r = lock.locked();
@@ -189,6 +219,7 @@ pub fn keep_link<R>(
         }
     };
     links_of(&mut lock.locked()).links.retain(|l| l.id != id);
+    changed();
     why
 }
 
@@ -204,13 +235,20 @@ pub struct LazySubscriber {
 /// What a lazy subscriber does with each message.
 type OnMessage<T> = Box<dyn FnMut(T, Arrival, &Link) + Send>;
 
-struct LazyState<T> {
-    links: LazyLinks,
+pub(crate) struct LazyState<T> {
+    pub(crate) links: LazyLinks,
     on_message: OnMessage<T>,
 }
 
 impl<T: rosrust::Message> LazyState<T> {
-    fn drain(&mut self) {
+    pub(crate) fn new(on_message: impl FnMut(T, Arrival, &Link) + Send + 'static) -> Self {
+        LazyState {
+            links: LazyLinks::default(),
+            on_message: Box::new(on_message),
+        }
+    }
+
+    pub(crate) fn drain(&mut self) {
         let on_message = &mut self.on_message;
         self.links.drain(
             |body, at, link| match T::decode(std::io::Cursor::new(body)) {
@@ -244,10 +282,7 @@ pub fn subscribe_lazily_linked<T: rosrust::Message>(
     on_link: impl Fn(&Link) + Send + Sync + 'static,
     on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
 ) -> Result<LazySubscriber, RosError> {
-    let state = Arc::new(Mutex::new(LazyState::<T> {
-        links: LazyLinks::default(),
-        on_message: Box::new(on_message),
-    }));
+    let state = Arc::new(Mutex::new(LazyState::<T>::new(on_message)));
     let node = crate::this_node::get()?;
     let reader = state.clone();
     let subscriber =

@@ -22,6 +22,8 @@
 //!   new publishers.
 //! - [`lazy`]: a subscription read when its owner asks (a display's frame, the time), with
 //!   no thread woken per message.
+//! - [`polled`]: several subscriptions read by one thread as their messages arrive, so a
+//!   burst of messages costs one wake-up.
 //! - [`clock`]: ROS time that follows `/clock` under `/use_sim_time`, read lazily, with
 //!   waits that sleep on the clock's measured pace and end on the message that reaches
 //!   their deadline, on a [`clock::Waker`] or on shutdown.
@@ -36,6 +38,7 @@
 //!
 //! ```text
 //! master ─→ registration ─→ clock ─→ lazy ─→ direct ─→ this_node ─→ runtime ─→ xmlrpc, names, net, wire
+//!   polled ─→ lazy, direct
 //!   actionlib ─→ clock, direct      service ─→ this_node, runtime
 //!   dynamic_reconfigure ─→ service, this_node
 //! ```
@@ -50,6 +53,7 @@ pub mod master;
 pub mod msgs;
 pub mod names;
 pub mod net;
+pub mod polled;
 pub mod registration;
 pub mod runtime;
 pub mod service;

@@ -7,7 +7,52 @@
 //! acknowledgement, which the receiving kernel may delay (up to tens of ms on Linux): a
 //! fault published right after a heartbeat would sit in the sender's kernel.
 
+use std::os::fd::RawFd;
 use std::time::Duration;
+
+/// An event file descriptor (`eventfd`) a thread waiting on sockets watches too: ringing
+/// it ends that wait (a new link to watch, shutdown, an event).
+pub(crate) struct Bell(Option<RawFd>);
+
+impl Bell {
+    pub(crate) fn new() -> Bell {
+        // SAFETY: creates a descriptor this value owns and closes on drop.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        Bell((fd >= 0).then_some(fd))
+    }
+
+    /// The descriptor to watch (readable once rung), or -1 where the kernel gave none.
+    pub(crate) fn fd(&self) -> RawFd {
+        self.0.unwrap_or(-1)
+    }
+
+    /// Rings the bell with descriptor `fd` (nothing for -1).
+    pub(crate) fn ring(fd: RawFd) {
+        if fd >= 0 {
+            let one: u64 = 1;
+            // SAFETY: an eventfd takes an 8-byte write; a full counter only fails.
+            unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+        }
+    }
+
+    /// Silences the bell with descriptor `fd` after its wait.
+    pub(crate) fn clear(fd: RawFd) {
+        if fd >= 0 {
+            let mut n: u64 = 0;
+            // SAFETY: an 8-byte read from a non-blocking eventfd.
+            unsafe { libc::read(fd, (&mut n as *mut u64).cast(), 8) };
+        }
+    }
+}
+
+impl Drop for Bell {
+    fn drop(&mut self) {
+        if let Some(fd) = self.0 {
+            // SAFETY: the descriptor is ours and closed once.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
 
 /// The inode of the socket a `/proc/<pid>/fd/<n>` entry points at (`socket:[inode]`);
 /// `None` for other descriptors or a closed one.

@@ -157,7 +157,8 @@ fn run() -> anyhow::Result<()> {
     if !time::wait_for_valid_time() {
         return Ok(());
     }
-    let mut ticker = Ticker::from_rate(rate);
+    // Relaxed: each message is stamped with the tick's time, whenever it is read.
+    let mut ticker = Ticker::from_rate(rate).relaxed();
     let server = Server::new(DYN_PARAMS, Box::new(|_| Ok(())))?;
     let publishers = Publishers::new(publish_gps)?;
     while let Some(now) = ticker.wait() {

@@ -84,8 +84,10 @@ impl PlannerNode {
 
     /// Blocks on the action client's events and feeds them to the planner (own thread).
     pub fn pump_client_events(&self) {
+        // The timeout only lets the loop see shutdown, and nothing waits for this thread
+        // to end (the process does): once a second is enough.
         while ros1_protocols::this_node::is_ok() {
-            let Some(ev) = self.client.next_event(Duration::from_millis(100)) else {
+            let Some(ev) = self.client.next_event(Duration::from_secs(1)) else {
                 continue;
             };
             let id = match &ev {

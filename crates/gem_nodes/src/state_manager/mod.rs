@@ -17,6 +17,7 @@ use gem_ros::time::{self, Ticker, Waker};
 
 use node::Shared;
 use params::Params;
+use ros1_protocols::polled::{PolledGroup, PolledSubscriber};
 use std::sync::Arc;
 
 /// `state_manager`'s `main`.
@@ -35,7 +36,10 @@ fn run() -> anyhow::Result<()> {
     }
     // The ticker starts with the core, before any subscription can let the clock move on.
     let waker = Waker::default();
+    // Relaxed heartbeats (stamped with their tick's time); hold-off deadlines and inputs
+    // are handled as they come.
     let ticker = Ticker::from_rate(params.rate_hz)
+        .relaxed()
         .with_waker(waker.clone())
         .with_clock_silence_limit(params.clock_stall);
     let shared = Shared::new(
@@ -68,16 +72,23 @@ fn run() -> anyhow::Result<()> {
 
 /// One subscription per input `config` watches, each on the input's topic with its message
 /// type.
+///
+/// The inputs are read by one thread as they arrive ([`ros1_protocols::polled`]): the
+/// five signals come in one burst from one publisher, and a thread per input would wake
+/// five times for it. Each message is judged at once, so a fault still reaches
+/// `/system_state` without waiting for a tick.
 fn subscribe(
     s: &Arc<Shared>,
     config: &StateManagerConfig,
-) -> Result<Vec<ros1_protocols::direct::DirectSubscriber>, ros1_protocols::RosError> {
+) -> Result<Subscriptions, ros1_protocols::RosError> {
     use Input::*;
+    let group = PolledGroup::new("inputs")?;
     // Each input: its topic's declaration, the message field it carries and the core's
     // update for it (every message has a header, whose stamp the core judges).
     macro_rules! input {
         ($input:ident, $decl:ident, $field:ident, $update:ident) => {
             s.subscribe(
+                &group,
                 $input,
                 &$decl,
                 |m| &m.header,
@@ -97,5 +108,21 @@ fn subscribe(
             VehicleFault => input!(VehicleFault, VEHICLE_FAULT, enabled, update_vehicle_fault),
         });
     }
-    Ok(subscriptions)
+    Ok(Subscriptions {
+        subscriptions,
+        _group: group,
+    })
+}
+
+/// The input subscriptions and the thread that reads them; dropped in that order.
+struct Subscriptions {
+    subscriptions: Vec<PolledSubscriber>,
+    _group: PolledGroup,
+}
+
+impl Drop for Subscriptions {
+    fn drop(&mut self) {
+        // Before the group: each subscription's links leave its watch as they end.
+        self.subscriptions.clear();
+    }
 }

@@ -9,7 +9,7 @@ use gem_ros::convert;
 use gem_ros::processed::Acks;
 use gem_ros::time::Waker;
 use gem_ros::topics::Decl;
-use ros1_protocols::direct::DirectSubscriber;
+use ros1_protocols::polled::{PolledGroup, PolledSubscriber};
 use ros1_protocols::Lock;
 use std::sync::{Arc, Mutex};
 
@@ -90,18 +90,20 @@ impl Shared {
         self.acks.ack(input.topic(), stamp);
     }
 
-    /// Subscribes to `input` on `topic` (its declaration): each message goes through
+    /// Subscribes to `input` on `topic` (its declaration), read by `group`'s thread: each
+    /// message goes through
     /// `update` (given the header stamp, the message and ROS now) and then
     /// [`Shared::ingest`].
     pub fn subscribe<T: rosrust::Message>(
         self: &Arc<Self>,
+        group: &PolledGroup,
         input: Input,
         topic: &Decl<T>,
         header: fn(&T) -> &Header,
         update: fn(&mut StateManager, Time, &T, Time) -> Vec<InputIssue>,
-    ) -> Result<DirectSubscriber, ros1_protocols::RosError> {
+    ) -> Result<PolledSubscriber, ros1_protocols::RosError> {
         let shared = self.clone();
-        crate::interface::subscribe(topic, move |m, _| {
+        crate::interface::subscribe_polled(group, topic, move |m, _| {
             let h = header(&m);
             shared.ingest(input, h.stamp, |sm, now| {
                 update(sm, convert::stamp(h), &m, now)

@@ -18,6 +18,7 @@
 
 use crate::lazy::LazyLinks;
 use crate::msgs::rosgraph_msgs::Clock;
+use crate::net::Bell;
 use rosrust::{RosMsg, Time};
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
@@ -27,6 +28,20 @@ use std::time::{Duration, Instant};
 /// Zero: no time yet (sim time before the first `/clock` message).
 pub fn is_zero(t: Time) -> bool {
     t.sec == 0 && t.nsec == 0
+}
+
+/// How closely a wait ends on the `/clock` message that reaches its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    /// As that message arrives: the waiting thread sleeps until shortly before it is due,
+    /// then watches the sockets for it (two wake-ups). For a control loop, whose inputs
+    /// are read at the tick.
+    Exact,
+    /// Half a message period (of wall time) after it is due, in one wake-up; the time
+    /// read is still that message's unless it came that late. For a heartbeat or a status
+    /// whose stamp matters and whose wall-time phase does not. A message that has not
+    /// come by then is waited for as [`Timing::Exact`] does.
+    Relaxed,
 }
 
 /// One thread's wait for the clock to reach `gap` past `seen`, and the thread's
@@ -132,15 +147,23 @@ impl Reading {
         }
     }
 
-    /// How long a wait for `seen + gap` may sleep before it watches the sockets: until
-    /// half a message period before the deadline's message is due. `None`: watch them now
-    /// (the deadline is near, or the clock's pace is not known: paused, just started).
-    pub(super) fn sleep_before(&self, seen: Time, gap: Duration) -> Option<Duration> {
+    /// How long a wait for `seen + gap` may sleep before it looks again: until half a
+    /// message period before the deadline's message is due ([`Timing::Exact`], then it
+    /// watches the sockets for it), or half a period after ([`Timing::Relaxed`], when the
+    /// message should be queued already). `None`: watch the sockets now (the deadline is
+    /// near, or the clock's pace is not known: paused, just started).
+    pub(super) fn sleep_before(
+        &self,
+        seen: Time,
+        gap: Duration,
+        timing: Timing,
+    ) -> Option<Duration> {
         if is_zero(self.latest) {
             return None;
         }
         let ahead = due(seen, gap).saturating_sub(self.latest.nanos());
-        self.pace.sleep_before(ahead)
+        let since = self.heard.map_or(Duration::ZERO, |h| h.elapsed());
+        self.pace.sleep_before(ahead, since, timing)
     }
 }
 
@@ -199,58 +222,30 @@ impl Pace {
         (wall >= Self::SPAN).then(|| (tb.nanos() - ta.nanos()) as f64 / wall.as_nanos() as f64)
     }
 
-    fn sleep_before(&self, ahead_ns: i64) -> Option<Duration> {
+    /// `ahead_ns` of simulated time past the latest message, which arrived `since` ago.
+    fn sleep_before(&self, ahead_ns: i64, since: Duration, timing: Timing) -> Option<Duration> {
         let rate = self.rate().filter(|r| *r > 1e-3)?;
         let step = self.step? as f64;
-        // Wake half a message period before the message that reaches the deadline is due.
-        let wall_ns = (ahead_ns as f64 - 0.5 * step) / rate;
+        // Wake half a message period before the message that reaches the deadline is due,
+        // or (relaxed) half a period after it: late enough that jitter of the sender's
+        // timer and of the wake-up rarely leaves it still on its way, early enough that
+        // the next message has not come yet, so the time read is the deadline's own.
+        let offset = match timing {
+            Timing::Exact => -0.5 * step,
+            Timing::Relaxed => 0.5 * step,
+        };
+        let wall_ns = (ahead_ns as f64 + offset) / rate - since.as_nanos() as f64;
         (wall_ns > 1e6).then(|| Duration::from_nanos(wall_ns.min(1e12) as u64))
     }
 }
 
-/// A thread's event file descriptor (`eventfd`): rung to interrupt its wait on the
-/// sockets.
-pub(super) struct Bell(Option<RawFd>);
-
-impl Bell {
-    fn new() -> Bell {
-        // SAFETY: creates a descriptor this value owns and closes on drop.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        Bell((fd >= 0).then_some(fd))
+/// This thread's bell ([`Bell`]), rung to interrupt its wait on the sockets; -1 where the
+/// kernel gave none (its waits end at their nap).
+pub(super) fn bell_of_this_thread() -> RawFd {
+    thread_local! {
+        static BELL: Bell = Bell::new();
     }
-
-    /// This thread's bell (-1 where the kernel gave none: its waits end at their nap).
-    pub(super) fn of_this_thread() -> RawFd {
-        thread_local! {
-            static BELL: Bell = Bell::new();
-        }
-        BELL.with(|b| b.0.unwrap_or(-1))
-    }
-
-    fn ring(fd: RawFd) {
-        if fd >= 0 {
-            let one: u64 = 1;
-            // SAFETY: an eventfd takes an 8-byte write; a full counter only fails.
-            unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
-        }
-    }
-
-    fn clear(fd: RawFd) {
-        if fd >= 0 {
-            let mut n: u64 = 0;
-            // SAFETY: an 8-byte read from a non-blocking eventfd.
-            unsafe { libc::read(fd, (&mut n as *mut u64).cast(), 8) };
-        }
-    }
-}
-
-impl Drop for Bell {
-    fn drop(&mut self) {
-        if let Some(fd) = self.0 {
-            // SAFETY: the descriptor is ours and closed once.
-            unsafe { libc::close(fd) };
-        }
-    }
+    BELL.with(Bell::fd)
 }
 
 /// Waits up to `within` for a message on any `/clock` link or this thread's bell
@@ -300,31 +295,61 @@ mod tests {
         assert!((rate - 1.0).abs() < 1e-6, "{rate}");
         // 50 ms ahead: sleep 45 ms, then watch the sockets for the 50 ms message.
         assert_eq!(
-            pace.sleep_before(50_000_000),
+            pace.sleep_before(50_000_000, Duration::ZERO, Timing::Exact),
             Some(Duration::from_millis(45))
+        );
+        // Relaxed: half a step after the message is due, in one sleep.
+        assert_eq!(
+            pace.sleep_before(50_000_000, Duration::ZERO, Timing::Relaxed),
+            Some(Duration::from_millis(55))
         );
         // The next message reaches it: watch now.
         assert_eq!(
-            pace.sleep_before(10_000_000),
+            pace.sleep_before(10_000_000, Duration::ZERO, Timing::Exact),
             Some(Duration::from_millis(5))
         );
-        assert_eq!(pace.sleep_before(5_000_000), None);
+        assert_eq!(
+            pace.sleep_before(5_000_000, Duration::ZERO, Timing::Exact),
+            None
+        );
+        // Woken 5 ms before the 50 ms message, the 40 ms one read (it came 5 ms ago):
+        // watch the sockets for the next one, exact; relaxed, sleep 10 ms more.
+        let ms = Duration::from_millis;
+        assert_eq!(pace.sleep_before(10_000_000, ms(5), Timing::Exact), None);
+        assert_eq!(
+            pace.sleep_before(10_000_000, ms(5), Timing::Relaxed),
+            Some(ms(10))
+        );
+        // Relaxed, woken 5 ms after the 50 ms message was due, which is late (the 40 ms one
+        // came 15 ms ago): watch for it, as exact does.
+        assert_eq!(pace.sleep_before(10_000_000, ms(15), Timing::Relaxed), None);
     }
 
     #[test]
     fn an_unmeasured_or_stopped_clock_is_watched_on_the_sockets() {
         let mut pace = Pace::default();
         let start = Instant::now();
-        assert_eq!(pace.sleep_before(50_000_000), None, "no samples");
+        assert_eq!(
+            pace.sleep_before(50_000_000, Duration::ZERO, Timing::Exact),
+            None,
+            "no samples"
+        );
         pace.observe(start, &[t(0)]);
         pace.observe(start + Duration::from_millis(100), &[t(100)]);
-        assert_eq!(pace.sleep_before(50_000_000), None, "too short a span");
+        assert_eq!(
+            pace.sleep_before(50_000_000, Duration::ZERO, Timing::Exact),
+            None,
+            "too short a span"
+        );
         // Paused: the time stands still for a second.
         let mut paused = Pace::default();
         for i in 0..=10 {
             paused.observe(start + Duration::from_millis(i * 100), &[t(500)]);
         }
-        assert_eq!(paused.sleep_before(50_000_000), None);
+        assert_eq!(
+            paused.sleep_before(50_000_000, Duration::ZERO, Timing::Exact),
+            None
+        );
     }
 
     #[test]
@@ -360,7 +385,9 @@ mod tests {
             pace.observe(start + Duration::from_micros(i * 500), &[t(i as i64 * 10)]);
         }
         // 50 ms of sim ahead is 2.5 ms of wall: sleep 2.25 ms.
-        let sleep = pace.sleep_before(50_000_000).unwrap();
+        let sleep = pace
+            .sleep_before(50_000_000, Duration::ZERO, Timing::Exact)
+            .unwrap();
         assert!((sleep.as_secs_f64() - 0.00225).abs() < 1e-5, "{sleep:?}");
     }
 }

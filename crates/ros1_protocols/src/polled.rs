@@ -1,0 +1,200 @@
+//! Several subscriptions read by one thread, each message as it arrives.
+//!
+//! A [`crate::direct`] subscription reads each link on a thread of its own. A node with six
+//! inputs at 20 Hz then wakes six threads 20 times a second, though five of them come from
+//! one publisher in one burst: each wake-up of a sleeping thread costs tens of
+//! microseconds on a virtual machine, more than the message's handling. A [`PolledGroup`]
+//! reads the links of all its subscriptions on one thread, which waits for any of their
+//! sockets (`poll`) and then reads every link with something queued: the messages of a
+//! burst that are in by the time it runs cost one wake-up.
+//!
+//! What stays as [`crate::direct`] has it: each message reaches its callback as soon as the
+//! thread runs, in order per link, with the kernel's arrival time ([`Arrival`]), and a
+//! link that ends is made again. Callbacks run one at a time on the group's thread, so one
+//! must not wait for another subscription's message, and a slow one delays the others:
+//! a group is for handlers that take microseconds (a state manager's inputs).
+//!
+//! Each link keeps a thread of its own for its connection, asleep until the publisher
+//! hangs up ([`crate::lazy`]'s link keeper, told never to read: the group does).
+
+use crate::direct::{Arrival, DirectSubscriber, Link};
+use crate::lazy::{keep_link_drained, LazyState};
+use crate::net::Bell;
+use crate::{Lock, RosError};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+/// A subscription of a group, as its thread sees it.
+trait Member: Send + Sync {
+    /// The sockets of its live links.
+    fn fds(&self, into: &mut Vec<RawFd>);
+    /// Reads what is queued on its links, handing each message to its callback.
+    fn drain(&self);
+}
+
+impl<T: rosrust::Message> Member for Mutex<LazyState<T>> {
+    fn fds(&self, into: &mut Vec<RawFd>) {
+        into.extend(self.locked().links.fds());
+    }
+
+    fn drain(&self) {
+        self.locked().drain();
+    }
+}
+
+struct Shared {
+    members: Mutex<Vec<Weak<dyn Member>>>,
+    /// Rung when a link comes or goes, or the group ends: the thread looks again at what
+    /// to watch.
+    bell: Bell,
+    stop: AtomicBool,
+}
+
+/// Subscriptions whose links one thread reads (see the module's documentation); dropping
+/// the group ends the thread (drop its subscriptions first: a subscription that outlives
+/// its group is no longer read).
+pub struct PolledGroup {
+    shared: Arc<Shared>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// A subscription of a [`PolledGroup`]; dropping it closes its links and unregisters.
+pub struct PolledSubscriber {
+    /// Dropped first: its links end and leave the group's watch.
+    subscriber: DirectSubscriber,
+    _member: Arc<dyn Member>,
+}
+
+impl PolledSubscriber {
+    /// Publishers with an established link.
+    pub fn publisher_count(&self) -> usize {
+        self.subscriber.publisher_count()
+    }
+}
+
+impl PolledGroup {
+    /// Starts the group's thread, named `name`.
+    pub fn new(name: &str) -> Result<PolledGroup, RosError> {
+        let bell = Bell::new();
+        if bell.fd() < 0 {
+            return Err(RosError::new(format!(
+                "{name}: cannot make an eventfd: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        let shared = Arc::new(Shared {
+            members: Mutex::default(),
+            bell,
+            stop: AtomicBool::new(false),
+        });
+        let thread = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name(name.to_owned())
+                .spawn(move || read_members(&shared))
+                .map_err(|e| RosError::new(format!("cannot start a thread: {e}")))?
+        };
+        Ok(PolledGroup {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Subscribes `topic` on this process's node, read by the group's thread: `on_message`
+    /// gets each message with its arrival and link.
+    pub fn subscribe<T: rosrust::Message>(
+        &self,
+        topic: &str,
+        on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
+    ) -> Result<PolledSubscriber, RosError> {
+        let state = Arc::new(Mutex::new(LazyState::<T>::new(on_message)));
+        let member: Arc<dyn Member> = state.clone();
+        self.shared.members.locked().push(Arc::downgrade(&member));
+        let node = crate::this_node::get()?;
+        let group = Arc::downgrade(&self.shared);
+        let subscriber = crate::direct::subscribe_reading::<T>(
+            &node,
+            topic,
+            |_| {},
+            move |link, stream, stop| {
+                keep_link_drained(
+                    &state,
+                    |s| &mut s.links,
+                    LazyState::drain,
+                    link,
+                    stream,
+                    stop,
+                    None,
+                    || {
+                        if let Some(g) = group.upgrade() {
+                            Bell::ring(g.bell.fd());
+                        }
+                    },
+                )
+            },
+        )?;
+        Ok(PolledSubscriber {
+            subscriber,
+            _member: member,
+        })
+    }
+}
+
+impl Drop for PolledGroup {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        Bell::ring(self.shared.bell.fd());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The group's thread: waits for a message on any member's link (or the bell), then lets
+/// each member with a readable socket read what is queued; until the group ends.
+fn read_members(shared: &Shared) {
+    let mut fds = Vec::new();
+    let mut pollfds: Vec<libc::pollfd> = Vec::new();
+    while !shared.stop.load(Ordering::SeqCst) {
+        // The members and their sockets are looked at afresh each round: links come and go.
+        let members: Vec<Arc<dyn Member>> = {
+            let mut list = shared.members.locked();
+            list.retain(|m| m.strong_count() > 0);
+            list.iter().filter_map(Weak::upgrade).collect()
+        };
+        pollfds.clear();
+        pollfds.push(libc::pollfd {
+            fd: shared.bell.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        let mut owner = Vec::new();
+        for (i, m) in members.iter().enumerate() {
+            fds.clear();
+            m.fds(&mut fds);
+            for &fd in &fds {
+                owner.push(i);
+                pollfds.push(libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
+            }
+        }
+        // SAFETY: `pollfds` is a valid array of its length for the call.
+        let n = unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, -1) };
+        if n < 0 {
+            // Interrupted by a signal: look again.
+            continue;
+        }
+        Bell::clear(shared.bell.fd());
+        let mut ready = vec![false; members.len()];
+        for (p, &i) in pollfds[1..].iter().zip(&owner) {
+            ready[i] |= p.revents != 0;
+        }
+        for (m, _) in members.iter().zip(&ready).filter(|(_, r)| **r) {
+            m.drain();
+        }
+    }
+}
