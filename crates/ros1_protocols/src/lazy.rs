@@ -394,6 +394,20 @@ mod tests {
             || links.borrow().live() == 0,
         );
         let mut links = links.into_inner();
+        // The link's socket is shut down, which wakes its thread (asleep until a hang-up).
+        let mut fd = libc::pollfd {
+            fd: links.links[0].stream.as_raw_fd(),
+            events: libc::POLLRDHUP,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the call.
+        unsafe { libc::poll(&mut fd, 1, 0) };
+        assert_ne!(
+            fd.revents & (libc::POLLRDHUP | libc::POLLHUP),
+            0,
+            "{}",
+            fd.revents
+        );
         assert_eq!(
             links.take_dead(7).map(|e| e.kind()),
             Some(ErrorKind::InvalidData)

@@ -108,13 +108,23 @@ impl PolledGroup {
         topic: &str,
         on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
     ) -> Result<PolledSubscriber, RosError> {
+        let node = crate::this_node::get()?;
+        self.subscribe_on(&node, topic, on_message)
+    }
+
+    /// [`PolledGroup::subscribe`] on a runtime node.
+    pub fn subscribe_on<T: rosrust::Message>(
+        &self,
+        node: &crate::runtime::Node,
+        topic: &str,
+        on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
+    ) -> Result<PolledSubscriber, RosError> {
         let state = Arc::new(Mutex::new(LazyState::<T>::new(on_message)));
         let member: Arc<dyn Member> = state.clone();
         self.shared.members.locked().push(Arc::downgrade(&member));
-        let node = crate::this_node::get()?;
         let group = Arc::downgrade(&self.shared);
         let subscriber = crate::direct::subscribe_reading::<T>(
-            &node,
+            node,
             topic,
             |_| {},
             move |link, stream, stop| {

@@ -711,3 +711,74 @@ fn a_direct_subscriber_on_the_runtime_links_when_the_master_says() {
         subscriber.link_report()
     );
 }
+
+#[test]
+fn a_polled_group_reads_bursts_on_two_topics_with_one_thread_and_links_again() {
+    let (_one, master, node) = begin("/rt_polled");
+    let group = ros1_protocols::polled::PolledGroup::new("polled_test").expect("group");
+    let (tx, rx) = std::sync::mpsc::channel::<(String, String, std::thread::ThreadId)>();
+    let subscribe = |topic: &'static str| {
+        let tx = tx.clone();
+        group
+            .subscribe_on::<Text>(&node, topic, move |m, _, _| {
+                let _ = tx.send((topic.to_owned(), m.data, std::thread::current().id()));
+            })
+            .expect("subscribe")
+    };
+    let (a, b) = (subscribe("/burst_a"), subscribe("/burst_b"));
+    let feeder = Node::start("/rt_burster", Config::new(master.uri.clone(), "127.0.0.1")).unwrap();
+    let pub_a = feeder.advertise::<Text>("/burst_a", 10, false).unwrap();
+    let pub_b = feeder.advertise::<Text>("/burst_b", 10, false).unwrap();
+    assert!(wait_until(Duration::from_secs(10), || a.publisher_count()
+        == 1
+        && b.publisher_count() == 1));
+    // 50 bursts of one message on each topic, as a node publishing its inputs together.
+    for i in 0..50 {
+        pub_a.send(text(&format!("{i}"))).unwrap();
+        pub_b.send(text(&format!("{i}"))).unwrap();
+    }
+    let mut got: std::collections::HashMap<String, Vec<String>> = Default::default();
+    let mut threads = std::collections::HashSet::new();
+    while got.values().map(Vec::len).sum::<usize>() < 100 {
+        let (topic, data, thread) = rx
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_else(|_| panic!("only {got:?}"));
+        got.entry(topic).or_default().push(data);
+        threads.insert(thread);
+    }
+    let expected: Vec<String> = (0..50).map(|i| i.to_string()).collect();
+    assert_eq!(got["/burst_a"], expected, "in order, none lost");
+    assert_eq!(got["/burst_b"], expected, "in order, none lost");
+    assert_eq!(threads.len(), 1, "one thread reads the group");
+    // The publisher of one topic goes; a rospy one comes: linked again, read by the group.
+    drop(pub_a);
+    assert!(wait_until(Duration::from_secs(5), || a.publisher_count() == 0));
+    let rostopic = master
+        .tool(
+            "/usr/bin/rostopic",
+            &[
+                "pub",
+                "-r",
+                "20",
+                "/burst_a",
+                "std_msgs/String",
+                "data: again",
+            ],
+        )
+        .spawn()
+        .expect("rostopic pub");
+    let again = loop {
+        match rx.recv_timeout(Duration::from_secs(15)) {
+            Ok((topic, data, thread)) if topic == "/burst_a" => break Some((data, thread)),
+            Ok(_) => continue,
+            Err(_) => break None,
+        }
+    };
+    // SAFETY: interrupting the process group we started.
+    unsafe { libc::kill(-(rostopic.id() as i32), libc::SIGINT) };
+    support::finish(rostopic, Duration::from_secs(10));
+    let (data, thread) = again.expect("the new publisher's messages");
+    assert_eq!(data, "again");
+    assert!(threads.contains(&thread), "still the group's thread");
+    drop((a, b));
+}
