@@ -35,6 +35,7 @@
 
 use crate::clock::Waker;
 use crate::direct::{self, DirectSubscriber, Link};
+use crate::lazy::{self, LazySubscriber};
 use crate::msgs::actionlib_msgs::{GoalID, GoalStatus, GoalStatusArray};
 use crate::msgs::std_msgs::Header;
 use crate::runtime::Publisher;
@@ -652,14 +653,55 @@ pub struct ActionClient<A: Action> {
     cancel_pub: Publisher<GoalID>,
     shared: Arc<ClientShared>,
     events: Mutex<mpsc::Receiver<ClientEvent<A>>>,
-    /// Status, feedback and result, in that order.
-    subs: Vec<DirectSubscriber>,
+    status_sub: DirectSubscriber,
+    feedback_sub: FeedbackSubscriber,
+    result_sub: DirectSubscriber,
+    /// The newest feedback of each goal not taken yet (feedback on demand).
+    latest_feedback: Arc<Mutex<Vec<(String, A::Feedback)>>>,
     counter: AtomicU64,
 }
 
+/// How a client hears feedback: each message as an event, or the newest when asked.
+enum FeedbackSubscriber {
+    Events(DirectSubscriber),
+    OnDemand(LazySubscriber),
+}
+
+impl FeedbackSubscriber {
+    fn link_report(&self) -> String {
+        match self {
+            FeedbackSubscriber::Events(s) => s.link_report(),
+            FeedbackSubscriber::OnDemand(s) => s.link_report(),
+        }
+    }
+}
+
 impl<A: Action> ActionClient<A> {
-    /// Connects to the action at `ns`.
+    /// Connects to the action at `ns`; every feedback message becomes a
+    /// [`ClientEvent::Feedback`].
     pub fn new(ns: &str) -> Result<Self, RosError> {
+        Self::connect(ns, false)
+    }
+
+    /// Connects to the action at `ns`, keeping only the newest feedback of each goal until
+    /// [`ActionClient::take_feedback`] asks for it: no [`ClientEvent::Feedback`] events, and
+    /// no thread woken for each feedback message. For a client that needs where a goal
+    /// stands at moments of its own (a tick, a pause), not at every step of the server.
+    pub fn with_feedback_on_demand(ns: &str) -> Result<Self, RosError> {
+        Self::connect(ns, true)
+    }
+
+    /// With [`ActionClient::with_feedback_on_demand`]: the newest feedback of each of our
+    /// goals that arrived since the last call (read now), in the order the goals last
+    /// gave one. Empty for a client made with [`ActionClient::new`].
+    pub fn take_feedback(&self) -> Vec<(String, A::Feedback)> {
+        if let FeedbackSubscriber::OnDemand(s) = &self.feedback_sub {
+            s.catch_up();
+        }
+        std::mem::take(&mut *self.latest_feedback.locked())
+    }
+
+    fn connect(ns: &str, feedback_on_demand: bool) -> Result<Self, RosError> {
         let shared = Arc::new(ClientShared {
             mine: Mutex::default(),
             statuses: Mutex::default(),
@@ -713,11 +755,28 @@ impl<A: Action> ActionClient<A> {
                 *shared.statuses.locked() = ours;
             }
         })?;
-        let feedback_sub = direct::subscribe_linked(
-            &format!("{ns}/feedback"),
-            record_link(&shared, |s| &s.feedback_links),
-            {
-                let (shared, tx) = (shared.clone(), tx.clone());
+        let latest_feedback: Arc<Mutex<Vec<(String, A::Feedback)>>> = Arc::default();
+        let feedback_topic = format!("{ns}/feedback");
+        let feedback_sub = if feedback_on_demand {
+            let (shared, latest) = (shared.clone(), latest_feedback.clone());
+            FeedbackSubscriber::OnDemand(lazy::subscribe_lazily_linked(
+                &feedback_topic,
+                record_link(&shared, |s| &s.feedback_links),
+                move |m: A::ActionFeedback, _, _: &Link| {
+                    let (_, st, feedback) = A::unwrap_feedback(m);
+                    let id = st.goal_id.id;
+                    if shared.mine.locked().contains(&id) {
+                        let mut latest = latest.locked();
+                        latest.retain(|(i, _)| *i != id);
+                        latest.push((id, feedback));
+                    }
+                },
+            )?)
+        } else {
+            let (shared, tx) = (shared.clone(), tx.clone());
+            FeedbackSubscriber::Events(direct::subscribe_linked(
+                &feedback_topic,
+                record_link(&shared, |s| &s.feedback_links),
                 move |m: A::ActionFeedback, _, _: &Link| {
                     let (_, st, feedback) = A::unwrap_feedback(m);
                     if shared.mine.locked().contains(&st.goal_id.id) {
@@ -726,9 +785,9 @@ impl<A: Action> ActionClient<A> {
                             feedback,
                         });
                     }
-                }
-            },
-        )?;
+                },
+            )?)
+        };
         let result_sub = direct::subscribe_linked(
             &format!("{ns}/result"),
             record_link(&shared, |s| &s.result_links),
@@ -754,7 +813,10 @@ impl<A: Action> ActionClient<A> {
             cancel_pub,
             shared,
             events: Mutex::new(rx),
-            subs: vec![status_sub, feedback_sub, result_sub],
+            status_sub,
+            feedback_sub,
+            result_sub,
+            latest_feedback,
             counter: AtomicU64::new(0),
         })
     }
@@ -792,18 +854,28 @@ impl<A: Action> ActionClient<A> {
             missing.push("nobody subscribes to our cancel topic".to_owned());
         }
         match &server {
-            None => missing.push(format!("no status heard ({})", self.subs[0].link_report())),
+            None => missing.push(format!(
+                "no status heard ({})",
+                self.status_sub.link_report()
+            )),
             Some(server) => {
-                for (what, links, sub) in [
-                    ("feedback", &self.shared.feedback_links, &self.subs[1]),
-                    ("result", &self.shared.result_links, &self.subs[2]),
+                for (what, links, report) in [
+                    (
+                        "feedback",
+                        &self.shared.feedback_links,
+                        self.feedback_sub.link_report(),
+                    ),
+                    (
+                        "result",
+                        &self.shared.result_links,
+                        self.result_sub.link_report(),
+                    ),
                 ] {
                     let linked = links.locked();
                     if !linked.contains(server) {
                         missing.push(format!(
                             "{server} (status heard) is not linked to our {what} \
-                             subscription (linked: {linked:?}; {})",
-                            sub.link_report()
+                             subscription (linked: {linked:?}; {report})"
                         ));
                     }
                 }

@@ -26,7 +26,14 @@ pub const DRAIN_EVERY: Duration = Duration::from_secs(1);
 #[derive(Default)]
 pub struct LazyLinks {
     links: Vec<LazyLink>,
+    /// Read in whole batches, not frame by frame (see [`LazyLinks::batched`]).
+    batched: bool,
 }
+
+/// The most one read of a batched link takes: hundreds of small messages (a `/clock`
+/// frame is 12 bytes), few enough bytes that making room for them costs nothing to speak
+/// of; a read that fills it is followed by another.
+const BATCH: usize = 4 << 10;
 
 /// A linked publisher: its non-blocking stream and the bytes of a frame not yet whole.
 struct LazyLink {
@@ -41,11 +48,30 @@ struct LazyLink {
 }
 
 impl LazyLinks {
+    /// Links whose queued frames are taken in one read (up to [`BATCH`] bytes), not one
+    /// read for each frame's length and one for its body: a drain that finds one message,
+    /// or none, costs one system call instead of three. The price is the arrival time:
+    /// every frame of a read carries the kernel's receive time of the read's last bytes.
+    /// For the time (`/clock`, where only the latest message's arrival counts) and for
+    /// readers that judge a message at the moment they read it.
+    pub fn batched() -> LazyLinks {
+        LazyLinks {
+            links: Vec::new(),
+            batched: true,
+        }
+    }
+
     /// Reads every frame queued on the links (without blocking) and hands each body, with
     /// its arrival and link, to `frame`, in order per link.
     pub fn drain(&mut self, mut frame: impl FnMut(&[u8], Arrival, &Link)) {
+        let batched = self.batched;
         for l in self.links.iter_mut().filter(|l| l.dead.is_none()) {
-            if let Err(e) = l.read_queued(&mut frame) {
+            let read = if batched {
+                l.read_batches(&mut frame)
+            } else {
+                l.read_queued(&mut frame)
+            };
+            if let Err(e) = read {
                 // Wakes the link's thread (asleep until a hang-up), which ends the link.
                 let _ = l.stream.shutdown(std::net::Shutdown::Both);
                 l.dead = Some(e);
@@ -76,6 +102,59 @@ impl LazyLinks {
 }
 
 impl LazyLink {
+    /// Reads what is queued in reads of up to [`BATCH`] bytes, handing each whole frame to
+    /// `frame` (with the read's receive time) and keeping a partial one for later; a read
+    /// that fills less than the batch has taken all there was.
+    fn read_batches(
+        &mut self,
+        frame: &mut impl FnMut(&[u8], Arrival, &Link),
+    ) -> std::io::Result<()> {
+        loop {
+            let have = self.partial.len();
+            self.partial.resize(have + BATCH, 0);
+            let (n, stamp) =
+                match crate::direct::recv_timed(&self.stream, &mut self.partial[have..]) {
+                    Ok((0, _)) => {
+                        self.partial.truncate(have);
+                        return Err(ErrorKind::UnexpectedEof.into());
+                    }
+                    Ok(got) => got,
+                    Err(e) => {
+                        self.partial.truncate(have);
+                        return match e.kind() {
+                            ErrorKind::WouldBlock => Ok(()),
+                            _ => Err(e),
+                        };
+                    }
+                };
+            self.partial.truncate(have + n);
+            let read = Instant::now();
+            let arrival = Arrival {
+                wire: stamp.map_or(read, |w| crate::direct::to_instant(w, read)),
+                read,
+            };
+            let mut at = 0;
+            while let Some(len) = self.partial.get(at..at + 4) {
+                let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+                if len > crate::wire::MAX_MESSAGE {
+                    return Err(std::io::Error::new(
+                        ErrorKind::InvalidData,
+                        format!("a frame of {len} bytes"),
+                    ));
+                }
+                let Some(body) = self.partial.get(at + 4..at + 4 + len) else {
+                    break;
+                };
+                frame(body, arrival, &self.link);
+                at += 4 + len;
+            }
+            self.partial.drain(..at);
+            if n < BATCH {
+                return Ok(());
+            }
+        }
+    }
+
     /// Reads the queued frames one at a time (the length prefix, then the body, so that
     /// the kernel's receive timestamp of each frame's first bytes is its own) until the
     /// socket has no more, handing each whole frame to `frame`.
@@ -248,6 +327,14 @@ impl<T: rosrust::Message> LazyState<T> {
         }
     }
 
+    /// [`LazyState::new`] on [`LazyLinks::batched`] links.
+    pub(crate) fn batched(on_message: impl FnMut(T, Arrival, &Link) + Send + 'static) -> Self {
+        LazyState {
+            links: LazyLinks::batched(),
+            on_message: Box::new(on_message),
+        }
+    }
+
     pub(crate) fn drain(&mut self) {
         let on_message = &mut self.on_message;
         self.links.drain(
@@ -263,6 +350,11 @@ impl LazySubscriber {
     /// Reads what queued on every link now, handing each message to the callback.
     pub fn catch_up(&self) {
         (self.catch_up)();
+    }
+
+    /// How linking stands, in words ([`crate::direct::DirectSubscriber::link_report`]).
+    pub fn link_report(&self) -> String {
+        self._subscriber.link_report()
     }
 }
 
@@ -320,11 +412,14 @@ mod tests {
     /// A loopback connection: the publisher's end, and the subscriber's end as lazy link
     /// `id`.
     fn linked(id: u64) -> (TcpStream, LazyLinks) {
+        linked_as(id, LazyLinks::default())
+    }
+
+    fn linked_as(id: u64, mut links: LazyLinks) -> (TcpStream, LazyLinks) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let writer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (reader, _) = listener.accept().unwrap();
         reader.set_nonblocking(true).unwrap();
-        let mut links = LazyLinks::default();
         links.links.push(LazyLink {
             id,
             link: Link {
@@ -381,6 +476,43 @@ mod tests {
         assert_eq!(
             links.take_dead(0).map(|e| e.kind()),
             Some(ErrorKind::UnexpectedEof)
+        );
+    }
+
+    #[test]
+    fn a_batched_link_takes_many_frames_in_one_read_and_keeps_a_partial_one() {
+        let (mut writer, links) = linked_as(3, LazyLinks::batched());
+        let links = std::cell::RefCell::new(links);
+        let got = std::cell::RefCell::new(Vec::<Vec<u8>>::new());
+        let read = || {
+            links
+                .borrow_mut()
+                .drain(|body, _, _| got.borrow_mut().push(body.to_vec()))
+        };
+        // More than one batch's worth: 500 frames of 8 bytes, then half a frame.
+        let mut bytes: Vec<u8> = (0..500u32)
+            .flat_map(|i| frame(&[i.to_le_bytes(), [0; 4]].concat()))
+            .collect();
+        let last = frame(b"the last one");
+        bytes.extend_from_slice(&last[..7]);
+        writer.write_all(&bytes).unwrap();
+        until(read, || got.borrow().len() >= 500);
+        let numbers: Vec<u32> = got
+            .take()
+            .iter()
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(numbers, (0..500).collect::<Vec<u32>>(), "whole, in order");
+        writer.write_all(&last[7..]).unwrap();
+        until(read, || !got.borrow().is_empty());
+        assert_eq!(got.take(), [b"the last one".to_vec()]);
+        // A prefix beyond the largest message kills a batched link too.
+        writer.write_all(&u32::MAX.to_le_bytes()).unwrap();
+        until(read, || links.borrow().live() == 0);
+        assert!(got.borrow().is_empty(), "no frame");
+        assert_eq!(
+            links.borrow_mut().take_dead(3).map(|e| e.kind()),
+            Some(ErrorKind::InvalidData)
         );
     }
 

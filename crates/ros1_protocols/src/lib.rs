@@ -39,7 +39,7 @@
 //! ```text
 //! master ─→ registration ─→ clock ─→ lazy ─→ direct ─→ this_node ─→ runtime ─→ xmlrpc, names, net, wire
 //!   polled ─→ lazy, direct
-//!   actionlib ─→ clock, direct      service ─→ this_node, runtime
+//!   actionlib ─→ clock, lazy, direct      service ─→ this_node, runtime
 //!   dynamic_reconfigure ─→ service, this_node
 //! ```
 #![warn(missing_docs)]

@@ -9,8 +9,10 @@
 //! burst that are in by the time it runs cost one wake-up.
 //!
 //! What stays as [`crate::direct`] has it: each message reaches its callback as soon as the
-//! thread runs, in order per link, with the kernel's arrival time ([`Arrival`]), and a
-//! link that ends is made again. Callbacks run one at a time on the group's thread, so one
+//! thread runs, in order per link, and a link that ends is made again. The thread takes
+//! what is queued on a link in one read ([`crate::lazy::LazyLinks::batched`]), so the
+//! [`Arrival`] a message comes with is when the read's last bytes arrived: a group is for
+//! handlers that judge a message when they get it, not by its arrival. Callbacks run one at a time on the group's thread, so one
 //! must not wait for another subscription's message, and a slow one delays the others:
 //! a group is for handlers that take microseconds (a state manager's inputs).
 //!
@@ -119,7 +121,7 @@ impl PolledGroup {
         topic: &str,
         on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
     ) -> Result<PolledSubscriber, RosError> {
-        let state = Arc::new(Mutex::new(LazyState::<T>::new(on_message)));
+        let state = Arc::new(Mutex::new(LazyState::<T>::batched(on_message)));
         let member: Arc<dyn Member> = state.clone();
         self.shared.members.locked().push(Arc::downgrade(&member));
         let group = Arc::downgrade(&self.shared);
@@ -198,7 +200,9 @@ fn read_members(shared: &Shared) {
             // Interrupted by a signal: look again.
             continue;
         }
-        Bell::clear(shared.bell.fd());
+        if pollfds[0].revents != 0 {
+            Bell::clear(shared.bell.fd());
+        }
         let mut ready = vec![false; members.len()];
         for (p, &i) in pollfds[1..].iter().zip(&owner) {
             ready[i] |= p.revents != 0;

@@ -48,7 +48,10 @@ impl PlannerNode {
     /// Connects the action client and advertises the status.
     pub fn new(params: Params) -> Result<Arc<Self>, RosError> {
         Ok(Arc::new(PlannerNode {
-            client: ActionClient::new(super::topics::NAVIGATE.name())?,
+            // Feedback is read at the planner's own moments (its tick, a pause, a goal's
+            // end): it only needs the newest target index, and no thread then wakes for
+            // each of the server's 20 a second.
+            client: ActionClient::with_feedback_on_demand(super::topics::NAVIGATE.name())?,
             status_pub: super::topics::STATUS.publish()?,
             planner: Mutex::new(Planner::default()),
             ids: Mutex::default(),
@@ -77,9 +80,25 @@ impl PlannerNode {
     /// A `system_state` message.
     pub fn system_state(&self, m: &SystemStateStamped) {
         self.state_watch.locked().feed(time::now());
-        self.handle(Event::SystemError(
-            m.state == SystemStateStamped::STATE_ERROR,
-        ));
+        let error = m.state == SystemStateStamped::STATE_ERROR;
+        if error {
+            // A pause keeps the newest target index to resume from.
+            self.take_feedback();
+        }
+        self.handle(Event::SystemError(error));
+    }
+
+    /// Hands the planner the newest feedback of each goal that came since the last look.
+    fn take_feedback(&self) {
+        for (id, feedback) in self.client.take_feedback() {
+            let goal = self.ids.locked().by_id.get(&id).copied();
+            if let Some(goal) = goal {
+                self.handle(Event::Feedback {
+                    goal,
+                    target_index: feedback.target_index as usize,
+                });
+            }
+        }
     }
 
     /// Blocks on the action client's events and feeds them to the planner (own thread).
@@ -90,32 +109,33 @@ impl PlannerNode {
             let Some(ev) = self.client.next_event(Duration::from_secs(1)) else {
                 continue;
             };
-            let id = match &ev {
-                ClientEvent::Feedback { id, .. } | ClientEvent::Done { id, .. } => id.clone(),
+            // Feedback is taken on demand (see `new`): only goal ends come here.
+            let ClientEvent::Done {
+                id,
+                status: s,
+                text,
+                ..
+            } = ev
+            else {
+                continue;
             };
             let Some(goal) = self.ids.locked().by_id.get(&id).copied() else {
                 continue;
             };
-            let event = match ev {
-                ClientEvent::Feedback { feedback, .. } => Some(Event::Feedback {
-                    goal,
-                    target_index: feedback.target_index as usize,
-                }),
-                ClientEvent::Done {
-                    status: s, text, ..
-                } => {
-                    tracing::info!("goal {id} ended {} ({text})", status::name(s));
-                    outcome(s).map(|outcome| Event::Done { goal, outcome })
-                }
-            };
-            if let Some(event) = event {
-                self.handle(event);
+            tracing::info!("goal {id} ended {} ({text})", status::name(s));
+            // The feedback the server sent before its result counts first (a preempted
+            // goal resumes from it).
+            self.take_feedback();
+            if let Some(outcome) = outcome(s) {
+                self.handle(Event::Done { goal, outcome });
             }
         }
     }
 
-    /// Timer: missing `system_state`, goals waiting for the server, status heartbeat.
+    /// Timer: the goal's newest feedback, missing `system_state`, goals waiting for the
+    /// server, status heartbeat.
     pub fn tick(&self, now: Time) {
+        self.take_feedback();
         let silent = self.state_watch.locked().silent(now, Time::ZERO);
         if let Some(silent) = silent {
             let was = self.planner.locked().allow_run();
