@@ -657,9 +657,12 @@ pub struct ActionClient<A: Action> {
     feedback_sub: FeedbackSubscriber,
     result_sub: DirectSubscriber,
     /// The newest feedback of each goal not taken yet (feedback on demand).
-    latest_feedback: Arc<Mutex<Vec<(String, A::Feedback)>>>,
+    latest_feedback: Arc<LatestFeedback<A>>,
     counter: AtomicU64,
 }
+
+/// The newest feedback of each goal (by goal id), in the order the goals last gave one.
+type LatestFeedback<A> = Mutex<Vec<(String, <A as Action>::Feedback)>>;
 
 /// How a client hears feedback: each message as an event, or the newest when asked.
 enum FeedbackSubscriber {
@@ -755,7 +758,7 @@ impl<A: Action> ActionClient<A> {
                 *shared.statuses.locked() = ours;
             }
         })?;
-        let latest_feedback: Arc<Mutex<Vec<(String, A::Feedback)>>> = Arc::default();
+        let latest_feedback: Arc<LatestFeedback<A>> = Arc::default();
         let feedback_topic = format!("{ns}/feedback");
         let feedback_sub = if feedback_on_demand {
             let (shared, latest) = (shared.clone(), latest_feedback.clone());
