@@ -45,8 +45,9 @@ pub struct Ticker {
     /// The stall is `/clock` falling silent, not ROS time standing still.
     stall_on_silence: bool,
     waker: Option<Waker>,
-    /// How closely a periodic tick follows its `/clock` message (deadlines are exact).
+    /// How closely a periodic tick, and a deadline, follows its `/clock` message.
     tick_timing: Timing,
+    deadline_timing: Timing,
 }
 
 impl Ticker {
@@ -63,6 +64,7 @@ impl Ticker {
             stall_on_silence: false,
             waker: None,
             tick_timing: Timing::Exact,
+            deadline_timing: Timing::Exact,
         }
     }
 
@@ -73,6 +75,14 @@ impl Ticker {
     /// loop.
     pub fn relaxed(mut self) -> Self {
         self.tick_timing = Timing::Relaxed;
+        self
+    }
+
+    /// [`Ticker::relaxed`] for the deadlines given to [`Ticker::wait_or_until`] too: for
+    /// a node whose deadlines are a rhythm of its own (look again in 0.1 s), not the
+    /// moment a rule fires.
+    pub fn relaxed_deadlines(mut self) -> Self {
+        self.deadline_timing = Timing::Relaxed;
         self
     }
 
@@ -180,7 +190,7 @@ impl Ticker {
                 return Some(Wake::Stalled(now));
             }
             let (wake_at, timing) = match deadline {
-                Some(d) if d < self.next => (d, Timing::Exact),
+                Some(d) if d < self.next => (d, self.deadline_timing),
                 _ => (self.next, self.tick_timing),
             };
             let waker = self.waker.clone();

@@ -41,6 +41,8 @@ struct LazyLink {
     link: Link,
     stream: TcpStream,
     partial: Vec<u8>,
+    /// Where a batched link's reads land.
+    scratch: Vec<u8>,
     /// The kernel's receive time of the partial frame's first bytes.
     stamp: Option<SystemTime>,
     /// Why the link can no longer be read (its thread ends it).
@@ -109,25 +111,17 @@ impl LazyLink {
         &mut self,
         frame: &mut impl FnMut(&[u8], Arrival, &Link),
     ) -> std::io::Result<()> {
+        // Made once per link: zeroing a batch for every read would cost as much as the
+        // system calls it saves.
+        self.scratch.resize(BATCH, 0);
         loop {
-            let have = self.partial.len();
-            self.partial.resize(have + BATCH, 0);
-            let (n, stamp) =
-                match crate::direct::recv_timed(&self.stream, &mut self.partial[have..]) {
-                    Ok((0, _)) => {
-                        self.partial.truncate(have);
-                        return Err(ErrorKind::UnexpectedEof.into());
-                    }
-                    Ok(got) => got,
-                    Err(e) => {
-                        self.partial.truncate(have);
-                        return match e.kind() {
-                            ErrorKind::WouldBlock => Ok(()),
-                            _ => Err(e),
-                        };
-                    }
-                };
-            self.partial.truncate(have + n);
+            let (n, stamp) = match crate::direct::recv_timed(&self.stream, &mut self.scratch) {
+                Ok((0, _)) => return Err(ErrorKind::UnexpectedEof.into()),
+                Ok(got) => got,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            self.partial.extend_from_slice(&self.scratch[..n]);
             let read = Instant::now();
             let arrival = Arrival {
                 wire: stamp.map_or(read, |w| crate::direct::to_instant(w, read)),
@@ -269,6 +263,7 @@ pub(crate) fn keep_link_drained<R>(
             link: link.clone(),
             stream,
             partial: Vec::new(),
+            scratch: Vec::new(),
             stamp: None,
             dead: None,
         });
@@ -428,6 +423,7 @@ mod tests {
             },
             stream: reader,
             partial: Vec::new(),
+            scratch: Vec::new(),
             stamp: None,
             dead: None,
         });
