@@ -135,6 +135,22 @@ impl Ticker {
             if !ros1_protocols::this_node::is_ok() {
                 return None;
             }
+            match self.check(deadline) {
+                Ok(wake) => return Some(wake),
+                Err(pending) => {
+                    let waker = self.waker.clone();
+                    wait_for_clock_or(pending.gap, pending.seen, pending.timing, || {
+                        waker.as_ref().is_some_and(Waker::is_set)
+                    });
+                }
+            }
+        }
+    }
+
+    /// [`Ticker::wait_or_until`] without the wait: why it returns now, or what it would
+    /// wait for (see [`Ticker::sleep`]).
+    pub fn check(&mut self, deadline: Option<Time>) -> Result<Wake, Pending> {
+        {
             let now = now();
             if now < self.last_seen {
                 // A simulator reset: tick at once, so the node reports from the new epoch.
@@ -162,13 +178,13 @@ impl Ticker {
                 if let Some(w) = &self.waker {
                     w.take();
                 }
-                return Some(Wake::Tick(now));
+                return Ok(Wake::Tick(now));
             }
             if deadline.is_some_and(|d| now >= d) {
-                return Some(Wake::Deadline(now));
+                return Ok(Wake::Deadline(now));
             }
             if self.waker.as_ref().is_some_and(Waker::take) {
-                return Some(Wake::Event(now));
+                return Ok(Wake::Event(now));
             }
             let stalled_for = if self.stall_on_silence {
                 let silence = clock_silence();
@@ -187,18 +203,33 @@ impl Ticker {
                     .is_some_and(|(limit, stalled)| stalled >= limit)
             {
                 self.stall_reported = true;
-                return Some(Wake::Stalled(now));
+                return Ok(Wake::Stalled(now));
             }
             let (wake_at, timing) = match deadline {
                 Some(d) if d < self.next => (d, self.deadline_timing),
                 _ => (self.next, self.tick_timing),
             };
-            let waker = self.waker.clone();
-            wait_for_clock_or(wake_at.saturating_since(now), to_ros(now), timing, || {
-                waker.as_ref().is_some_and(Waker::is_set)
-            });
+            Err(Pending {
+                gap: wake_at.saturating_since(now),
+                seen: to_ros(now),
+                timing,
+            })
         }
     }
+
+    /// What [`Ticker::check`]'s `pending` asks a thread that waits on sockets of its own
+    /// to wait for ([`clock::sleep_for`]).
+    pub fn sleep(pending: &Pending) -> clock::Sleep {
+        clock::sleep_for(pending.gap, pending.seen, pending.timing)
+    }
+}
+
+/// What a [`Ticker`] waits for next: ROS time `gap` past `seen`, followed with `timing`.
+#[derive(Clone, Copy, Debug)]
+pub struct Pending {
+    gap: Duration,
+    seen: rosrust::Time,
+    timing: Timing,
 }
 
 /// A node's timer loop for time-driven rules, until shutdown. Each round, `catch_up`
@@ -221,6 +252,34 @@ pub fn deadline_loop(
             Some(Wake::Stalled(now)) => stalled(now),
             Some(Wake::Deadline(_) | Wake::Event(_)) => {}
             None => return,
+        }
+    }
+}
+
+/// One turn of [`deadline_loop`] for a thread that waits on sockets of its own (a
+/// [`ros1_protocols::polled::PolledGroup::run`]): runs what is due, then returns what to
+/// wait for until something else is; `None` on shutdown.
+pub fn deadline_turn(
+    ticker: &mut Ticker,
+    mut catch_up: impl FnMut() -> Option<Time>,
+    mut heartbeat: impl FnMut(),
+    mut stalled: impl FnMut(Time),
+) -> Option<clock::Sleep> {
+    loop {
+        if !ros1_protocols::this_node::is_ok() {
+            return None;
+        }
+        let deadline = catch_up();
+        match ticker.check(deadline) {
+            Ok(Wake::Tick(_)) => heartbeat(),
+            Ok(Wake::Stalled(now)) => stalled(now),
+            Ok(Wake::Deadline(_) | Wake::Event(_)) => {}
+            Err(pending) => {
+                let sleep = Ticker::sleep(&pending);
+                if !sleep.within.is_zero() {
+                    return Some(sleep);
+                }
+            }
         }
     }
 }

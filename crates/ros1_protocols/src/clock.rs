@@ -192,6 +192,47 @@ pub fn wait_for_clock_or(gap: Duration, seen: Time, timing: Timing, ready: impl 
     }
 }
 
+/// What a thread that waits on sockets of its own ([`crate::polled::PolledGroup::run`])
+/// waits for until the ROS clock reaches `gap` past `seen`: at most [`Sleep::within`] of
+/// wall time, or until one of [`Sleep::watch`] (the `/clock` links) is readable.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Sleep {
+    /// The longest to sleep (zero: the clock is there already).
+    pub within: Duration,
+    /// Sockets whose next message may reach the time (watched when its arrival is due or
+    /// cannot be foreseen).
+    pub watch: Vec<std::os::fd::RawFd>,
+}
+
+/// [`wait_for_clock_or`]'s wait, described rather than done: how long until ROS time
+/// reaches `gap` past `seen` with `timing` (capped at [`MAX_NAP`], so shutdown is seen),
+/// and under sim time, whether to watch the `/clock` links for it.
+pub fn sleep_for(gap: Duration, seen: Time, timing: Timing) -> Sleep {
+    match sim_clock() {
+        Some(c) => {
+            let mut r = c.reading.locked();
+            r.drain(&c.changed);
+            if clock_reached(r.latest, seen, gap) {
+                return Sleep::default();
+            }
+            match r.sleep_before(seen, gap, timing) {
+                Some(sleep) => Sleep {
+                    within: sleep.min(MAX_NAP),
+                    watch: Vec::new(),
+                },
+                None => Sleep {
+                    within: MAX_NAP,
+                    watch: r.links.fds(),
+                },
+            }
+        }
+        None => Sleep {
+            within: nap(false, gap),
+            watch: Vec::new(),
+        },
+    }
+}
+
 fn wait_for_clock(gap: Duration, seen: Time) {
     wait_for_clock_or(gap, seen, Timing::Exact, || false);
 }

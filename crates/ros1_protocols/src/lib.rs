@@ -22,8 +22,9 @@
 //!   new publishers.
 //! - [`lazy`]: a subscription read when its owner asks (a display's frame, the time), with
 //!   no thread woken per message.
-//! - [`polled`]: several subscriptions read by one thread as their messages arrive, so a
-//!   burst of messages costs one wake-up.
+//! - [`polled`]: several subscriptions read by one thread as their messages arrive, with
+//!   the node's timed work between them, so a burst of messages and a heartbeat due with
+//!   it cost one wake-up.
 //! - [`clock`]: ROS time that follows `/clock` under `/use_sim_time`, read lazily, with
 //!   waits that sleep on the clock's measured pace and end on the message that reaches
 //!   their deadline, on a [`clock::Waker`] or on shutdown.
@@ -38,7 +39,7 @@
 //!
 //! ```text
 //! master ─→ registration ─→ clock ─→ lazy ─→ direct ─→ this_node ─→ runtime ─→ xmlrpc, names, net, wire
-//!   polled ─→ lazy, direct
+//!   polled ─→ clock, lazy, direct
 //!   actionlib ─→ clock, lazy, direct      service ─→ this_node, runtime
 //!   dynamic_reconfigure ─→ service, this_node
 //! ```

@@ -6,25 +6,29 @@
 //! microseconds on a virtual machine, more than the message's handling. A [`PolledGroup`]
 //! reads the links of all its subscriptions on one thread, which waits for any of their
 //! sockets (`poll`) and then reads every link with something queued: the messages of a
-//! burst that are in by the time it runs cost one wake-up.
+//! burst that are in by the time it runs cost one wake-up. The thread is the caller's
+//! ([`PolledGroup::run`]), and between messages it does the node's timed work too (a
+//! heartbeat, a hold-off deadline): a heartbeat due when a burst comes is sent in the
+//! same wake-up.
 //!
 //! What stays as [`crate::direct`] has it: each message reaches its callback as soon as the
 //! thread runs, in order per link, and a link that ends is made again. The thread takes
 //! what is queued on a link in one read ([`crate::lazy::LazyLinks::batched`]), so the
 //! [`Arrival`] a message comes with is when the read's last bytes arrived: a group is for
-//! handlers that judge a message when they get it, not by its arrival. Callbacks run one at a time on the group's thread, so one
+//! handlers that judge a message when they get it, not by its arrival. Callbacks run one at
+//! a time on the group's thread, so one
 //! must not wait for another subscription's message, and a slow one delays the others:
 //! a group is for handlers that take microseconds (a state manager's inputs).
 //!
 //! Each link keeps a thread of its own for its connection, asleep until the publisher
 //! hangs up ([`crate::lazy`]'s link keeper, told never to read: the group does).
 
+use crate::clock::Sleep;
 use crate::direct::{Arrival, DirectSubscriber, Link};
 use crate::lazy::{keep_link_drained, LazyState};
 use crate::net::Bell;
 use crate::{Lock, RosError};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 /// A subscription of a group, as its thread sees it.
@@ -47,18 +51,15 @@ impl<T: rosrust::Message> Member for Mutex<LazyState<T>> {
 
 struct Shared {
     members: Mutex<Vec<Weak<dyn Member>>>,
-    /// Rung when a link comes or goes, or the group ends: the thread looks again at what
-    /// to watch.
+    /// Rung when a link comes or goes: the thread looks again at what to watch.
     bell: Bell,
-    stop: AtomicBool,
 }
 
-/// Subscriptions whose links one thread reads (see the module's documentation); dropping
-/// the group ends the thread (drop its subscriptions first: a subscription that outlives
-/// its group is no longer read).
+/// Subscriptions whose links one thread reads, [`PolledGroup::run`]'s (see the module's
+/// documentation). Drop its subscriptions before it: a subscription that outlives its
+/// group is no longer read.
 pub struct PolledGroup {
     shared: Arc<Shared>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 /// A subscription of a [`PolledGroup`]; dropping it closes its links and unregisters.
@@ -76,31 +77,79 @@ impl PolledSubscriber {
 }
 
 impl PolledGroup {
-    /// Starts the group's thread, named `name`.
-    pub fn new(name: &str) -> Result<PolledGroup, RosError> {
+    /// An empty group (its subscriptions are read once [`PolledGroup::run`] runs).
+    pub fn new() -> Result<PolledGroup, RosError> {
         let bell = Bell::new();
         if bell.fd() < 0 {
             return Err(RosError::new(format!(
-                "{name}: cannot make an eventfd: {}",
+                "cannot make an eventfd: {}",
                 std::io::Error::last_os_error()
             )));
         }
-        let shared = Arc::new(Shared {
-            members: Mutex::default(),
-            bell,
-            stop: AtomicBool::new(false),
-        });
-        let thread = {
-            let shared = shared.clone();
-            std::thread::Builder::new()
-                .name(name.to_owned())
-                .spawn(move || read_members(&shared))
-                .map_err(|e| RosError::new(format!("cannot start a thread: {e}")))?
-        };
         Ok(PolledGroup {
-            shared,
-            thread: Some(thread),
+            shared: Arc::new(Shared {
+                members: Mutex::default(),
+                bell,
+            }),
         })
+    }
+
+    /// Reads the group's subscriptions on this thread until `turn` returns `None`. `turn`
+    /// runs first and after every wake-up (messages read, or its time came): it does
+    /// what is due and says what to wait for next, at most [`Sleep::within`] or until one
+    /// of [`Sleep::watch`] is readable (a `/clock` link, see
+    /// [`crate::clock::sleep_for`]), besides the group's own links.
+    pub fn run(&self, mut turn: impl FnMut() -> Option<Sleep>) {
+        let mut fds = Vec::new();
+        let mut pollfds: Vec<libc::pollfd> = Vec::new();
+        while let Some(sleep) = turn() {
+            // The members and their sockets are looked at afresh each round: links come
+            // and go.
+            let members: Vec<Arc<dyn Member>> = {
+                let mut list = self.shared.members.locked();
+                list.retain(|m| m.strong_count() > 0);
+                list.iter().filter_map(Weak::upgrade).collect()
+            };
+            let watch = |fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            pollfds.clear();
+            pollfds.push(watch(self.shared.bell.fd()));
+            pollfds.extend(sleep.watch.iter().map(|&fd| watch(fd)));
+            let first_member = pollfds.len();
+            let mut owner = Vec::new();
+            for (i, m) in members.iter().enumerate() {
+                fds.clear();
+                m.fds(&mut fds);
+                owner.extend(std::iter::repeat_n(i, fds.len()));
+                pollfds.extend(fds.iter().map(|&fd| watch(fd)));
+            }
+            // Whole milliseconds, rounded up: rounded down, a wake-up would come just
+            // before the time asked for and find nothing to do.
+            let ms = sleep
+                .within
+                .as_nanos()
+                .div_ceil(1_000_000)
+                .min(i32::MAX as u128) as libc::c_int;
+            // SAFETY: `pollfds` is a valid array of its length for the call.
+            let n = unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, ms) };
+            if n <= 0 {
+                // The time asked for passed (or a signal came): the turn looks.
+                continue;
+            }
+            if pollfds[0].revents != 0 {
+                Bell::clear(self.shared.bell.fd());
+            }
+            let mut ready = vec![false; members.len()];
+            for (p, &i) in pollfds[first_member..].iter().zip(&owner) {
+                ready[i] |= p.revents != 0;
+            }
+            for (m, _) in members.iter().zip(&ready).filter(|(_, r)| **r) {
+                m.drain();
+            }
+        }
     }
 
     /// Subscribes `topic` on this process's node, read by the group's thread: `on_message`
@@ -150,65 +199,5 @@ impl PolledGroup {
             subscriber,
             _member: member,
         })
-    }
-}
-
-impl Drop for PolledGroup {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        Bell::ring(self.shared.bell.fd());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// The group's thread: waits for a message on any member's link (or the bell), then lets
-/// each member with a readable socket read what is queued; until the group ends.
-fn read_members(shared: &Shared) {
-    let mut fds = Vec::new();
-    let mut pollfds: Vec<libc::pollfd> = Vec::new();
-    while !shared.stop.load(Ordering::SeqCst) {
-        // The members and their sockets are looked at afresh each round: links come and go.
-        let members: Vec<Arc<dyn Member>> = {
-            let mut list = shared.members.locked();
-            list.retain(|m| m.strong_count() > 0);
-            list.iter().filter_map(Weak::upgrade).collect()
-        };
-        pollfds.clear();
-        pollfds.push(libc::pollfd {
-            fd: shared.bell.fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        });
-        let mut owner = Vec::new();
-        for (i, m) in members.iter().enumerate() {
-            fds.clear();
-            m.fds(&mut fds);
-            for &fd in &fds {
-                owner.push(i);
-                pollfds.push(libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                });
-            }
-        }
-        // SAFETY: `pollfds` is a valid array of its length for the call.
-        let n = unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, -1) };
-        if n < 0 {
-            // Interrupted by a signal: look again.
-            continue;
-        }
-        if pollfds[0].revents != 0 {
-            Bell::clear(shared.bell.fd());
-        }
-        let mut ready = vec![false; members.len()];
-        for (p, &i) in pollfds[1..].iter().zip(&owner) {
-            ready[i] |= p.revents != 0;
-        }
-        for (m, _) in members.iter().zip(&ready).filter(|(_, r)| **r) {
-            m.drain();
-        }
     }
 }

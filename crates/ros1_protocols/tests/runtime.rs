@@ -715,7 +715,7 @@ fn a_direct_subscriber_on_the_runtime_links_when_the_master_says() {
 #[test]
 fn a_polled_group_reads_bursts_on_two_topics_with_one_thread_and_links_again() {
     let (_one, master, node) = begin("/rt_polled");
-    let group = ros1_protocols::polled::PolledGroup::new("polled_test").expect("group");
+    let group = Arc::new(ros1_protocols::polled::PolledGroup::new().expect("group"));
     let (tx, rx) = std::sync::mpsc::channel::<(String, String, std::thread::ThreadId)>();
     let subscribe = |topic: &'static str| {
         let tx = tx.clone();
@@ -726,6 +726,19 @@ fn a_polled_group_reads_bursts_on_two_topics_with_one_thread_and_links_again() {
             .expect("subscribe")
     };
     let (a, b) = (subscribe("/burst_a"), subscribe("/burst_b"));
+    // The group's thread, with a turn that only looks for the end of the test.
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (group, stop) = (group.clone(), stop.clone());
+        std::thread::spawn(move || {
+            group.run(|| {
+                (!stop.load(Ordering::SeqCst)).then(|| ros1_protocols::clock::Sleep {
+                    within: Duration::from_millis(100),
+                    watch: Vec::new(),
+                })
+            })
+        })
+    };
     let feeder = Node::start("/rt_burster", Config::new(master.uri.clone(), "127.0.0.1")).unwrap();
     let pub_a = feeder.advertise::<Text>("/burst_a", 10, false).unwrap();
     let pub_b = feeder.advertise::<Text>("/burst_b", 10, false).unwrap();
@@ -781,4 +794,8 @@ fn a_polled_group_reads_bursts_on_two_topics_with_one_thread_and_links_again() {
     assert_eq!(data, "again");
     assert!(threads.contains(&thread), "still the group's thread");
     drop((a, b));
+    stop.store(true, Ordering::SeqCst);
+    reader
+        .join()
+        .expect("the group's thread ends with its turn");
 }

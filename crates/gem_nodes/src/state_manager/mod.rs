@@ -47,7 +47,7 @@ fn run() -> anyhow::Result<()> {
         params.publish_processed,
         waker,
     )?;
-    let _subscriptions = subscribe(&shared, &params.config)?;
+    let subscriptions = subscribe(&shared, &params.config)?;
     shared.register_acks();
     tracing::info!(
         "state_manager up: {} Hz heartbeat, staleness {:?}, sim time {}",
@@ -61,28 +61,33 @@ fn run() -> anyhow::Result<()> {
             VEHICLE_FAULT.name()
         );
     }
-    time::deadline_loop(
-        ticker,
-        || shared.catch_up(),
-        || shared.heartbeat(),
-        |now| shared.clock_stalled(now, params.clock_stall),
-    );
+    // One thread reads the inputs and keeps the time-driven rules and the heartbeat:
+    // the heartbeat due when the signals' burst comes goes out in the same wake-up.
+    let mut ticker = ticker;
+    subscriptions.group.run(|| {
+        time::deadline_turn(
+            &mut ticker,
+            || shared.catch_up(),
+            || shared.heartbeat(),
+            |now| shared.clock_stalled(now, params.clock_stall),
+        )
+    });
     Ok(())
 }
 
 /// One subscription per input `config` watches, each on the input's topic with its message
 /// type.
 ///
-/// The inputs are read by one thread as they arrive ([`ros1_protocols::polled`]): the
-/// five signals come in one burst from one publisher, and a thread per input would wake
-/// five times for it. Each message is judged at once, so a fault still reaches
-/// `/system_state` without waiting for a tick.
+/// The inputs are read as they arrive by the thread that runs the group
+/// ([`ros1_protocols::polled`]): the five signals come in one burst from one publisher,
+/// and a thread per input would wake five times for it. Each message is judged at once,
+/// so a fault still reaches `/system_state` without waiting for a tick.
 fn subscribe(
     s: &Arc<Shared>,
     config: &StateManagerConfig,
 ) -> Result<Subscriptions, ros1_protocols::RosError> {
     use Input::*;
-    let group = PolledGroup::new("inputs")?;
+    let group = PolledGroup::new()?;
     // Each input: its topic's declaration, the message field it carries and the core's
     // update for it (every message has a header, whose stamp the core judges).
     macro_rules! input {
@@ -110,14 +115,14 @@ fn subscribe(
     }
     Ok(Subscriptions {
         subscriptions,
-        _group: group,
+        group,
     })
 }
 
-/// The input subscriptions and the thread that reads them; dropped in that order.
+/// The input subscriptions and the group that reads them; dropped in that order.
 struct Subscriptions {
     subscriptions: Vec<PolledSubscriber>,
-    _group: PolledGroup,
+    group: PolledGroup,
 }
 
 impl Drop for Subscriptions {
