@@ -16,9 +16,10 @@
 //! what is queued on a link in one read ([`crate::lazy::LazyLinks::batched`]), so the
 //! [`Arrival`] a message comes with is when the read's last bytes arrived: a group is for
 //! handlers that judge a message when they get it, not by its arrival. Callbacks run one at
-//! a time on the group's thread, so one
-//! must not wait for another subscription's message, and a slow one delays the others:
-//! a group is for handlers that take microseconds (a state manager's inputs).
+//! a time on the group's thread, so one must not wait for another subscription's message,
+//! and a slow one delays the others: a group is for handlers that take microseconds (a
+//! state manager's inputs). A link's first messages, queued while it was being made, are
+//! read by the link's own thread.
 //!
 //! Each link keeps a thread of its own for its connection, asleep until the publisher
 //! hangs up ([`crate::lazy`]'s link keeper, told never to read: the group does).
