@@ -60,6 +60,7 @@ fn sim_clock() -> Option<&'static SimClock> {
                                 link,
                                 stream,
                                 stop,
+                                crate::lazy::Keep::LAZY,
                             ),
                             None => std::io::Error::other("not under sim time"),
                         }

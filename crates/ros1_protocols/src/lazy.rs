@@ -208,44 +208,36 @@ impl LazyLink {
     }
 }
 
-/// A lazy link's thread (the `read` of [`crate::direct::subscribe_reading`]): puts the stream,
-/// non-blocking, into `links` (under `lock`, reached through `links_of`), then sleeps
-/// until the publisher hangs up, calling `drain` (under the lock) at once and every
-/// [`DRAIN_EVERY`]. Returns why the link ended, the stream taken out again.
-pub fn keep_link<R>(
-    lock: &Mutex<R>,
-    links_of: impl Fn(&mut R) -> &mut LazyLinks,
-    drain: impl Fn(&mut R),
-    link: &Link,
-    stream: TcpStream,
-    stop: Stopping<'_>,
-) -> std::io::Error {
-    keep_link_drained(
-        lock,
-        links_of,
-        drain,
-        link,
-        stream,
-        stop,
-        Some(DRAIN_EVERY),
-        || {},
-    )
+/// How a link's own thread keeps it ([`keep_link`]).
+pub(crate) struct Keep<'a> {
+    /// How often it reads what queued when the owner did not ask; `None`: never between
+    /// the link's start and end (another thread reads it, [`crate::polled`]).
+    pub(crate) drain_every: Option<Duration>,
+    /// Called once the link is in the owner's links and once it is out again (so a
+    /// thread that watches their sockets looks again).
+    pub(crate) changed: &'a (dyn Fn() + Sync),
 }
 
-/// [`keep_link`], draining every `drain_every` (never between the link's start and end
-/// when `None`: another thread reads it, [`crate::polled`]), and calling `changed` once
-/// the link is in `links` and once it is out again (so that thread watches the sockets
-/// that are there).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn keep_link_drained<R>(
+impl Keep<'_> {
+    /// A lazy link: read by its owner, and by its own thread every [`DRAIN_EVERY`].
+    pub(crate) const LAZY: Keep<'static> = Keep {
+        drain_every: Some(DRAIN_EVERY),
+        changed: &|| {},
+    };
+}
+
+/// A lazy link's thread (the `read` of [`crate::direct::subscribe_reading`]): puts the stream,
+/// non-blocking, into `links` (under `lock`, reached through `links_of`), then sleeps
+/// until the publisher hangs up, calling `drain` (under the lock) at once and as `keep`
+/// says. Returns why the link ended, the stream taken out again.
+pub(crate) fn keep_link<R>(
     lock: &Mutex<R>,
     links_of: impl Fn(&mut R) -> &mut LazyLinks,
     drain: impl Fn(&mut R),
     link: &Link,
     stream: TcpStream,
     stop: Stopping<'_>,
-    drain_every: Option<Duration>,
-    changed: impl Fn(),
+    keep: Keep<'_>,
 ) -> std::io::Error {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -269,7 +261,7 @@ pub(crate) fn keep_link_drained<R>(
         });
         drain(&mut r);
     }
-    changed();
+    (keep.changed)();
     let why = loop {
         let mut fd = libc::pollfd {
             fd: watch.as_raw_fd(),
@@ -277,7 +269,9 @@ pub(crate) fn keep_link_drained<R>(
             events: libc::POLLRDHUP,
             revents: 0,
         };
-        let ms = drain_every.map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as libc::c_int);
+        let ms = keep
+            .drain_every
+            .map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as libc::c_int);
         // SAFETY: one valid pollfd for the call.
         unsafe { libc::poll(&mut fd, 1, ms) };
         let mut r = lock.locked();
@@ -293,7 +287,7 @@ pub(crate) fn keep_link_drained<R>(
         }
     };
     links_of(&mut lock.locked()).links.retain(|l| l.id != id);
-    changed();
+    (keep.changed)();
     why
 }
 
@@ -381,6 +375,7 @@ pub fn subscribe_lazily_linked<T: rosrust::Message>(
                 link,
                 stream,
                 stop,
+                Keep::LAZY,
             )
         })?;
     Ok(LazySubscriber {

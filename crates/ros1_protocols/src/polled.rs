@@ -26,7 +26,7 @@
 
 use crate::clock::Sleep;
 use crate::direct::{Arrival, DirectSubscriber, Link};
-use crate::lazy::{keep_link_drained, LazyState};
+use crate::lazy::{keep_link, Keep, LazyState};
 use crate::net::Bell;
 use crate::{Lock, RosError};
 use std::os::fd::RawFd;
@@ -180,18 +180,21 @@ impl PolledGroup {
             topic,
             |_| {},
             move |link, stream, stop| {
-                keep_link_drained(
+                let ring = || {
+                    if let Some(g) = group.upgrade() {
+                        Bell::ring(g.bell.fd());
+                    }
+                };
+                keep_link(
                     &state,
                     |s| &mut s.links,
                     LazyState::drain,
                     link,
                     stream,
                     stop,
-                    None,
-                    || {
-                        if let Some(g) = group.upgrade() {
-                            Bell::ring(g.bell.fd());
-                        }
+                    Keep {
+                        drain_every: None,
+                        changed: &ring,
                     },
                 )
             },

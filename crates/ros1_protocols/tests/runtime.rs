@@ -116,6 +116,24 @@ fn tcpros_endpoint(node: &Node, topic: &str) -> (String, u16) {
     }
 }
 
+/// `rostopic pub -r 20 topic std_msgs/String data` (rospy), until [`interrupt`]ed.
+fn rostopic_pub(master: &Master, topic: &str, data: &str) -> std::process::Child {
+    master
+        .tool(
+            "/usr/bin/rostopic",
+            &["pub", "-r", "20", topic, "std_msgs/String", data],
+        )
+        .spawn()
+        .expect("rostopic pub")
+}
+
+/// Interrupts a tool started by [`Master::tool`] and waits for it.
+fn interrupt(tool: std::process::Child) {
+    // SAFETY: interrupting the process group we started.
+    unsafe { libc::kill(-(tool.id() as i32), libc::SIGINT) };
+    support::finish(tool, Duration::from_secs(10));
+}
+
 #[test]
 fn rospy_and_rostopic_receive_and_latching_holds() {
     let (_one, master, node) = begin("/rt_latch");
@@ -686,24 +704,9 @@ fn a_direct_subscriber_on_the_runtime_links_when_the_master_says() {
     assert!(wait_until(Duration::from_secs(5), || subscriber
         .publisher_count()
         == 0));
-    let rostopic = master
-        .tool(
-            "/usr/bin/rostopic",
-            &[
-                "pub",
-                "-r",
-                "20",
-                "/fed",
-                "std_msgs/String",
-                "data: from rostopic",
-            ],
-        )
-        .spawn()
-        .expect("rostopic pub");
+    let rostopic = rostopic_pub(&master, "/fed", "data: from rostopic");
     let got = rx.recv_timeout(Duration::from_secs(15));
-    // SAFETY: interrupting the process group we started.
-    unsafe { libc::kill(-(rostopic.id() as i32), libc::SIGINT) };
-    support::finish(rostopic, Duration::from_secs(10));
+    interrupt(rostopic);
     assert_eq!(
         got.as_deref(),
         Ok("from rostopic"),
@@ -766,20 +769,7 @@ fn a_polled_group_reads_bursts_on_two_topics_with_one_thread_and_links_again() {
     // The publisher of one topic goes; a rospy one comes: linked again, read by the group.
     drop(pub_a);
     assert!(wait_until(Duration::from_secs(5), || a.publisher_count() == 0));
-    let rostopic = master
-        .tool(
-            "/usr/bin/rostopic",
-            &[
-                "pub",
-                "-r",
-                "20",
-                "/burst_a",
-                "std_msgs/String",
-                "data: again",
-            ],
-        )
-        .spawn()
-        .expect("rostopic pub");
+    let rostopic = rostopic_pub(&master, "/burst_a", "data: again");
     let again = loop {
         match rx.recv_timeout(Duration::from_secs(15)) {
             Ok((topic, data, thread)) if topic == "/burst_a" => break Some((data, thread)),
@@ -787,9 +777,7 @@ fn a_polled_group_reads_bursts_on_two_topics_with_one_thread_and_links_again() {
             Err(_) => break None,
         }
     };
-    // SAFETY: interrupting the process group we started.
-    unsafe { libc::kill(-(rostopic.id() as i32), libc::SIGINT) };
-    support::finish(rostopic, Duration::from_secs(10));
+    interrupt(rostopic);
     let (data, thread) = again.expect("the new publisher's messages");
     assert_eq!(data, "again");
     assert!(threads.contains(&thread), "still the group's thread");
