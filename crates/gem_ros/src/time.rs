@@ -150,71 +150,69 @@ impl Ticker {
     /// [`Ticker::wait_or_until`] without the wait: why it returns now, or what it would
     /// wait for (see [`Ticker::sleep`]).
     pub fn check(&mut self, deadline: Option<Time>) -> Result<Wake, Pending> {
-        {
-            let now = now();
-            if now < self.last_seen {
-                // A simulator reset: tick at once, so the node reports from the new epoch.
-                tracing::warn!(
-                    "ROS time jumped back from {} to {now}; re-arming",
-                    self.last_seen
-                );
-                self.next = now;
+        let now = now();
+        if now < self.last_seen {
+            // A simulator reset: tick at once, so the node reports from the new epoch.
+            tracing::warn!(
+                "ROS time jumped back from {} to {now}; re-arming",
+                self.last_seen
+            );
+            self.next = now;
+        }
+        if now != self.last_seen {
+            self.last_advance = std::time::Instant::now();
+            self.stall_reported = false;
+        }
+        self.last_seen = now;
+        if now >= self.next {
+            let after = self.next.saturating_add(self.period);
+            // Fell more than a period behind (a slow consumer, a clock jump forward):
+            // skip the missed ticks rather than firing them back to back.
+            self.next = if after <= now {
+                now.saturating_add(self.period)
+            } else {
+                after
+            };
+            // A tick serves any event that arrived meanwhile too.
+            if let Some(w) = &self.waker {
+                w.take();
             }
-            if now != self.last_seen {
-                self.last_advance = std::time::Instant::now();
+            return Ok(Wake::Tick(now));
+        }
+        if deadline.is_some_and(|d| now >= d) {
+            return Ok(Wake::Deadline(now));
+        }
+        if self.waker.as_ref().is_some_and(Waker::take) {
+            return Ok(Wake::Event(now));
+        }
+        let stalled_for = if self.stall_on_silence {
+            let silence = clock_silence();
+            if silence.is_some_and(|s| s < MAX_NAP) {
+                // A message since the last look: a new silence may be reported.
                 self.stall_reported = false;
             }
-            self.last_seen = now;
-            if now >= self.next {
-                let after = self.next.saturating_add(self.period);
-                // Fell more than a period behind (a slow consumer, a clock jump forward):
-                // skip the missed ticks rather than firing them back to back.
-                self.next = if after <= now {
-                    now.saturating_add(self.period)
-                } else {
-                    after
-                };
-                // A tick serves any event that arrived meanwhile too.
-                if let Some(w) = &self.waker {
-                    w.take();
-                }
-                return Ok(Wake::Tick(now));
-            }
-            if deadline.is_some_and(|d| now >= d) {
-                return Ok(Wake::Deadline(now));
-            }
-            if self.waker.as_ref().is_some_and(Waker::take) {
-                return Ok(Wake::Event(now));
-            }
-            let stalled_for = if self.stall_on_silence {
-                let silence = clock_silence();
-                if silence.is_some_and(|s| s < MAX_NAP) {
-                    // A message since the last look: a new silence may be reported.
-                    self.stall_reported = false;
-                }
-                silence
-            } else {
-                Some(self.last_advance.elapsed())
-            };
-            if !self.stall_reported
-                && self
-                    .stall_limit
-                    .zip(stalled_for)
-                    .is_some_and(|(limit, stalled)| stalled >= limit)
-            {
-                self.stall_reported = true;
-                return Ok(Wake::Stalled(now));
-            }
-            let (wake_at, timing) = match deadline {
-                Some(d) if d < self.next => (d, self.deadline_timing),
-                _ => (self.next, self.tick_timing),
-            };
-            Err(Pending {
-                gap: wake_at.saturating_since(now),
-                seen: to_ros(now),
-                timing,
-            })
+            silence
+        } else {
+            Some(self.last_advance.elapsed())
+        };
+        if !self.stall_reported
+            && self
+                .stall_limit
+                .zip(stalled_for)
+                .is_some_and(|(limit, stalled)| stalled >= limit)
+        {
+            self.stall_reported = true;
+            return Ok(Wake::Stalled(now));
         }
+        let (wake_at, timing) = match deadline {
+            Some(d) if d < self.next => (d, self.deadline_timing),
+            _ => (self.next, self.tick_timing),
+        };
+        Err(Pending {
+            gap: wake_at.saturating_since(now),
+            seen: to_ros(now),
+            timing,
+        })
     }
 
     /// What [`Ticker::check`]'s `pending` asks a thread that waits on sockets of its own
@@ -248,11 +246,19 @@ pub fn deadline_loop(
     loop {
         let deadline = catch_up();
         match ticker.wait_or_until(deadline) {
-            Some(Wake::Tick(_)) => heartbeat(),
-            Some(Wake::Stalled(now)) => stalled(now),
-            Some(Wake::Deadline(_) | Wake::Event(_)) => {}
+            Some(wake) => serve(wake, &mut heartbeat, &mut stalled),
             None => return,
         }
+    }
+}
+
+/// What a deadline loop does when its ticker wakes it (a deadline or an event only makes
+/// it judge again, at its next `catch_up`).
+fn serve(wake: Wake, heartbeat: &mut impl FnMut(), stalled: &mut impl FnMut(Time)) {
+    match wake {
+        Wake::Tick(_) => heartbeat(),
+        Wake::Stalled(now) => stalled(now),
+        Wake::Deadline(_) | Wake::Event(_) => {}
     }
 }
 
@@ -271,9 +277,7 @@ pub fn deadline_turn(
         }
         let deadline = catch_up();
         match ticker.check(deadline) {
-            Ok(Wake::Tick(_)) => heartbeat(),
-            Ok(Wake::Stalled(now)) => stalled(now),
-            Ok(Wake::Deadline(_) | Wake::Event(_)) => {}
+            Ok(wake) => serve(wake, &mut heartbeat, &mut stalled),
             Err(pending) => {
                 let sleep = Ticker::sleep(&pending);
                 if !sleep.within.is_zero() {

@@ -760,15 +760,23 @@ impl<A: Action> ActionClient<A> {
         })?;
         let latest_feedback: Arc<LatestFeedback<A>> = Arc::default();
         let feedback_topic = format!("{ns}/feedback");
+        // Our goals' feedback, as (goal id, feedback); another client's is dropped.
+        let ours = {
+            let shared = shared.clone();
+            move |m: A::ActionFeedback| {
+                let (_, st, feedback) = A::unwrap_feedback(m);
+                let id = st.goal_id.id;
+                shared.mine.locked().contains(&id).then_some((id, feedback))
+            }
+        };
+        let on_link = record_link(&shared, |s| &s.feedback_links);
         let feedback_sub = if feedback_on_demand {
-            let (shared, latest) = (shared.clone(), latest_feedback.clone());
+            let latest = latest_feedback.clone();
             FeedbackSubscriber::OnDemand(lazy::subscribe_lazily_linked(
                 &feedback_topic,
-                record_link(&shared, |s| &s.feedback_links),
-                move |m: A::ActionFeedback, _, _: &Link| {
-                    let (_, st, feedback) = A::unwrap_feedback(m);
-                    let id = st.goal_id.id;
-                    if shared.mine.locked().contains(&id) {
+                on_link,
+                move |m, _, _: &Link| {
+                    if let Some((id, feedback)) = ours(m) {
                         let mut latest = latest.locked();
                         latest.retain(|(i, _)| *i != id);
                         latest.push((id, feedback));
@@ -776,17 +784,13 @@ impl<A: Action> ActionClient<A> {
                 },
             )?)
         } else {
-            let (shared, tx) = (shared.clone(), tx.clone());
+            let tx = tx.clone();
             FeedbackSubscriber::Events(direct::subscribe_linked(
                 &feedback_topic,
-                record_link(&shared, |s| &s.feedback_links),
-                move |m: A::ActionFeedback, _, _: &Link| {
-                    let (_, st, feedback) = A::unwrap_feedback(m);
-                    if shared.mine.locked().contains(&st.goal_id.id) {
-                        let _ = tx.send(ClientEvent::Feedback {
-                            id: st.goal_id.id,
-                            feedback,
-                        });
+                on_link,
+                move |m, _, _: &Link| {
+                    if let Some((id, feedback)) = ours(m) {
+                        let _ = tx.send(ClientEvent::Feedback { id, feedback });
                     }
                 },
             )?)

@@ -309,17 +309,14 @@ pub(crate) struct LazyState<T> {
 }
 
 impl<T: rosrust::Message> LazyState<T> {
-    pub(crate) fn new(on_message: impl FnMut(T, Arrival, &Link) + Send + 'static) -> Self {
+    /// No links yet, read as `links` says ([`LazyLinks::default`] or
+    /// [`LazyLinks::batched`]).
+    pub(crate) fn new(
+        links: LazyLinks,
+        on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
+    ) -> Self {
         LazyState {
-            links: LazyLinks::default(),
-            on_message: Box::new(on_message),
-        }
-    }
-
-    /// [`LazyState::new`] on [`LazyLinks::batched`] links.
-    pub(crate) fn batched(on_message: impl FnMut(T, Arrival, &Link) + Send + 'static) -> Self {
-        LazyState {
-            links: LazyLinks::batched(),
+            links,
             on_message: Box::new(on_message),
         }
     }
@@ -363,7 +360,10 @@ pub fn subscribe_lazily_linked<T: rosrust::Message>(
     on_link: impl Fn(&Link) + Send + Sync + 'static,
     on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
 ) -> Result<LazySubscriber, RosError> {
-    let state = Arc::new(Mutex::new(LazyState::<T>::new(on_message)));
+    let state = Arc::new(Mutex::new(LazyState::<T>::new(
+        LazyLinks::default(),
+        on_message,
+    )));
     let node = crate::this_node::get()?;
     let reader = state.clone();
     let subscriber =

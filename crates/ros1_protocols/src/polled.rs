@@ -26,7 +26,7 @@
 
 use crate::clock::Sleep;
 use crate::direct::{Arrival, DirectSubscriber, Link};
-use crate::lazy::{keep_link, Keep, LazyState};
+use crate::lazy::{keep_link, Keep, LazyLinks, LazyState};
 use crate::net::Bell;
 use crate::{Lock, RosError};
 use std::os::fd::RawFd;
@@ -101,7 +101,7 @@ impl PolledGroup {
     /// of [`Sleep::watch`] is readable (a `/clock` link, see
     /// [`crate::clock::sleep_for`]), besides the group's own links.
     pub fn run(&self, mut turn: impl FnMut() -> Option<Sleep>) {
-        let mut fds = Vec::new();
+        let (mut fds, mut owner, mut ready) = (Vec::new(), Vec::new(), Vec::new());
         let mut pollfds: Vec<libc::pollfd> = Vec::new();
         while let Some(sleep) = turn() {
             // The members and their sockets are looked at afresh each round: links come
@@ -120,7 +120,7 @@ impl PolledGroup {
             pollfds.push(watch(self.shared.bell.fd()));
             pollfds.extend(sleep.watch.iter().map(|&fd| watch(fd)));
             let first_member = pollfds.len();
-            let mut owner = Vec::new();
+            owner.clear();
             for (i, m) in members.iter().enumerate() {
                 fds.clear();
                 m.fds(&mut fds);
@@ -143,7 +143,8 @@ impl PolledGroup {
             if pollfds[0].revents != 0 {
                 Bell::clear(self.shared.bell.fd());
             }
-            let mut ready = vec![false; members.len()];
+            ready.clear();
+            ready.resize(members.len(), false);
             for (p, &i) in pollfds[first_member..].iter().zip(&owner) {
                 ready[i] |= p.revents != 0;
             }
@@ -171,7 +172,10 @@ impl PolledGroup {
         topic: &str,
         on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
     ) -> Result<PolledSubscriber, RosError> {
-        let state = Arc::new(Mutex::new(LazyState::<T>::batched(on_message)));
+        let state = Arc::new(Mutex::new(LazyState::<T>::new(
+            LazyLinks::batched(),
+            on_message,
+        )));
         let member: Arc<dyn Member> = state.clone();
         self.shared.members.locked().push(Arc::downgrade(&member));
         let group = Arc::downgrade(&self.shared);
