@@ -3,7 +3,10 @@
 //! `rosnode kill`, a start-up error), `rosnode` and `rostopic` and `rosservice` read the
 //! nodes, and rospy's persistent service clients call each of our services 100 times.
 
-use gem_testbed::{cli, cli_ok, master_log, ros, wait_until, NodeProc, RosGuard};
+use gem_msgs::jsk_rviz_plugins::OverlayText;
+use gem_testbed::{
+    cli, cli_background, cli_ok, master_log, ros, wait_until, Collector, NodeProc, RosGuard,
+};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(20);
@@ -58,10 +61,13 @@ fn nodes() -> Vec<Case> {
             "stanley",
             &["sub /navigate_waypoints/goal", "pub /gem/ackermann_cmd"],
         ),
-        case(
-            "status_overlay",
-            &["sub /system_state", "pub /gem/status_overlay"],
-        ),
+        // Told to follow its inputs with no viewer, so that they are subscribed here
+        // and their withdrawal on every way out is checked.
+        Case {
+            binary: "status_overlay",
+            up: &["sub /system_state", "pub /gem/status_overlay"],
+            params: vec![("always_subscribe", "true".into())],
+        },
         case(
             "gnss_pose",
             &[
@@ -514,4 +520,66 @@ fn rospy_persistent_clients_call_every_service_of_ours_100_times() {
         let out = persistent_calls(service, module, srv, request);
         assert!(out.contains("ok 100"), "{service}: {out}");
     }
+}
+
+#[test]
+fn the_overlay_subscribes_its_inputs_only_while_someone_watches() {
+    let ros = ros();
+    let _inputs = start(&ros, "mock_signals", "mock_signals", &["pub /estop"], &[]);
+    let _manager = state_manager(&ros);
+    let overlay = start(
+        &ros,
+        "status_overlay",
+        "status_overlay",
+        &["pub /gem/status_overlay", "pub /gem/status_markers"],
+        &[],
+    );
+    let inputs = || {
+        entries_of("/status_overlay")
+            .into_iter()
+            .filter(|e| e.starts_with("sub ") && e != "sub /clock")
+            .collect::<Vec<_>>()
+    };
+    // Nobody watches: for 2 s (twenty frames) the overlay subscribes nothing.
+    assert!(
+        !wait_until(Duration::from_secs(2), || !inputs().is_empty()),
+        "unwatched, it subscribes {:?}",
+        inputs()
+    );
+    // A viewer: every input is subscribed, and the frames show their values.
+    let mut viewer = cli_background("rostopic", &["hz", "/gem/status_markers"]);
+    let all = [
+        "sub /system_state",
+        "sub /battery_level",
+        "sub /estop",
+        "sub /gps_accuracy",
+        "sub /signal_strength",
+        "sub /temperature",
+    ];
+    assert!(
+        wait_until(T, || all.iter().all(|e| inputs().iter().any(|i| i == e))),
+        "watched, it subscribes {:?}\n{}",
+        inputs(),
+        overlay.output()
+    );
+    let text = Collector::<OverlayText>::new("/gem/status_overlay");
+    let shows = |m: &OverlayText| {
+        ["battery   80 %", "temp      30.0 °C", "signal    CONNECTED"]
+            .iter()
+            .all(|part| m.text.contains(part))
+            && !m.text.contains("state     —")
+    };
+    assert!(
+        text.wait_latest(T, shows).is_some(),
+        "the frames show {:?}",
+        text.last().map(|m| m.text)
+    );
+    drop(text);
+    // The viewers leave: the subscriptions go with them.
+    viewer.kill();
+    assert!(
+        wait_until(T, || inputs().is_empty()),
+        "unwatched again, it still subscribes {:?}",
+        inputs()
+    );
 }

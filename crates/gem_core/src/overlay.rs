@@ -137,8 +137,57 @@ pub fn headline(s: &Snapshot) -> String {
     )
 }
 
+/// What a status display does at a frame: it follows its inputs only while someone
+/// watches what it draws. Its inputs are the busiest topics of the suite (the five signals
+/// and the state at 20 Hz), and every subscription costs each publisher a send per
+/// message; a display nobody looks at should cost nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// Nobody watches and nothing is subscribed: sleep until the next frame.
+    Rest,
+    /// Someone started watching: subscribe the inputs; draw from the next frame on, once
+    /// they had a frame's time to link and send their latest values.
+    Subscribe,
+    /// Someone watches: read what arrived and draw.
+    Draw,
+    /// The last viewer left: drop the subscriptions and the values they gave (they would
+    /// be stale when someone watches again).
+    Unsubscribe,
+}
+
+/// The display's step at a frame: `watched` when its output has a subscriber (or it is
+/// told to follow its inputs always), `subscribed` when it holds its inputs' subscriptions.
+pub fn frame(watched: bool, subscribed: bool) -> Frame {
+    match (watched, subscribed) {
+        (false, false) => Frame::Rest,
+        (true, false) => Frame::Subscribe,
+        (true, true) => Frame::Draw,
+        (false, true) => Frame::Unsubscribe,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_display_follows_its_inputs_only_while_watched() {
+        use super::{frame, Frame};
+        // Watched from the second frame to the fourth, then again at the sixth.
+        let watched = [false, true, true, true, false, true];
+        let mut subscribed = false;
+        let mut steps = Vec::new();
+        for w in watched {
+            let f = frame(w, subscribed);
+            subscribed = matches!(f, Frame::Subscribe | Frame::Draw);
+            steps.push(f);
+        }
+        use Frame::*;
+        assert_eq!(
+            steps,
+            [Rest, Subscribe, Draw, Draw, Unsubscribe, Subscribe],
+            "the first watched frame subscribes and draws nothing"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -81,6 +81,20 @@ impl Time {
     }
 }
 
+/// The first time after `t` that is a whole number of `period`s from the clock's epoch
+/// (`t` itself for a zero period). Periodic tasks that tick on these times share their
+/// phase whenever they share a period, in whatever order their processes started: a node
+/// whose inputs come from several such tasks gets them at the same moments, not spread
+/// over the period, and wakes once for them.
+pub fn next_on_grid(t: Time, period: Duration) -> Time {
+    let p = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
+    if p == 0 {
+        return t;
+    }
+    let next = (t.nanos / p).saturating_add(1).saturating_mul(p);
+    Time::from_nanos(next)
+}
+
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -180,6 +194,25 @@ impl Watchdog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_on_the_grid_are_shared_whenever_a_task_starts() {
+        let period = Duration::from_millis(50);
+        // Two tasks started 10 ms and 37 ms into a period meet at the same next tick.
+        let a = next_on_grid(Time::from_secs_f64(12.01), period);
+        let b = next_on_grid(Time::from_secs_f64(12.037), period);
+        assert_eq!(a, Time::from_secs_f64(12.05));
+        assert_eq!(a, b);
+        // A time on the grid is followed by the next one, never by itself.
+        assert_eq!(next_on_grid(a, period), Time::from_secs_f64(12.1));
+        // A period that does not divide a second evenly still gives one grid for all.
+        let third = Duration::from_nanos(333_333_333);
+        assert_eq!(
+            next_on_grid(Time::from_nanos(1_000_000_001), third),
+            Time::from_nanos(1_333_333_332)
+        );
+        assert_eq!(next_on_grid(a, Duration::ZERO), a);
+    }
 
     #[test]
     fn since_later_is_duration() {

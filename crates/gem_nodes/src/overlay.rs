@@ -9,7 +9,7 @@
 
 use gem_core::names;
 use gem_core::overlay::{
-    headline, planner_name, render, signal_name, state_colour, Rgba, Snapshot, BODY_COLOUR,
+    self, headline, planner_name, render, signal_name, state_colour, Rgba, Snapshot, BODY_COLOUR,
     HEADING_COLOUR,
 };
 use gem_core::state_manager::{ErrorBits, Input, SystemState};
@@ -33,6 +33,7 @@ gem_ros::param_table! {
     pub const PARAMS = [
         RATE = ParamSpec::float("rate", 10.0, "Hz", "overlay and marker publication rate").positive();
         MARKER_FRAME = ParamSpec::str("marker_frame", frames::BASE_FOOTPRINT, "the car's TF frame (rear axle on the ground) that the body and status markers follow");
+        ALWAYS_SUBSCRIBE = ParamSpec::bool("always_subscribe", false, "follow the inputs and publish even when nobody subscribes the overlay or the markers; false: subscribe the inputs only while someone watches");
     ];
 }
 
@@ -214,16 +215,33 @@ pub fn main() -> anyhow::Result<()> {
 fn run() -> anyhow::Result<()> {
     let rate = RATE.f64()?;
     let frame = MARKER_FRAME.string()?;
+    let always = ALWAYS_SUBSCRIBE.bool_value()?;
     if !time::wait_for_valid_time() {
         return Ok(());
     }
     // Relaxed: a frame up to half a /clock period late is not seen on a display.
     let mut ticker = Ticker::from_rate(rate).relaxed();
-    let snapshot: Shared = Arc::default();
-    let subs = subscribe(&snapshot)?;
     let out = OVERLAY.publish()?;
     let marks = MARKERS.publish()?;
+    // The inputs' subscriptions and the values they gave, while someone watches.
+    let mut inputs: Option<(Shared, Subscriptions)> = None;
     while ticker.wait().is_some() {
+        let watched = always || out.subscriber_count() + marks.subscriber_count() > 0;
+        let (snapshot, subs) = match (overlay::frame(watched, inputs.is_some()), &inputs) {
+            (overlay::Frame::Draw, Some(watching)) => watching,
+            (overlay::Frame::Subscribe, _) => {
+                let snapshot = Shared::default();
+                inputs = Some((snapshot.clone(), subscribe(&snapshot)?));
+                tracing::debug!("watched: inputs subscribed");
+                continue;
+            }
+            (overlay::Frame::Unsubscribe, _) => {
+                inputs = None;
+                tracing::debug!("not watched: inputs unsubscribed");
+                continue;
+            }
+            _ => continue,
+        };
         subs.catch_up();
         let s = snapshot.locked().clone();
         if let Err(e) = out.send(overlay(&s)) {

@@ -51,12 +51,14 @@ pub struct Ticker {
 }
 
 impl Ticker {
-    /// A ticker firing every `period` of ROS time, first one period from now.
+    /// A ticker firing every `period` of ROS time, on the times that are whole multiples
+    /// of the period ([`gem_core::time::next_on_grid`]): the suite's nodes with the same
+    /// rate tick together, so a node gets their messages in one burst.
     pub fn new(period: Duration) -> Self {
         let start = now();
         Ticker {
             period,
-            next: start.saturating_add(period),
+            next: gem_core::time::next_on_grid(start, period),
             last_seen: start,
             last_advance: std::time::Instant::now(),
             stall_reported: false,
@@ -165,14 +167,11 @@ impl Ticker {
         }
         self.last_seen = now;
         if now >= self.next {
-            let after = self.next.saturating_add(self.period);
-            // Fell more than a period behind (a slow consumer, a clock jump forward):
-            // skip the missed ticks rather than firing them back to back.
-            self.next = if after <= now {
-                now.saturating_add(self.period)
-            } else {
-                after
-            };
+            // The next time on the grid after now: a ticker that fell more than a period
+            // behind (a slow consumer, a clock jump forward) skips the missed ticks rather
+            // than firing them back to back, and one re-armed by a jump back returns to
+            // the grid after its first tick.
+            self.next = gem_core::time::next_on_grid(now, self.period);
             // A tick serves any event that arrived meanwhile too.
             if let Some(w) = &self.waker {
                 w.take();

@@ -35,7 +35,7 @@ fn sim_clock() -> Option<&'static SimClock> {
     let clock = SIM
         .get_or_init(|| {
             uses_sim_time().then(|| SimClock {
-                reading: Mutex::new(Reading::new()),
+                reading: Mutex::new(Reading::default()),
                 changed: Condvar::new(),
             })
         })

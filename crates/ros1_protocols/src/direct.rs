@@ -479,7 +479,7 @@ fn read_messages<T: rosrust::Message>(
 }
 
 /// Asks the kernel to timestamp what arrives on `stream` (`SO_TIMESTAMPNS`).
-fn timestamp_arrivals(stream: &TcpStream) -> Result<(), String> {
+pub(crate) fn timestamp_arrivals(stream: &TcpStream) -> Result<(), String> {
     use std::os::fd::AsRawFd;
     let on: libc::c_int = 1;
     // SAFETY: a valid socket, an int option of the right size.

@@ -16,21 +16,28 @@ use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// How often a link's own thread reads what queued when its owner did not ask: the socket
 /// never holds more than a second of messages.
 pub const DRAIN_EVERY: Duration = Duration::from_secs(1);
 
 /// The lazy links of one subscription.
+///
+/// A link's queued frames are taken in one read (up to [`BATCH`] bytes), not one read for
+/// each frame's length and one for its body: a drain that finds one message, or none,
+/// costs one system call instead of three. Every frame of a read carries the kernel's
+/// receive time of the read's last bytes. Reading frame by frame would not give each
+/// frame its own: TCP merges segments that queue in order on a socket into one buffer,
+/// which keeps the newest one's receive time (Linux's `tcp_try_coalesce`), so frames
+/// that waited for their reader share one timestamp however they are read. The newest
+/// frame's time, the one that says when a publisher was last heard, is exact.
 #[derive(Default)]
 pub struct LazyLinks {
     links: Vec<LazyLink>,
-    /// Read in whole batches, not frame by frame (see [`LazyLinks::batched`]).
-    batched: bool,
 }
 
-/// The most one read of a batched link takes: hundreds of small messages (a `/clock`
+/// The most one read of a link takes: hundreds of small messages (a `/clock`
 /// frame is 12 bytes), few enough bytes that making room for them costs nothing to speak
 /// of; a read that fills it is followed by another.
 const BATCH: usize = 4 << 10;
@@ -41,39 +48,18 @@ struct LazyLink {
     link: Link,
     stream: TcpStream,
     partial: Vec<u8>,
-    /// Where a batched link's reads land.
+    /// Where the link's reads land.
     scratch: Vec<u8>,
-    /// The kernel's receive time of the partial frame's first bytes.
-    stamp: Option<SystemTime>,
     /// Why the link can no longer be read (its thread ends it).
     dead: Option<std::io::Error>,
 }
 
 impl LazyLinks {
-    /// Links whose queued frames are taken in one read (up to [`BATCH`] bytes), not one
-    /// read for each frame's length and one for its body: a drain that finds one message,
-    /// or none, costs one system call instead of three. The price is the arrival time:
-    /// every frame of a read carries the kernel's receive time of the read's last bytes.
-    /// For the time (`/clock`, where only the latest message's arrival counts) and for
-    /// readers that judge a message at the moment they read it.
-    pub fn batched() -> LazyLinks {
-        LazyLinks {
-            links: Vec::new(),
-            batched: true,
-        }
-    }
-
     /// Reads every frame queued on the links (without blocking) and hands each body, with
     /// its arrival and link, to `frame`, in order per link.
     pub fn drain(&mut self, mut frame: impl FnMut(&[u8], Arrival, &Link)) {
-        let batched = self.batched;
         for l in self.links.iter_mut().filter(|l| l.dead.is_none()) {
-            let read = if batched {
-                l.read_batches(&mut frame)
-            } else {
-                l.read_queued(&mut frame)
-            };
-            if let Err(e) = read {
+            if let Err(e) = l.read_batches(&mut frame) {
                 // Wakes the link's thread (asleep until a hang-up), which ends the link.
                 let _ = l.stream.shutdown(std::net::Shutdown::Both);
                 l.dead = Some(e);
@@ -148,64 +134,6 @@ impl LazyLink {
             }
         }
     }
-
-    /// Reads the queued frames one at a time (the length prefix, then the body, so that
-    /// the kernel's receive timestamp of each frame's first bytes is its own) until the
-    /// socket has no more, handing each whole frame to `frame`.
-    fn read_queued(
-        &mut self,
-        frame: &mut impl FnMut(&[u8], Arrival, &Link),
-    ) -> std::io::Result<()> {
-        loop {
-            let have = self.partial.len();
-            let want = match self.partial.get(..4) {
-                None => 4,
-                Some(len) => {
-                    let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
-                    if len > crate::wire::MAX_MESSAGE {
-                        return Err(std::io::Error::new(
-                            ErrorKind::InvalidData,
-                            format!("a frame of {len} bytes"),
-                        ));
-                    }
-                    4 + len
-                }
-            };
-            if have == want && have >= 4 {
-                let read = Instant::now();
-                let arrival = Arrival {
-                    wire: self
-                        .stamp
-                        .map_or(read, |w| crate::direct::to_instant(w, read)),
-                    read,
-                };
-                frame(&self.partial[4..], arrival, &self.link);
-                self.partial.clear();
-                self.stamp = None;
-                continue;
-            }
-            self.partial.resize(want, 0);
-            match crate::direct::recv_timed(&self.stream, &mut self.partial[have..]) {
-                Ok((0, _)) => {
-                    self.partial.truncate(have);
-                    return Err(ErrorKind::UnexpectedEof.into());
-                }
-                Ok((n, stamp)) => {
-                    self.partial.truncate(have + n);
-                    if have == 0 {
-                        self.stamp = stamp;
-                    }
-                }
-                Err(e) => {
-                    self.partial.truncate(have);
-                    return match e.kind() {
-                        ErrorKind::WouldBlock => Ok(()),
-                        _ => Err(e),
-                    };
-                }
-            }
-        }
-    }
 }
 
 /// How a link's own thread keeps it ([`keep_link`]).
@@ -256,7 +184,6 @@ pub(crate) fn keep_link<R>(
             stream,
             partial: Vec::new(),
             scratch: Vec::new(),
-            stamp: None,
             dead: None,
         });
         drain(&mut r);
@@ -309,14 +236,10 @@ pub(crate) struct LazyState<T> {
 }
 
 impl<T: rosrust::Message> LazyState<T> {
-    /// No links yet, read as `links` says ([`LazyLinks::default`] or
-    /// [`LazyLinks::batched`]).
-    pub(crate) fn new(
-        links: LazyLinks,
-        on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
-    ) -> Self {
+    /// No links yet.
+    pub(crate) fn new(on_message: impl FnMut(T, Arrival, &Link) + Send + 'static) -> Self {
         LazyState {
-            links,
+            links: LazyLinks::default(),
             on_message: Box::new(on_message),
         }
     }
@@ -360,10 +283,7 @@ pub fn subscribe_lazily_linked<T: rosrust::Message>(
     on_link: impl Fn(&Link) + Send + Sync + 'static,
     on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
 ) -> Result<LazySubscriber, RosError> {
-    let state = Arc::new(Mutex::new(LazyState::<T>::new(
-        LazyLinks::default(),
-        on_message,
-    )));
+    let state = Arc::new(Mutex::new(LazyState::<T>::new(on_message)));
     let node = crate::this_node::get()?;
     let reader = state.clone();
     let subscriber =
@@ -402,10 +322,7 @@ mod tests {
     /// A loopback connection: the publisher's end, and the subscriber's end as lazy link
     /// `id`.
     fn linked(id: u64) -> (TcpStream, LazyLinks) {
-        linked_as(id, LazyLinks::default())
-    }
-
-    fn linked_as(id: u64, mut links: LazyLinks) -> (TcpStream, LazyLinks) {
+        let mut links = LazyLinks::default();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let writer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (reader, _) = listener.accept().unwrap();
@@ -419,7 +336,6 @@ mod tests {
             stream: reader,
             partial: Vec::new(),
             scratch: Vec::new(),
-            stamp: None,
             dead: None,
         });
         (writer, links)
@@ -471,8 +387,8 @@ mod tests {
     }
 
     #[test]
-    fn a_batched_link_takes_many_frames_in_one_read_and_keeps_a_partial_one() {
-        let (mut writer, links) = linked_as(3, LazyLinks::batched());
+    fn a_link_takes_many_frames_in_one_read_and_keeps_a_partial_one() {
+        let (mut writer, links) = linked(3);
         let links = std::cell::RefCell::new(links);
         let got = std::cell::RefCell::new(Vec::<Vec<u8>>::new());
         let read = || {
@@ -497,7 +413,7 @@ mod tests {
         writer.write_all(&last[7..]).unwrap();
         until(read, || !got.borrow().is_empty());
         assert_eq!(got.take(), [b"the last one".to_vec()]);
-        // A prefix beyond the largest message kills a batched link too.
+        // A prefix beyond the largest message kills the link, after whole frames.
         writer.write_all(&u32::MAX.to_le_bytes()).unwrap();
         until(read, || links.borrow().live() == 0);
         assert!(got.borrow().is_empty(), "no frame");
@@ -505,6 +421,39 @@ mod tests {
             links.borrow_mut().take_dead(3).map(|e| e.kind()),
             Some(ErrorKind::InvalidData)
         );
+    }
+
+    #[test]
+    fn frames_read_together_carry_the_newest_ones_receive_time() {
+        let (mut writer, mut links) = linked(5);
+        crate::direct::timestamp_arrivals(&links.links[0].stream).unwrap();
+        let start = Instant::now();
+        let mut last_write = start..start;
+        for i in 0..3u8 {
+            // Apart by 5 ms, so that the receive times of the writes differ.
+            while start.elapsed() < Duration::from_millis(5 * u64::from(i)) {}
+            let before = Instant::now();
+            writer.write_all(&frame(&[i])).unwrap();
+            last_write = before..Instant::now();
+        }
+        let got = std::cell::RefCell::new(Vec::new());
+        until(
+            || links.drain(|body, at, _| got.borrow_mut().push((body[0], at.wire))),
+            || got.borrow().len() >= 3,
+        );
+        let got = got.into_inner();
+        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [0, 1, 2]);
+        // SystemTime and Instant are read a moment apart when one is turned into the
+        // other: a millisecond of slack, well under the 5 ms between writes.
+        let slack = Duration::from_millis(1);
+        for &(i, wire) in &got {
+            assert!(
+                wire + slack >= last_write.start && wire <= last_write.end + slack,
+                "frame {i}: {:?} after the start, the last write {:?}",
+                wire - start,
+                last_write
+            );
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!
 //! What stays as [`crate::direct`] has it: each message reaches its callback as soon as the
 //! thread runs, in order per link, and a link that ends is made again. The thread takes
-//! what is queued on a link in one read ([`crate::lazy::LazyLinks::batched`]), so the
+//! what is queued on a link in one read ([`crate::lazy::LazyLinks`]), so the
 //! [`Arrival`] a message comes with is when the read's last bytes arrived: a group is for
 //! handlers that judge a message when they get it, not by its arrival. Callbacks run one at
 //! a time on the group's thread, so one must not wait for another subscription's message,
@@ -26,7 +26,7 @@
 
 use crate::clock::Sleep;
 use crate::direct::{Arrival, DirectSubscriber, Link};
-use crate::lazy::{keep_link, Keep, LazyLinks, LazyState};
+use crate::lazy::{keep_link, Keep, LazyState};
 use crate::net::Bell;
 use crate::{Lock, RosError};
 use std::os::fd::RawFd;
@@ -172,10 +172,7 @@ impl PolledGroup {
         topic: &str,
         on_message: impl FnMut(T, Arrival, &Link) + Send + 'static,
     ) -> Result<PolledSubscriber, RosError> {
-        let state = Arc::new(Mutex::new(LazyState::<T>::new(
-            LazyLinks::batched(),
-            on_message,
-        )));
+        let state = Arc::new(Mutex::new(LazyState::<T>::new(on_message)));
         let member: Arc<dyn Member> = state.clone();
         self.shared.members.locked().push(Arc::downgrade(&member));
         let group = Arc::downgrade(&self.shared);

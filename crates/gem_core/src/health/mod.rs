@@ -162,10 +162,13 @@ impl Monitor {
             st.arrivals.pop_front();
         }
         st.count += 1;
-        st.type_seen = Some(type_name.to_owned());
+        if st.type_seen.as_deref() != Some(type_name) {
+            st.type_seen = Some(type_name.to_owned());
+        }
         st.fields = Some(fields);
         st.failure = failure;
-        self.health(index, now).level
+        // The level alone: the words of `health` are made only when they are published.
+        self.verdict(index, now, self.rate(index, now)).level()
     }
 
     /// Records the `header.seq` of a message from `publisher` on topic `index` and returns

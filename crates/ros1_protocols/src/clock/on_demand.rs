@@ -90,15 +90,6 @@ pub(super) struct Reading {
 }
 
 impl Reading {
-    /// Nothing read yet, on links read in batches: only the latest message's arrival
-    /// counts ([`LazyLinks::batched`]).
-    pub(super) fn new() -> Reading {
-        Reading {
-            links: LazyLinks::batched(),
-            ..Reading::default()
-        }
-    }
-
     /// Reads every message queued on the links, keeping the latest time; notifies the
     /// threads asleep on `changed` when one ends a wait.
     pub(super) fn drain(&mut self, changed: &Condvar) {
