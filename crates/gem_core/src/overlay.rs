@@ -168,9 +168,10 @@ pub fn frame(watched: bool, subscribed: bool) -> Frame {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_display_follows_its_inputs_only_while_watched() {
-        use super::{frame, Frame};
         // Watched from the second frame to the fourth, then again at the sixth.
         let watched = [false, true, true, true, false, true];
         let mut subscribed = false;
@@ -187,8 +188,6 @@ mod tests {
             "the first watched frame subscribes and draws nothing"
         );
     }
-
-    use super::*;
 
     #[test]
     fn each_state_has_its_own_colour_distinct_from_the_body() {

@@ -227,20 +227,24 @@ fn run() -> anyhow::Result<()> {
     let mut inputs: Option<(Shared, Subscriptions)> = None;
     while ticker.wait().is_some() {
         let watched = always || out.subscriber_count() + marks.subscriber_count() > 0;
-        let (snapshot, subs) = match (overlay::frame(watched, inputs.is_some()), &inputs) {
-            (overlay::Frame::Draw, Some(watching)) => watching,
-            (overlay::Frame::Subscribe, _) => {
+        match overlay::frame(watched, inputs.is_some()) {
+            overlay::Frame::Draw => {}
+            overlay::Frame::Rest => continue,
+            overlay::Frame::Subscribe => {
                 let snapshot = Shared::default();
                 inputs = Some((snapshot.clone(), subscribe(&snapshot)?));
                 tracing::debug!("watched: inputs subscribed");
                 continue;
             }
-            (overlay::Frame::Unsubscribe, _) => {
+            overlay::Frame::Unsubscribe => {
                 inputs = None;
                 tracing::debug!("not watched: inputs unsubscribed");
                 continue;
             }
-            _ => continue,
+        }
+        // Draw: the inputs are subscribed.
+        let Some((snapshot, subs)) = &inputs else {
+            continue;
         };
         subs.catch_up();
         let s = snapshot.locked().clone();
