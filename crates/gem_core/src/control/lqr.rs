@@ -164,29 +164,12 @@ fn model(cfg: &LqrConfig, wheelbase_m: f64, speed: f64) -> (Matrix3<f64>, Vector
     zero_order_hold(&a, &b, cfg.period_s)
 }
 
-/// `(e^{A·dt}, ∫₀^dt e^{A·t} dt · B)`: the exponential of `M = [[A, B], [0, 0]]·dt` by
-/// scaling and squaring (the Taylor series of `M/2^k`, whose norm is below 1/2, squared
-/// `k` times), exact to rounding at any rate and speed.
+/// `(e^{A·dt}, ∫₀^dt e^{A·t} dt · B)` ([`super::zoh`]).
 fn zero_order_hold(a: &Matrix3<f64>, b: &Vector3<f64>, dt: f64) -> (Matrix3<f64>, Vector3<f64>) {
     let mut m = Matrix4::zeros();
     m.fixed_view_mut::<3, 3>(0, 0).copy_from(&(a * dt));
     m.fixed_view_mut::<3, 1>(0, 3).copy_from(&(b * dt));
-    let norm = m.abs().row_sum().max();
-    let squarings = if norm > 0.5 {
-        (norm / 0.5).log2().ceil() as i32
-    } else {
-        0
-    };
-    let m = m / 2f64.powi(squarings);
-    let mut term = Matrix4::identity();
-    let mut exp = Matrix4::identity();
-    for n in 1..20 {
-        term = term * m / n as f64;
-        exp += term;
-    }
-    for _ in 0..squarings {
-        exp = exp * exp;
-    }
+    let exp = super::zoh::expm(&m);
     (
         exp.fixed_view::<3, 3>(0, 0).into_owned(),
         exp.fixed_view::<3, 1>(0, 3).into_owned(),

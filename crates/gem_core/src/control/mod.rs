@@ -3,6 +3,7 @@
 
 pub mod closed_loop;
 pub mod lqr;
+pub mod mpc;
 pub mod path;
 pub mod pure_pursuit;
 pub mod speed;
@@ -10,3 +11,4 @@ pub mod stanley;
 pub mod stop;
 pub mod tracker;
 pub mod twist;
+pub mod zoh;

@@ -2,6 +2,7 @@
 //! (kinematic, and single-track with tyre slip), a localization model, and the pacing of a
 //! simulator stepping them.
 
+pub mod actuator;
 pub mod dynamic;
 pub mod frames;
 pub mod kinematic;

@@ -1,19 +1,22 @@
 //! The vehicle the simulator steps: the GEM e2's actuators in front of a chassis model.
 //!
-//! Actuators: a command takes effect `command_delay_s` after it is given; steering follows
-//! `τ_δ·δ̇ = δ_cmd − δ` with `|δ̇| ≤ δ̇_max` and `|δ| ≤ δ_max`; speed follows
+//! Actuators: a command takes effect `command_delay_s` after it is given; the steering then
+//! moves through the steering actuator ([`super::actuator::Servo`]: `steer_dead_time_s` of
+//! dead time, the rate limit `δ̇_max`, then the lag `τ_δ·δ̇ = u − δ`, within `|δ| ≤
+//! δ_max`); speed follows
 //! `τ_v·u̇ = u_cmd − u` with `u̇` at most `max_accel_mps2` speeding up and `max_decel_mps2`
 //! braking, or at most the command's own acceleration limit (`AckermannDrive.acceleration`,
 //! a magnitude; 0: the vehicle's limits); without a command for `command_timeout_s` the
 //! target speed is 0, as the GEM e2 Gazebo plugin does. Driven instead by
 //! [`VehicleModel::drive_by_acceleration`] (a simulated drive-by-wire's pedals), the speed
 //! integrates the given acceleration, within the same limits and never below zero, and
-//! the steering follows its target as above; no command delay or timeout applies then
-//! (the drive-by-wire models its own). The chassis is either the kinematic bicycle
+//! the steering follows its target through the same steering actuator; no command delay or
+//! timeout applies then (the drive-by-wire models its own). The chassis is either the kinematic bicycle
 //! ([`super::kinematic`]) or the single-track model with tyre slip ([`super::dynamic`]).
 //!
 //! Deterministic: the same commands at the same times give the same trajectory.
 
+use super::actuator::{Servo, SteeringActuator};
 use super::dynamic::{self, DynamicParams};
 use super::kinematic;
 use crate::config::{each, first_invalid, ConfigError};
@@ -53,8 +56,11 @@ pub struct VehicleParams {
     pub max_steer_rad: f64,
     /// Steering rate limit, rad/s.
     pub max_steer_rate_rad_s: f64,
-    /// Steering first-order time constant, s (0: none).
+    /// Steering first-order time constant, after the rate limit, s (0: none).
     pub steer_time_constant_s: f64,
+    /// Steering dead time: a steering target reaches the actuator this long after it is
+    /// set, s (0: none; in addition to `command_delay_s`).
+    pub steer_dead_time_s: f64,
     /// Speed first-order time constant, s (0: none).
     pub speed_time_constant_s: f64,
     /// Acceleration limit, m/s².
@@ -78,6 +84,7 @@ impl VehicleParams {
         max_steer_rad: 0.61,
         max_steer_rate_rad_s: 2.0,
         steer_time_constant_s: 0.0,
+        steer_dead_time_s: 0.0,
         speed_time_constant_s: 0.0,
         max_accel_mps2: 3.0,
         max_decel_mps2: 4.0,
@@ -93,11 +100,30 @@ impl VehicleParams {
             wheelbase_m, max_steer_rad, max_steer_rate_rad_s, max_accel_mps2, max_decel_mps2,
             command_timeout_s];
         let lags = each![non_negative; self; VehicleParams:
-            steer_time_constant_s, speed_time_constant_s, command_delay_s];
+            steer_time_constant_s, steer_dead_time_s, speed_time_constant_s, command_delay_s];
         first_invalid(positives.into_iter().chain(lags))?;
         match &self.chassis {
             ChassisModel::Kinematic => Ok(()),
             ChassisModel::Dynamic(d) => d.validate(self.wheelbase_m),
+        }
+    }
+
+    /// The steering actuator's figures.
+    pub fn steering_actuator(&self) -> SteeringActuator {
+        SteeringActuator {
+            rate_rad_s: self.max_steer_rate_rad_s,
+            lag_s: self.steer_time_constant_s,
+            dead_time_s: self.steer_dead_time_s,
+        }
+    }
+
+    /// The same vehicle with the steering actuator's figures `act`.
+    pub fn with_steering_actuator(self, act: SteeringActuator) -> VehicleParams {
+        VehicleParams {
+            max_steer_rate_rad_s: act.rate_rad_s,
+            steer_time_constant_s: act.lag_s,
+            steer_dead_time_s: act.dead_time_s,
+            ..self
         }
     }
 
@@ -170,6 +196,10 @@ pub struct VehicleModel {
     last_command: Option<Time>,
     /// Driven by acceleration: the steering target and the acceleration.
     direct: Option<Direct>,
+    /// The steering actuator.
+    servo: Servo,
+    /// The steering target last handed to the servo.
+    steer_target: f64,
 }
 
 /// A steering target and an acceleration, from a simulated drive-by-wire.
@@ -187,13 +217,15 @@ impl VehicleModel {
             ..Default::default()
         };
         VehicleModel {
-            params,
             state,
             now,
             pending: VecDeque::new(),
             active: DriveCommand::default(),
             last_command: None,
             direct: None,
+            servo: Servo::new(params.steering_actuator(), params.max_steer_rad, 0.0),
+            steer_target: 0.0,
+            params,
         }
     }
 
@@ -248,6 +280,8 @@ impl VehicleModel {
         self.pending.clear();
         self.active = DriveCommand::default();
         self.last_command = None;
+        self.servo.reset(0.0);
+        self.steer_target = 0.0;
     }
 
     /// Advances the simulation by `dt` (the dynamic chassis in sub-steps of at most
@@ -321,36 +355,18 @@ impl VehicleModel {
     /// Steering towards its target; the speed integrates the acceleration (within the
     /// limits), stopping at zero.
     fn actuate_direct(&mut self, d: Direct, h: f64) {
+        self.steer(d.steering_rad, h);
         let p = &self.params;
         let s = &mut self.state;
-        let target = d.steering_rad.clamp(-p.max_steer_rad, p.max_steer_rad);
-        let rate = p.max_steer_rate_rad_s;
-        let steer = first_order(
-            s.steering_rad,
-            target,
-            p.steer_time_constant_s,
-            h,
-            rate,
-            rate,
-        );
-        s.steering_rad = steer.clamp(-p.max_steer_rad, p.max_steer_rad);
         let a = d.accel_mps2.clamp(-p.max_decel_mps2, p.max_accel_mps2);
         s.speed_mps = (s.speed_mps + a * h).max(0.0);
     }
 
     /// Moves the steering and the speed `h` seconds towards `target`.
     fn actuate(&mut self, target: DriveCommand, h: f64) {
+        self.steer(target.steering_rad, h);
         let p = &self.params;
         let s = &mut self.state;
-        let steer = first_order(
-            s.steering_rad,
-            target.steering_rad,
-            p.steer_time_constant_s,
-            h,
-            p.max_steer_rate_rad_s,
-            p.max_steer_rate_rad_s,
-        );
-        s.steering_rad = steer.clamp(-p.max_steer_rad, p.max_steer_rad);
         // A command's acceleration limit tightens the vehicle's own, both ways.
         let limit = |own: f64| match target.accel_limit_mps2 {
             a if a > 0.0 => own.min(a),
@@ -364,6 +380,17 @@ impl VehicleModel {
             limit(p.max_accel_mps2),
             limit(p.max_decel_mps2),
         );
+    }
+}
+
+impl VehicleModel {
+    /// Moves the steering `h` seconds towards `target` through the steering actuator.
+    fn steer(&mut self, target: f64, h: f64) {
+        if target != self.steer_target {
+            self.steer_target = target;
+            self.servo.command(target);
+        }
+        self.state.steering_rad = self.servo.step(h);
     }
 }
 
