@@ -5,7 +5,8 @@
 //! cargo run --release -p gem_bench -- track [--out DIR] [--dynamic-only | --sources-only]
 //! cargo run --release -p gem_bench -- crosscheck [--track FILE]
 //! cargo run --release -p gem_bench -- pacmod [--steps-only | --laps-only] [--speed-sigma-mps S]
-//!     [--report-latency-s S] [--kp-per-s K] [--ki-per-s2 K] [--steering-rate-rad-s R]
+//!     [--slow-steering-only] [--report-latency-s S] [--kp-per-s K] [--ki-per-s2 K]
+//!     [--steering-rate-rad-s R]
 //!     [--track FILE]
 //! cargo run --release -p gem_bench -- stop
 //! cargo run --release -p gem_bench -- waypoints [--rows N]
@@ -26,6 +27,7 @@ mod replay;
 mod resources;
 mod service;
 mod state_manager;
+mod steering;
 mod stop;
 mod subscribe;
 mod track;
@@ -84,8 +86,13 @@ enum Bench {
         #[arg(long, conflicts_with = "laps_only")]
         steps_only: bool,
         /// Only the laps.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "slow_steering_only")]
         laps_only: bool,
+        /// Only the slow-steering table: every law (mpc included) at steering-wheel rates
+        /// of 2.0 and 3.5 rad/s with 0.1 s lag and 0.1 s dead time, joining from 2 m, on
+        /// the path, after an INS jump and resuming 0.5 m off.
+        #[arg(long, conflicts_with = "steps_only")]
+        slow_steering_only: bool,
         /// Speed report noise σ of the second pedal-loop table, m/s.
         #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
         speed_sigma_mps: f64,
@@ -191,6 +198,7 @@ fn main() -> anyhow::Result<()> {
             track,
             steps_only,
             laps_only,
+            slow_steering_only,
             speed_sigma_mps,
             report_latency_s,
             kp_per_s,
@@ -216,8 +224,9 @@ fn main() -> anyhow::Result<()> {
                 },
             };
             let parts = pacmod::Parts {
-                steps: !laps_only,
-                laps: !steps_only,
+                steps: !laps_only && !slow_steering_only,
+                laps: !steps_only && !slow_steering_only,
+                slow_steering: !steps_only && !laps_only,
             };
             pacmod::run_all(&track, &settings, parts)
         }

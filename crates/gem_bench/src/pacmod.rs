@@ -243,6 +243,15 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The bridge and the plant as the nodes start them by default.
+    pub fn defaults() -> Self {
+        Settings {
+            longitudinal: LongitudinalConfig::DEFAULT,
+            steering_rate_rad_s: BridgeConfig::DEFAULT.steering_rate_rad_s,
+            noisy: Reports::EXACT,
+        }
+    }
+
     fn bridge(&self) -> BridgeConfig {
         BridgeConfig {
             steering_rate_rad_s: self.steering_rate_rad_s,
@@ -557,12 +566,16 @@ pub fn run_all(
         run_speed_cases(settings, settings.noisy);
         println!();
     }
+    let scenarios = track::scenarios(track_file)?;
+    let (Some(spawn), Some(on_path)) = (scenarios.first(), scenarios.get(1)) else {
+        anyhow::bail!("{}: no GEM track scenarios", track_file.display());
+    };
     if what.laps {
-        let scenarios = track::scenarios(track_file)?;
-        let (Some(spawn), Some(on_path)) = (scenarios.first(), scenarios.get(1)) else {
-            anyhow::bail!("{}: no GEM track scenarios", track_file.display());
-        };
         run_laps(&[spawn, on_path], settings);
+        println!();
+    }
+    if what.slow_steering {
+        crate::steering::run_all(spawn);
     }
     Ok(())
 }
@@ -572,22 +585,13 @@ pub fn run_all(
 pub struct Parts {
     pub steps: bool,
     pub laps: bool,
+    /// The slow-steering table ([`crate::steering`]).
+    pub slow_steering: bool,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    impl Settings {
-        /// The bridge and the plant as the nodes start them by default.
-        fn defaults(noisy: Reports) -> Self {
-            Settings {
-                longitudinal: LongitudinalConfig::DEFAULT,
-                steering_rate_rad_s: BridgeConfig::DEFAULT.steering_rate_rad_s,
-                noisy,
-            }
-        }
-    }
 
     fn samples(speeds: &[f64], cmd: f64) -> Vec<Sample> {
         speeds
@@ -655,14 +659,14 @@ mod tests {
     #[test]
     fn bad_settings_are_refused_naming_the_value() {
         let bad = |f: &dyn Fn(&mut Settings)| {
-            let mut s = Settings::defaults(Reports::EXACT);
+            let mut s = Settings::defaults();
             f(&mut s);
             s.validate().unwrap_err().to_string()
         };
         assert!(bad(&|s| s.longitudinal.kp_per_s = f64::NAN).contains("kp_per_s"));
         assert!(bad(&|s| s.steering_rate_rad_s = -1.0).contains("steering_rate_rad_s"));
         assert!(bad(&|s| s.noisy.speed_sigma_mps = -0.1).contains("speed_sigma_mps"));
-        assert!(Settings::defaults(Reports::EXACT).validate().is_ok());
+        assert!(Settings::defaults().validate().is_ok());
     }
 
     #[test]
@@ -680,7 +684,7 @@ mod tests {
     /// and a lap on a short path.
     #[test]
     fn the_bench_gives_finite_figures() {
-        let settings = Settings::defaults(Reports::EXACT);
+        let settings = Settings::defaults();
         let r = run_case(SPEED_CASES[0], &settings, Reports::EXACT);
         let x = r.response;
         assert!(x.rms_mps.is_finite() && x.max_abs_mps.is_finite());

@@ -18,6 +18,7 @@ use gem_core::control::closed_loop::{
     self, Ackermann, CommandPath, LoopSettings, Steerer, TrackingStats, CONVERGED_M,
 };
 use gem_core::control::lqr::{LqrConfig, LqrGains};
+use gem_core::control::mpc::MpcConfig;
 use gem_core::control::path::Path;
 use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
@@ -95,6 +96,7 @@ pub enum Controller {
     PurePursuit,
     Stanley,
     Lqr,
+    Mpc,
     Original(Baseline),
 }
 
@@ -120,6 +122,7 @@ impl Controller {
             Controller::PurePursuit => "pure_pursuit",
             Controller::Stanley => "stanley",
             Controller::Lqr => "lqr",
+            Controller::Mpc => "mpc",
             Controller::Original(Baseline::HeadingPursuit) => "orig_pursuit",
             Controller::Original(Baseline::OriginalStanley) => "orig_stanley",
         }
@@ -137,6 +140,7 @@ pub fn tracker_config(
     let law = match controller {
         Controller::Stanley => Law::Stanley(StanleyConfig::default()),
         Controller::Lqr => Law::Lqr(LqrConfig::default()),
+        Controller::Mpc => Law::Mpc(MpcConfig::default()),
         _ => Law::PurePursuit(PurePursuitConfig::default()),
     };
     let latency_s = match actuators {

@@ -42,6 +42,7 @@
 //! command and an aborted goal. Once done, every update returns a zero command.
 
 use super::lqr::{LqrConfig, LqrGains, LqrInput};
+use super::mpc::MpcConfig;
 use super::path::{Path, PathError};
 use super::pure_pursuit::{self, PurePursuitConfig};
 use super::speed::{target_speed, SpeedConfig};
@@ -51,6 +52,7 @@ pub use crate::config::ConfigError;
 use crate::config::{check, first_invalid, non_negative, positive, value, within};
 use crate::geometry::{wrap_angle, Point, Pose};
 use crate::time::Time;
+use crate::vehicle::actuator::SteeringActuator;
 use crate::vehicle::dynamic::DynamicParams;
 use crate::vehicle::VehicleParams;
 use std::collections::VecDeque;
@@ -66,6 +68,9 @@ pub enum Law {
     Stanley(StanleyConfig),
     /// LQR on the rear axle's path errors and yaw rate.
     Lqr(LqrConfig),
+    /// Model-predictive control of the steering rate with the actuator in the model
+    /// ([`super::mpc`], [`predictive`]).
+    Mpc(MpcConfig),
 }
 
 /// Settings of a tracker. `Default`: pure pursuit, GEM e2 geometry, the specified speed.
@@ -102,6 +107,8 @@ pub struct TrackerConfig {
     /// Time constant with which the yaw rate follows the steering command (actuator delay
     /// and lag, and the tyres'), s: a late pose's yaw rate is carried to now with it.
     pub yaw_rate_lag_s: f64,
+    /// The steering actuator: its rate, lag and dead time.
+    pub actuator: SteeringActuator,
 }
 
 impl TrackerConfig {
@@ -123,6 +130,7 @@ impl TrackerConfig {
         pose_filter_gain: 0.3,
         twist_reference_x_m: 0.0,
         yaw_rate_lag_s: 0.3,
+        actuator: SteeringActuator::FAST,
     };
 }
 
@@ -133,12 +141,31 @@ impl Default for TrackerConfig {
 }
 
 impl TrackerConfig {
+    /// These settings for a car whose steering actuator is `act`: the controller plans with
+    /// it, and the speed profile gives following the path's curvature at most half its rate
+    /// (the other half is the feedback's).
+    pub fn with_actuator(self, act: SteeringActuator) -> TrackerConfig {
+        TrackerConfig {
+            actuator: act,
+            speed: SpeedConfig {
+                steering_rate_rad_s: self
+                    .speed
+                    .steering_rate_rad_s
+                    .min(PROFILE_RATE_SHARE * act.rate_rad_s),
+                ..self.speed
+            },
+            ..self
+        }
+    }
+
     /// Checks every numeric setting: the tracker's own, the speed profile's and the law's;
     /// the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.validate_own()?;
+        self.actuator.validate()?;
         self.speed.validate()?;
-        self.law.validate()
+        self.law.validate()?;
+        self.law.check_actuator(&self.actuator)
     }
 
     fn validate_own(&self) -> Result<(), ConfigError> {
@@ -175,12 +202,41 @@ impl TrackerConfig {
 }
 
 impl Law {
+    /// The law's name, as the controllers' `~algorithm` parameter gives it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Law::PurePursuit(_) => "pure_pursuit",
+            Law::Stanley(_) => "stanley",
+            Law::Lqr(_) => "lqr",
+            Law::Mpc(_) => "mpc",
+        }
+    }
+
+    /// Refuses a law that cannot steer the actuator `act` without weaving: pure pursuit,
+    /// Stanley and the LQR below [`MIN_REACTIVE_RATE_RAD_S`] (`gem_bench pacmod
+    /// --slow-steering-only`: at the GEM e2's 0.09–0.16 rad/s they swing metres across the
+    /// path when they join it). The MPC steers any valid actuator.
+    pub fn check_actuator(&self, act: &SteeringActuator) -> Result<(), ConfigError> {
+        if matches!(self, Law::Mpc(_)) || act.rate_rad_s >= MIN_REACTIVE_RATE_RAD_S {
+            return Ok(());
+        }
+        Err(ConfigError::new(
+            crate::field!(SteeringActuator.rate_rad_s),
+            act.rate_rad_s,
+            format!(
+                "is too slow for {}: pure_pursuit, stanley and lqr need at least {MIN_REACTIVE_RATE_RAD_S} rad/s at the front wheels or they weave when joining the path; use algorithm mpc",
+                self.name()
+            ),
+        ))
+    }
+
     /// Checks the law's settings; the error names the field of its configuration.
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self {
             Law::PurePursuit(pp) => pp.validate(),
             Law::Stanley(st) => st.validate(),
             Law::Lqr(lqr) => lqr.validate(),
+            Law::Mpc(mpc) => mpc.validate(),
         }
     }
 }
@@ -266,6 +322,8 @@ pub struct Tracker {
     lqr: Option<LqrGains>,
     /// The twist's checks and its move to the rear axle.
     source: TwistSource,
+    /// The MPC's state (MPC only).
+    predictive: Option<Predictive>,
     done: bool,
 }
 
@@ -288,8 +346,18 @@ impl Tracker {
             Law::Lqr(lqr) => Some(LqrGains::new(lqr, cfg.wheelbase_m)),
             _ => None,
         };
+        let predictive = match &cfg.law {
+            Law::Mpc(mpc) => Some(Predictive::new(
+                mpc.clone(),
+                cfg.actuator,
+                cfg.wheelbase_m,
+                cfg.max_steer_rad,
+            )),
+            _ => None,
+        };
         Ok(Tracker {
             lqr,
+            predictive,
             source: TwistSource::new(cfg.twist_reference_x_m),
             path,
             cfg,
@@ -320,6 +388,11 @@ impl Tracker {
     /// The twist's checks, to take their news.
     pub fn twist_source_mut(&mut self) -> &mut TwistSource {
         &mut self.source
+    }
+
+    /// What the MPC law has done since the last call (None: another law).
+    pub fn take_mpc_report(&mut self) -> Option<MpcReport> {
+        self.predictive.as_mut().map(Predictive::take_report)
     }
 
     /// The path being followed.
@@ -413,6 +486,12 @@ impl Tracker {
             pose.yaw + rear_slip_angle(speed_mps, lateral_speed_mps),
         );
         let age_s = now.saturating_since(measured_at).as_secs_f64().min(1.0);
+        // The MPC predicts through the actuator itself: only the pose's age here.
+        let latency_s = if self.predictive.is_some() {
+            0.0
+        } else {
+            self.cfg.latency_s
+        };
         // The measured yaw rate is as old as the pose: carried to now by the steering
         // commanded since, the pose on the arcs between.
         let yaw_rate_at = measured_at.saturating_sub(Duration::from_secs_f64(rear.yaw_rate_age_s));
@@ -421,9 +500,9 @@ impl Tracker {
         let pose = if carried.is_finite() {
             let mean = 0.5 * (yaw_rate_rad_s + carried);
             let pose = predict_on_arc(course, speed_mps, mean, age_s);
-            predict_on_arc(pose, speed_mps, carried, self.cfg.latency_s)
+            predict_on_arc(pose, speed_mps, carried, latency_s)
         } else {
-            self.predict(course, speed_mps, self.cfg.latency_s + age_s)
+            self.predict(course, speed_mps, latency_s + age_s)
         };
         let rear = self.advance(pose.point(), speed_mps, dt);
         if self.reached_goal(pose.point()) {
@@ -432,16 +511,43 @@ impl Tracker {
         if self.done {
             return Ok(self.stopped(rear.cross_track_m));
         }
-        let (steering_rad, target_point) = self.steer(pose, speed_mps, &rear);
-        let yaw = self.yaw_rate_term(steering_rad, speed_mps, yaw_rate_rad_s, rear.cross_track_m);
-        let steering_rad = (steering_rad + yaw + self.understeer(speed_mps))
-            .clamp(-self.cfg.max_steer_rad, self.cfg.max_steer_rad);
+        let max = self.cfg.max_steer_rad;
+        let (steering_rad, target_point) = match self.predictive.take() {
+            Some(mut law) => {
+                let sit = predictive::Situation {
+                    path: &self.path,
+                    s: self.s,
+                    pose,
+                    speed_mps,
+                    yaw_rate_rad_s,
+                    now,
+                    period_s: if dt.is_finite() && dt > 0.0 {
+                        dt.min(MAX_PERIOD_S)
+                    } else {
+                        DEFAULT_PERIOD_S
+                    },
+                    command_rad: self.last_steering,
+                };
+                let steering = law.steer(&sit, self).clamp(-max, max);
+                law.sent(steering);
+                self.predictive = Some(law);
+                (steering, self.path.point_at(self.s))
+            }
+            None => {
+                let (steering, target) = self.steer(pose, speed_mps, &rear);
+                let yaw =
+                    self.yaw_rate_term(steering, speed_mps, yaw_rate_rad_s, rear.cross_track_m);
+                (
+                    (steering + yaw + self.understeer(speed_mps)).clamp(-max, max),
+                    target,
+                )
+            }
+        };
         self.last_steering = steering_rad;
         self.remember_command(now, steering_rad);
         Ok(Command {
             steering_rad,
-            speed_mps: target_speed(&self.path, self.s, &self.cfg.speed, self.cfg.wheelbase_m)
-                .min(approach_speed(rear.cross_track_m, &self.cfg.speed)),
+            speed_mps: self.speed_at(self.s, rear.cross_track_m),
             target_index: self.path.target_index(self.s),
             progress: self.path.passed_count(self.s) as f64 / self.path.original_len() as f64,
             cross_track_m: rear.cross_track_m,
@@ -474,6 +580,13 @@ impl Tracker {
             self.s = proj.s.min(self.s + max_advance);
         }
         proj
+    }
+
+    /// The speed commanded at progress `s` with the cross-track error `cross_track_m`: the
+    /// profile's, and the approach speed off the path.
+    fn speed_at(&self, s: f64, cross_track_m: f64) -> f64 {
+        target_speed(&self.path, s, &self.cfg.speed, self.cfg.wheelbase_m)
+            .min(approach_speed(cross_track_m, &self.cfg.speed))
     }
 
     fn reached_goal(&self, rear: Point) -> bool {
@@ -529,6 +642,8 @@ impl Tracker {
                 };
                 (gains.steering(input, max), self.path.point_at(ahead))
             }
+            // Steered by `predictive` in `command`.
+            Law::Mpc(_) => (self.last_steering, self.path.point_at(self.s)),
         }
     }
 
@@ -585,8 +700,8 @@ impl Tracker {
             return 0.0;
         }
         match &self.cfg.law {
-            // The yaw rate is one of the regulator's states.
-            Law::Lqr(_) => 0.0,
+            // The yaw rate is one of the regulator's states; the MPC predicts the wheels.
+            Law::Lqr(_) | Law::Mpc(_) => 0.0,
             Law::PurePursuit(pp) => {
                 pp.yaw_rate_gain_s * (speed_mps * steering.tan() / self.cfg.wheelbase_m - yaw_rate)
             }
@@ -699,6 +814,20 @@ fn predict_on_arc(pose: Pose, speed_mps: f64, yaw_rate: f64, t: f64) -> Pose {
     )
 }
 
+/// The slowest front-wheel rate pure pursuit, Stanley and the LQR are allowed to steer,
+/// rad/s ([`Law::check_actuator`]): half the simulator's 2 rad/s, at which they are tuned.
+pub const MIN_REACTIVE_RATE_RAD_S: f64 = 1.0;
+
+/// The share of the actuator's rate the speed profile gives to following the path's
+/// curvature ([`TrackerConfig::with_actuator`]).
+pub const PROFILE_RATE_SHARE: f64 = 0.5;
+
+/// The MPC's control period before the second update, s (the nodes' 20 Hz).
+const DEFAULT_PERIOD_S: f64 = 0.05;
+
+/// The longest control period the MPC integrates a rate over, s.
+const MAX_PERIOD_S: f64 = 0.2;
+
 /// Step of the yaw rate's carry to now, s.
 const YAW_RATE_STEP_S: f64 = 0.01;
 
@@ -751,6 +880,10 @@ fn front_axle_offset(kappa: f64, wheelbase_m: f64) -> f64 {
     let r = 1.0 / kappa.abs();
     -(r.hypot(wheelbase_m) - r).copysign(kappa)
 }
+
+mod predictive;
+pub use predictive::MpcReport;
+use predictive::Predictive;
 
 #[cfg(test)]
 mod tests;

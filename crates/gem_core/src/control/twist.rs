@@ -68,6 +68,11 @@ pub const OFFSET_BOUND_M: f64 = 0.3;
 /// How far back the pose history reaches, s.
 const HISTORY_S: f64 = 1.5;
 
+/// A pose that moved this much further than the car can have driven since the last one
+/// has jumped (a teleport, or a GNSS fix jumping and coming back), m: its history starts
+/// afresh rather than reading the jump as a lateral speed. Ten times the GNSS/INS noise.
+const JUMP_M: f64 = 0.3;
+
 /// The rear axle's velocity, as the tracker uses it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RearTwist {
@@ -485,7 +490,7 @@ impl TwistSource {
                 return false;
             }
             let dt = e.at.saturating_since(last.at).as_secs_f64();
-            let reach = (last.speed.abs().max(e.speed.abs()) + 5.0) * dt + 1.0;
+            let reach = (last.speed.abs().max(e.speed.abs()) + 5.0) * dt + JUMP_M;
             if e.at < last.at || e.pose.point().distance(last.pose.point()) > reach {
                 self.history.clear();
             }

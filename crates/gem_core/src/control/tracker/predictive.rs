@@ -1,0 +1,207 @@
+//! The MPC law inside a tracker ([`super::Law::Mpc`]): the tracker's state it needs
+//! beyond the pose, and its fallback.
+//!
+//! - **The wheels.** Nothing reports the front wheels to a controller, so the law keeps a
+//!   model of them: a [`Servo`] of the configured actuator, fed with every command the
+//!   tracker sends. Its pending commands are the ones still in the dead time.
+//! - **The dead time.** The next command takes effect a dead time from now. The car and
+//!   the wheels are predicted to then, through the commands already sent (the kinematic
+//!   bicycle on the model's wheel angle), and the plan starts there.
+//! - **The schedule.** Along the horizon, the progress moves at the planned speed; the
+//!   speed goes from the car's towards the speed the tracker will command there (its
+//!   profile, and the approach speed off the path) at [`SCHEDULE_ACCEL_MPS2`]; the path's
+//!   steering is `atan(L·κ)` plus the understeer term at that speed.
+//! - **The command.** The command in force plus the plan's first rate over the time to
+//!   the next update, so each command is within the actuator's rate of the last.
+//! - **Fallback.** A solve that fails or runs late is counted, and its error kept for the
+//!   node's diagnostics; the command then follows the last plan's rate for the time since
+//!   that plan, or with no plan moves towards the path's steering at the plan's rate
+//!   limit. It is always finite, within the steering limit and within the rate.
+
+use super::{predict_on_arc, Tracker};
+use crate::control::mpc::{Mpc, MpcConfig, MpcError, MpcState, Plan, Schedule};
+use crate::control::path::Path;
+use crate::geometry::Pose;
+use crate::time::Time;
+use crate::vehicle::actuator::{Servo, SteeringActuator};
+use std::time::Duration;
+
+/// How fast the schedule's speed moves towards the commanded one, m/s².
+pub const SCHEDULE_ACCEL_MPS2: f64 = 1.0;
+
+/// Step of the prediction through the dead time, s.
+const PREDICTION_STEP_S: f64 = 0.01;
+
+/// The most solve times kept until they are taken.
+const SOLVE_TIMES_KEPT: usize = 10_000;
+
+/// What the MPC has done since its report was last taken.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MpcReport {
+    /// Solves that gave a plan.
+    pub solves: u64,
+    /// Updates that fell back (a failed or late solve).
+    pub fallbacks: u64,
+    /// The last failure.
+    pub last_error: Option<MpcError>,
+    /// The wall time of each solve that gave a plan (at most 10 000).
+    pub solve_times: Vec<Duration>,
+}
+
+/// The law's state in a tracker (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Predictive {
+    mpc: Mpc,
+    wheels: Servo,
+    /// The last plan and when it was made.
+    plan: Option<(Time, Plan)>,
+    /// When the wheels' model was last stepped.
+    stepped_at: Option<Time>,
+    report: MpcReport,
+}
+
+/// What the tracker knows at one update, for the law.
+pub struct Situation<'a> {
+    pub path: &'a Path,
+    /// Progress, m.
+    pub s: f64,
+    /// The rear axle's course, now.
+    pub pose: Pose,
+    pub speed_mps: f64,
+    /// The measured yaw rate (NaN: none), rad/s.
+    pub yaw_rate_rad_s: f64,
+    pub now: Time,
+    /// Time to the next update, s.
+    pub period_s: f64,
+    /// The command in force, rad.
+    pub command_rad: f64,
+}
+
+impl Predictive {
+    /// The law for a car of wheelbase `wheelbase_m`, steering limit `max_steer_rad`, with
+    /// the actuator `act`.
+    pub fn new(
+        cfg: MpcConfig,
+        act: SteeringActuator,
+        wheelbase_m: f64,
+        max_steer_rad: f64,
+    ) -> Self {
+        Predictive {
+            mpc: Mpc::new(cfg, act, wheelbase_m, max_steer_rad),
+            wheels: Servo::new(act, max_steer_rad, 0.0),
+            plan: None,
+            stepped_at: None,
+            report: MpcReport::default(),
+        }
+    }
+
+    /// Takes the report of what the law has done since the last call.
+    pub fn take_report(&mut self) -> MpcReport {
+        std::mem::take(&mut self.report)
+    }
+
+    /// The command for `sit`, given the tracker's settings in `tracker`.
+    pub fn steer(&mut self, sit: &Situation, tracker: &Tracker) -> f64 {
+        let cfg = &tracker.cfg;
+        let (l, max) = (cfg.wheelbase_m, cfg.max_steer_rad);
+        self.step_wheels(sit, l);
+        let act = *self.wheels.actuator();
+        // The car and the wheels when the next command takes effect.
+        let mut wheels = self.wheels.clone();
+        let mut pose = sit.pose;
+        let n = (act.dead_time_s / PREDICTION_STEP_S).ceil();
+        for _ in 0..n as usize {
+            let h = act.dead_time_s / n;
+            let d = wheels.step(h);
+            pose = predict_on_arc(pose, sit.speed_mps, sit.speed_mps * d.tan() / l, h);
+        }
+        let reach = sit.speed_mps.abs() * act.dead_time_s;
+        let proj = sit.path.project(
+            pose.point(),
+            sit.s - cfg.search_behind_m,
+            sit.s + cfg.search_ahead_m + reach,
+        );
+        let x0 = MpcState {
+            cross_track_m: proj.cross_track_m,
+            heading_error_rad: -sit.path.chord_heading_error(proj.s, pose.yaw),
+            wheels_rad: wheels.angle(),
+            command_rad: sit.command_rad,
+        };
+        let schedule = self.schedule(proj.s, proj.cross_track_m, sit, tracker);
+        let since = self
+            .plan
+            .as_ref()
+            .map_or(0.0, |(at, _)| sit.now.saturating_since(*at).as_secs_f64());
+        let rate = match self.mpc.solve(x0, &schedule, since) {
+            Ok(plan) => {
+                self.report.solves += 1;
+                if self.report.solve_times.len() < SOLVE_TIMES_KEPT {
+                    self.report.solve_times.push(plan.solve_time);
+                }
+                let rate = plan.rates_rad_s[0];
+                self.plan = Some((sit.now, plan));
+                rate
+            }
+            Err(e) => {
+                self.report.fallbacks += 1;
+                self.report.last_error = Some(e);
+                self.mpc.forget();
+                let limit = self.mpc.max_rate_rad_s();
+                match &self.plan {
+                    Some((_, plan)) => plan.rate_at(since),
+                    None => ((schedule.path_steering_rad[0] - sit.command_rad) / sit.period_s)
+                        .clamp(-limit, limit),
+                }
+            }
+        };
+        let rate = if rate.is_finite() { rate } else { 0.0 };
+        (sit.command_rad + rate * sit.period_s).clamp(-max, max)
+    }
+
+    /// The command `steering_rad` has been sent at `now`.
+    pub fn sent(&mut self, steering_rad: f64) {
+        self.wheels.command(steering_rad);
+    }
+
+    /// Steps the wheels' model to `sit.now`; at the first update, seeds it with the wheels
+    /// the measured yaw rate shows (straight when none is measured or the car is slow).
+    fn step_wheels(&mut self, sit: &Situation, wheelbase_m: f64) {
+        match self.stepped_at {
+            Some(at) => {
+                let dt = sit.now.saturating_since(at).as_secs_f64().min(1.0);
+                let n = (dt / PREDICTION_STEP_S).ceil();
+                for _ in 0..n as usize {
+                    self.wheels.step(dt / n);
+                }
+            }
+            None if sit.yaw_rate_rad_s.is_finite() && sit.speed_mps > 1.0 => {
+                self.wheels
+                    .reset((wheelbase_m * sit.yaw_rate_rad_s / sit.speed_mps).atan());
+            }
+            None => {}
+        }
+        self.stepped_at = Some(sit.now);
+    }
+
+    /// The speeds and the path's steering along the horizon, from progress `s` with the
+    /// cross-track error `cross_track_m`.
+    fn schedule(&self, s: f64, cross_track_m: f64, sit: &Situation, tracker: &Tracker) -> Schedule {
+        let cfg = &tracker.cfg;
+        let mut sch = Schedule::default();
+        let (mut s, mut v) = (s, sit.speed_mps.max(0.0));
+        for h in self.mpc.steps() {
+            let wanted = tracker.speed_at(s, cross_track_m);
+            let change = SCHEDULE_ACCEL_MPS2 * h;
+            let next = v + (wanted - v).clamp(-change, change);
+            let mean = 0.5 * (v + next);
+            let kappa = sit.path.curvature_at(s + 0.5 * mean * h);
+            sch.speeds_mps.push(mean);
+            sch.path_steering_rad.push(
+                (cfg.wheelbase_m * kappa).atan() + cfg.understeer_gradient * mean * mean * kappa,
+            );
+            s += mean * h;
+            v = next;
+        }
+        sch
+    }
+}
