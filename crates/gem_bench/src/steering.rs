@@ -147,7 +147,8 @@ impl Row {
             Some(d) => m.push(format!("converged after {d:.1} m")),
             None => m.push("never converged".into()),
         }
-        if !(self.ratio() <= RMS_RATIO_TARGET) {
+        let ratio = self.ratio();
+        if ratio.is_nan() || ratio > RMS_RATIO_TARGET {
             m.push(format!("RMS ×{:.2}", self.ratio()));
         }
         m
@@ -539,4 +540,31 @@ fn print(rows: &[Row]) {
         rows.len() - missed - refused,
         rows.len()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_figures_count_from_the_event() {
+        // From 2 m left: crosses to −0.2, within 0.1 m for good from 4 m driven.
+        let s = [
+            (0.0, 2.0),
+            (1.0, 1.0),
+            (2.0, -0.2),
+            (3.0, 0.15),
+            (4.0, 0.05),
+            (5.0, -0.05),
+        ];
+        let (conv, over, rms_after) = figures(&s);
+        assert_eq!(conv, Some(4.0));
+        assert!((over - 0.2).abs() < 1e-12);
+        assert!((rms_after - 0.05).abs() < 1e-12);
+        // On the path: no side, no overshoot; never out: converged at once.
+        let (conv, over, _) = figures(&[(0.0, 0.02), (1.0, -0.05)]);
+        assert_eq!((conv, over), (Some(0.0), 0.0));
+        // Out at the end: never converged.
+        assert_eq!(figures(&[(0.0, 0.5), (1.0, 0.3)]).0, None);
+    }
 }

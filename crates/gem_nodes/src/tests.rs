@@ -162,6 +162,7 @@ fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
                 || controller::params::Params::load("pure_pursuit").map(drop),
                 || controller::params::Params::load("stanley").map(drop),
                 || controller::params::Params::load("lqr").map(drop),
+                || controller::params::Params::load("mpc").map(drop),
             ],
         ),
         (

@@ -145,13 +145,16 @@ impl TrackerConfig {
     /// it, and the speed profile gives following the path's curvature at most half its rate
     /// (the other half is the feedback's).
     pub fn with_actuator(self, act: SteeringActuator) -> TrackerConfig {
+        let cap = PROFILE_RATE_SHARE * act.rate_rad_s;
         TrackerConfig {
             actuator: act,
             speed: SpeedConfig {
-                steering_rate_rad_s: self
-                    .speed
-                    .steering_rate_rad_s
-                    .min(PROFILE_RATE_SHARE * act.rate_rad_s),
+                // Lowered to the share, never raised; a bad value stays for validate().
+                steering_rate_rad_s: if self.speed.steering_rate_rad_s > cap {
+                    cap
+                } else {
+                    self.speed.steering_rate_rad_s
+                },
                 ..self.speed
             },
             ..self

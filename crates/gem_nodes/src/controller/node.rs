@@ -165,6 +165,8 @@ struct SourceReport {
     source: TwistSource,
     /// ROS time and text of the last publication.
     last: Option<(Time, String)>,
+    /// The MPC law's fallbacks not yet published, and the last one's reason.
+    mpc_fallbacks: Option<(u64, String)>,
 }
 
 /// How often the pose source's status is published without a change, s.
@@ -177,10 +179,30 @@ impl SourceReport {
             tracing::warn!("{news}");
         }
         self.source = tracker.twist_source().clone();
+        if let Some(r) = tracker.take_mpc_report() {
+            if let (n @ 1.., Some(e)) = (r.fallbacks, r.last_error) {
+                tracing::warn!("mpc: {n} update(s) fell back to the last plan: {e}");
+                let total = self.mpc_fallbacks.as_ref().map_or(0, |(t, _)| *t) + n;
+                self.mpc_fallbacks = Some((total, e.to_string()));
+            }
+        }
     }
 
-    /// Publishes the status if it changed or a period has passed.
+    /// Publishes the status if it changed or a period has passed, and the MPC's fallbacks
+    /// since the last call.
     fn publish(&mut self, now: Time) {
+        if let Some((n, reason)) = self.mpc_fallbacks.take() {
+            crate::interface::publish_status(
+                &self.publisher,
+                now,
+                "mpc",
+                (
+                    DiagnosticStatus::WARN,
+                    format!("{n} update(s) fell back to the last plan: {reason}"),
+                ),
+                Vec::new(),
+            );
+        }
         let status = self.source.status();
         let text = summary(&status);
         let due = match &self.last {
@@ -298,6 +320,7 @@ impl Controller {
             publisher: super::topics::DIAGNOSTICS.publish()?,
             source: TwistSource::new(params.tracker.twist_reference_x_m),
             last: None,
+            mpc_fallbacks: None,
         };
         Ok(Controller {
             report,

@@ -1,12 +1,15 @@
 //! The controllers' private parameters: one table, read once at start-up.
 
+use gem_core::config::first_invalid;
 use gem_core::control::lqr::LqrConfig;
+use gem_core::control::mpc::MpcConfig;
 use gem_core::control::pure_pursuit::PurePursuitConfig;
 use gem_core::control::speed::SpeedConfig;
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::stop::{StopLimits, StopPolicy};
 use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_core::field;
+use gem_core::vehicle::actuator::SteeringActuator;
 use gem_ros::params::{config_error, ParamError, ParamSpec};
 use std::time::Duration;
 
@@ -16,11 +19,17 @@ const PP: PurePursuitConfig = PurePursuitConfig::DEFAULT;
 const STANLEY: StanleyConfig = StanleyConfig::DEFAULT;
 const LQR: LqrConfig = LqrConfig::DEFAULT;
 const STOP: StopLimits = StopLimits::COMFORTABLE;
+const MPC: MpcConfig = MpcConfig::DEFAULT;
+const ACT: SteeringActuator = SteeringActuator::FAST;
 
 gem_ros::param_table! {
     /// Every parameter, in the order of its documentation table.
     pub const PARAMS = [
-        ALGORITHM = ParamSpec::str("algorithm", "", "`pure_pursuit`, `stanley` or `lqr`; empty: the binary's own (`pure_pursuit` / `stanley`)").one_of(&["pure_pursuit", "stanley", "lqr"]);
+        ALGORITHM = ParamSpec::str("algorithm", "", "`pure_pursuit`, `stanley`, `lqr` or `mpc`; empty: the binary's own (`pure_pursuit` / `stanley`). Below 1 rad/s of front-wheel steering rate only `mpc` is accepted").one_of(&["pure_pursuit", "stanley", "lqr", "mpc"]);
+        STEERING_RATE = ParamSpec::float("steering_rate_rad_s", ACT.rate_rad_s, "rad/s", "the steering actuator: its rate limit at the front wheels (the simulator's Ackermann steering: 2; the GEM e2: 0.09-0.16)").feeds(&[field!(SteeringActuator.rate_rad_s)]);
+        STEERING_WHEEL_RATE = ParamSpec::float("steering_wheel_rate_rad_s", 0.0, "rad/s", "the steering actuator: the steering wheel's rate (the bridge's `~steering_rate_rad_s`); when > 0 the front-wheel rate is derived from it through the steering relation at the centre, instead of `~steering_rate_rad_s` (0: not given)");
+        STEERING_LAG = ParamSpec::float("steering_lag_s", ACT.lag_s, "s", "the steering actuator: first-order lag of the wheels after the rate limit").feeds(&[field!(SteeringActuator.lag_s)]);
+        STEERING_DEAD_TIME = ParamSpec::float("steering_dead_time_s", ACT.dead_time_s, "s", "the steering actuator: dead time before a command reaches it").feeds(&[field!(SteeringActuator.dead_time_s)]);
         RATE = ParamSpec::float("rate", 20.0, "Hz", "control loop rate, on ROS time").positive().feeds(&[field!(LqrConfig.period_s)]);
         MODEL_NAME = ParamSpec::str("model_name", "gem", "model whose pose `gazebo/get_model_state` is asked for");
         POSE_TIMEOUT = ParamSpec::float("pose_timeout_s", 0.5, "s", "no pose for this long (ROS time): zero command and the goal is aborted").positive();
@@ -52,6 +61,10 @@ gem_ros::param_table! {
         LQR_STEERING = ParamSpec::float("lqr_steering_rad", LQR.steering_rad, "rad", "LQR: acceptable steering beyond the curvature feed-forward (larger: gentler)").feeds(&[field!(LqrConfig.steering_rad)]);
         LQR_LAG = ParamSpec::float("lqr_steering_lag_s", LQR.steering_lag_s, "s", "LQR: the steering actuator's time constant in its model").feeds(&[field!(LqrConfig.steering_lag_s)]);
         LQR_PREVIEW = ParamSpec::float("lqr_preview_s", LQR.preview_s, "s", "LQR: the curvature feed-forward reads the path this long ahead at the current speed").feeds(&[field!(LqrConfig.preview_s)]);
+        MPC_HORIZON = ParamSpec::float("mpc_horizon_s", MPC.horizon_s, "s", "MPC: how far ahead the plan looks").feeds(&[field!(MpcConfig.horizon_s)]);
+        MPC_LATERAL = ParamSpec::float("mpc_lateral_m", MPC.lateral_m, "m", "MPC: acceptable cross-track error (its weight is 1/value²)").feeds(&[field!(MpcConfig.lateral_m)]);
+        MPC_HEADING = ParamSpec::float("mpc_heading_rad", MPC.heading_rad, "rad", "MPC: acceptable course error").feeds(&[field!(MpcConfig.heading_rad)]);
+        MPC_STEERING_RATE = ParamSpec::float("mpc_steering_rate_rad_s", MPC.steering_rate_rad_s, "rad/s", "MPC: acceptable steering rate (larger: livelier commands)").feeds(&[field!(MpcConfig.steering_rate_rad_s)]);
         LATENCY = ParamSpec::float("latency_s", TRACKER.latency_s, "s", "pose prediction horizon beyond the pose's age, compensating actuator delay and steering lag").feeds(&[field!(TrackerConfig.latency_s)]);
         UNDERSTEER = ParamSpec::float("understeer_gradient", TRACKER.understeer_gradient, "rad/(m/s²)", "steering feed-forward beyond L/R per m/s² of lateral acceleration (0: a neutral car)").feeds(&[field!(TrackerConfig.understeer_gradient)]);
         TWIST_REFERENCE = ParamSpec::float("twist_reference_x_m", TRACKER.twist_reference_x_m, "m", "where the pose's twist is measured, ahead of the rear axle along the body (0: the rear axle, Gazebo's model origin; the GEM e2's centre of mass is 0.88 m ahead), within ± the wheelbase; the twist is moved to the rear axle with the yaw rate. A twist the poses show to be another point's is moved from there, said once in the log and on `/diagnostics`").feeds(&[field!(TrackerConfig.twist_reference_x_m)]);
@@ -62,6 +75,26 @@ gem_ros::param_table! {
         GOAL_TOLERANCE = ParamSpec::float("goal_tolerance_m", TRACKER.goal_tolerance_m, "m", "done when the rear axle is this close to the last waypoint along the path").feeds(&[field!(TrackerConfig.goal_tolerance_m)]);
         MIN_SPACING = ParamSpec::float("min_spacing_m", TRACKER.min_spacing_m, "m", "waypoints closer than this to the previous one are skipped (indices are kept)").feeds(&[field!(TrackerConfig.min_spacing_m)]);
     ];
+}
+
+/// The steering actuator: its front-wheel rate from `~steering_wheel_rate_rad_s` when
+/// given (the bridge's, so the two cannot disagree), else `~steering_rate_rad_s`.
+fn actuator() -> Result<SteeringActuator, ParamError> {
+    let wheel = STEERING_WHEEL_RATE.f64()?;
+    let act = SteeringActuator {
+        rate_rad_s: STEERING_RATE.f64()?,
+        lag_s: STEERING_LAG.f64()?,
+        dead_time_s: STEERING_DEAD_TIME.f64()?,
+    };
+    if wheel == 0.0 {
+        return Ok(act);
+    }
+    first_invalid([SteeringActuator::check_steering_wheel_rate(
+        field!(SteeringActuator.rate_rad_s),
+        wheel,
+    )])
+    .map_err(|e| STEERING_WHEEL_RATE.invalid(format!("{wheel} is invalid: {}", e.limit)))?;
+    Ok(act.with_steering_wheel_rate(wheel))
 }
 
 /// Validated settings of a controller node.
@@ -120,12 +153,20 @@ impl Params {
                 preview_s: LQR_PREVIEW.f64()?,
                 period_s: 1.0 / rate_hz,
             }),
+            "mpc" => Law::Mpc(MpcConfig {
+                horizon_s: MPC_HORIZON.f64()?,
+                lateral_m: MPC_LATERAL.f64()?,
+                heading_rad: MPC_HEADING.f64()?,
+                steering_rate_rad_s: MPC_STEERING_RATE.f64()?,
+                ..MPC
+            }),
             other => {
                 return Err(ALGORITHM.invalid(format!(
-                    "\"{other}\" is none of pure_pursuit, stanley and lqr"
+                    "\"{other}\" is none of pure_pursuit, stanley, lqr and mpc"
                 )))
             }
         };
+        let actuator = actuator()?;
         let tracker = TrackerConfig {
             law,
             speed: SpeedConfig {
@@ -147,7 +188,8 @@ impl Params {
             twist_reference_x_m: TWIST_REFERENCE.f64()?,
             yaw_rate_lag_s: YAW_RATE_LAG.f64()?,
             ..Default::default()
-        };
+        }
+        .with_actuator(actuator);
         tracker.validate().map_err(|e| config_error(&PARAMS, e))?;
         let stop_policy = StopPolicy::parse(&STOP_CLASSES.string()?)
             .map_err(|e| STOP_CLASSES.invalid(e.to_string()))?;

@@ -31,7 +31,8 @@ gem_ros::param_table! {
         WHEELBASE = crate::vehicle_params::WHEELBASE.feeds(&[field!(VehicleParams.wheelbase_m)]);
         MAX_STEER = crate::vehicle_params::MAX_STEER.feeds(&[field!(VehicleParams.max_steer_rad)]);
         STEER_RATE = ParamSpec::float("max_steer_rate_rad_s", GEM.max_steer_rate_rad_s, "rad/s", "steering rate limit").feeds(&[field!(VehicleParams.max_steer_rate_rad_s)]);
-        STEER_LAG = ParamSpec::float("steer_time_constant_s", GEM.steer_time_constant_s, "s", "first-order steering lag (0: none)").feeds(&[field!(VehicleParams.steer_time_constant_s)]);
+        STEER_LAG = ParamSpec::float("steer_time_constant_s", GEM.steer_time_constant_s, "s", "first-order lag of the front wheels after the rate limit, in both interfaces (0: none)").feeds(&[field!(VehicleParams.steer_time_constant_s)]);
+        STEER_DEAD_TIME = ParamSpec::float("steer_dead_time_s", GEM.steer_dead_time_s, "s", "dead time before a steering target reaches the steering actuator, in both interfaces (0: none)").feeds(&[field!(VehicleParams.steer_dead_time_s)]);
         SPEED_LAG = ParamSpec::float("speed_time_constant_s", GEM.speed_time_constant_s, "s", "first-order speed lag (0: none)").feeds(&[field!(VehicleParams.speed_time_constant_s)]);
         ACCEL = ParamSpec::float("max_accel_mps2", GEM.max_accel_mps2, "m/s²", "acceleration limit").feeds(&[field!(VehicleParams.max_accel_mps2)]);
         DECEL = ParamSpec::float("max_decel_mps2", GEM.max_decel_mps2, "m/s²", "braking limit").feeds(&[field!(VehicleParams.max_decel_mps2)]);
@@ -156,6 +157,7 @@ impl Params {
             max_steer_rad: MAX_STEER.f64()?,
             max_steer_rate_rad_s: STEER_RATE.f64()?,
             steer_time_constant_s: STEER_LAG.f64()?,
+            steer_dead_time_s: STEER_DEAD_TIME.f64()?,
             speed_time_constant_s: SPEED_LAG.f64()?,
             max_accel_mps2: ACCEL.f64()?,
             max_decel_mps2: DECEL.f64()?,

@@ -1,6 +1,7 @@
 //! Tracker edge cases, and short closed loops on the vehicle model.
 
 use super::*;
+use crate::control::mpc::MpcConfig;
 use crate::field;
 use crate::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 use std::f64::consts::PI;
@@ -515,4 +516,87 @@ fn a_late_pose_yaw_rate_follows_the_steering_commanded_since() {
     .unwrap();
     let now = fresh.observe(obs(0.2), t(0.2)).unwrap().steering_rad;
     assert!(late < now - 0.01, "late {late} vs fresh {now}");
+}
+
+/// The GEM e2's steering (3.5 rad/s of steering wheel, 0.1 s lag and dead time).
+fn car_actuator() -> SteeringActuator {
+    SteeringActuator {
+        rate_rad_s: SteeringActuator::front_rate_of_steering_wheel(3.5),
+        lag_s: 0.1,
+        dead_time_s: 0.1,
+    }
+}
+
+#[test]
+fn slow_steering_refuses_the_reactive_laws_and_accepts_mpc() {
+    for cfg in every_law() {
+        let name = cfg.law.name();
+        let e = cfg.with_actuator(car_actuator()).validate().unwrap_err();
+        assert_eq!(e.field, field!(SteeringActuator.rate_rad_s), "{name}");
+        assert!(e.to_string().contains("use algorithm mpc"), "{e}");
+    }
+    let mpc = TrackerConfig {
+        law: Law::Mpc(MpcConfig::default()),
+        ..Default::default()
+    }
+    .with_actuator(car_actuator());
+    assert!(mpc.validate().is_ok());
+    // The profile gives the path half the actuator's rate.
+    assert!((mpc.speed.steering_rate_rad_s - 0.5 * car_actuator().rate_rad_s).abs() < 1e-12);
+    let bad = TrackerConfig {
+        actuator: SteeringActuator {
+            dead_time_s: f64::NAN,
+            ..car_actuator()
+        },
+        ..mpc
+    };
+    assert_eq!(
+        bad.validate().unwrap_err().field,
+        field!(SteeringActuator.dead_time_s)
+    );
+}
+
+/// The MPC on the vehicle model with the car's steering (rate limit, lag, dead time),
+/// from 2 m beside a straight path: it joins without crossing it by more than 0.1 m, each
+/// command within the actuator's rate of the last, and says nothing went wrong.
+#[test]
+fn mpc_joins_from_two_metres_with_the_cars_steering() {
+    let act = car_actuator();
+    let cfg = TrackerConfig {
+        law: Law::Mpc(MpcConfig::default()),
+        ..Default::default()
+    }
+    .with_actuator(act);
+    let mut tracker = Tracker::new(&line(400, 0.5), 0, cfg).unwrap();
+    let params = VehicleParams::DEFAULT.with_steering_actuator(act);
+    let mut car = VehicleModel::new(params, Pose::new(0.0, 2.0, 0.0), t(1.0));
+    let (mut lowest, mut last): (f64, f64) = (2.0, 0.0);
+    for _ in 0..(40.0 / 0.05) as usize {
+        let s = car.state();
+        let obs = Observation {
+            pose: s.pose,
+            speed_mps: s.speed_mps,
+            lateral_speed_mps: s.lateral_speed_mps,
+            yaw_rate_rad_s: s.yaw_rate_rad_s,
+            measured_at: car.now(),
+        };
+        let c = tracker.observe(obs, car.now()).unwrap();
+        assert!((c.steering_rad - last).abs() <= act.rate_rad_s * 0.05 + 1e-9);
+        last = c.steering_rad;
+        car.command(DriveCommand {
+            steering_rad: c.steering_rad,
+            speed_mps: c.speed_mps,
+            accel_limit_mps2: 0.0,
+        });
+        for _ in 0..10 {
+            car.step(Duration::from_millis(5));
+        }
+        lowest = lowest.min(car.state().pose.y);
+    }
+    let y = car.state().pose.y;
+    assert!(y.abs() < 0.05, "{y}");
+    assert!(lowest > -0.1, "crossed by {lowest}");
+    let report = tracker.take_mpc_report().unwrap();
+    assert_eq!(report.fallbacks, 0);
+    assert!(report.solves > 700);
 }
