@@ -12,7 +12,8 @@
 # time, and the clock stall in wall time; default 3 s), GEM_DEMO_TRACK the waypoint file in launch/waypoints (default gem_track.csv).
 # --pacmod runs the car's interfaces on the simulator (platform gem_e2_sim: gem_sim driven
 # through the PACMod 2 topics by pacmod_bridge, the pose from its GNSS/INS solution
-# through gnss_pose; docs/real-car.md), the car starting on the track's first waypoint.
+# through gnss_pose; docs/real-car.md), the car joining the track from the usual spawn
+# pose, 2 m beside it, with the car's slow steering and the mpc law.
 # --rviz opens RViz with launch/rviz/gem.rviz beside it (needs a display; without one, run
 # the demo under `xvfb-run -a -s "-screen 0 1400x900x24"` with LIBGL_ALWAYS_SOFTWARE=1).
 set -euo pipefail
@@ -78,17 +79,9 @@ echo "[demo] try, in another shell: source runners/env.sh; export ROS_MASTER_URI
 # setsid: roslaunch leads a process group of its own, which the clean-up can signal whole.
 track="${GEM_DEMO_TRACK:-gem_track.csv}"
 timeout_s="${GEM_DEMO_TIMEOUT_S:-3}"
-spawn=()
-if [ "$platform" = gem_e2_sim ]; then
-  # On the car's platform the car starts on the track's first waypoint, pointing along
-  # it: joining the path from the default spawn, 2 m beside it, at the PACMod's
-  # steering-wheel rate makes the controllers weave (docs/performance.md).
-  IFS=, read -r sx sy syaw _ <"launch/waypoints/$track"
-  spawn=("spawn_x:=$sx" "spawn_y:=$sy" "spawn_yaw:=$syaw")
-fi
 setsid roslaunch -p "$port" gem_bringup integration_run.launch "speedup:=${GEM_DEMO_SPEEDUP:-5}" \
   "waypoints:=$track" "state_timeout_ms:=$((timeout_s * 1000))" "system_state_timeout_s:=$timeout_s" \
-  "pose_timeout_s:=$timeout_s" "clock_stall_s:=$timeout_s" "rviz:=$rviz" "platform:=$platform" ${spawn[@]+"${spawn[@]}"} >"$log" 2>&1 &
+  "pose_timeout_s:=$timeout_s" "clock_stall_s:=$timeout_s" "rviz:=$rviz" "platform:=$platform" >"$log" 2>&1 &
 launch_pid=$!
 if ! gemctl demo --track "launch/waypoints/$track" --out "$out" ${demo_args[@]+"${demo_args[@]}"}; then
   echo "[demo] FAILED (the reason is on the gemctl line above); the nodes' output is in $log" >&2
