@@ -60,11 +60,7 @@ fn drive_half_lap(case: &Case) {
     let ros = ros();
     let track = half_lap();
     let points: Vec<Point> = track.iter().map(|w| Point::new(w.x, w.y)).collect();
-    let algorithm = match case.law {
-        Law::PurePursuit(_) => "pure_pursuit",
-        Law::Stanley(_) => "stanley",
-        Law::Lqr(_) => "lqr",
-    };
+    let algorithm = case.law.name();
     let mut params = vec![("algorithm", algorithm)];
     if let Some(x) = case.reference {
         params.push(("twist_reference_x_m", x));

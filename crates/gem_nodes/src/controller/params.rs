@@ -214,3 +214,65 @@ impl Params {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gem_ros::params::{with_values, Default as Value};
+
+    /// Loads `algorithm` with `values` set; the error's text, if any.
+    fn load(algorithm: &str, values: &[(&'static str, Value)]) -> Result<Params, String> {
+        with_values(values, || Params::load(algorithm)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_bad_actuator_value_is_refused_naming_its_parameter() {
+        let cases: [(&'static str, f64); 9] = [
+            ("steering_rate_rad_s", 0.0),
+            ("steering_rate_rad_s", -0.1),
+            ("steering_rate_rad_s", f64::NAN),
+            ("steering_wheel_rate_rad_s", -3.5),
+            ("steering_wheel_rate_rad_s", f64::NAN),
+            ("steering_wheel_rate_rad_s", 7.0),
+            ("steering_lag_s", -0.1),
+            ("steering_lag_s", f64::NAN),
+            ("steering_dead_time_s", f64::INFINITY),
+        ];
+        for (name, value) in cases {
+            let e = load("mpc", &[(name, Value::Float(value))]).unwrap_err();
+            assert!(
+                e.starts_with(&format!("parameter ~{name}:")),
+                "{name} = {value}: {e}"
+            );
+        }
+        let e = load("mpc", &[("steering_wheel_rate_rad_s", Value::Float(7.0))]).unwrap_err();
+        assert!(e.contains("the fastest the steering wheel turns"), "{e}");
+    }
+
+    #[test]
+    fn the_cars_steering_wheel_rate_gives_the_front_wheels_rate_and_refuses_the_reactive_laws() {
+        let car = [
+            ("steering_wheel_rate_rad_s", Value::Float(3.5)),
+            ("steering_lag_s", Value::Float(0.1)),
+            ("steering_dead_time_s", Value::Float(0.1)),
+        ];
+        let p = load("mpc", &car).unwrap();
+        let act = p.tracker.actuator;
+        assert!((act.rate_rad_s - 3.5 / 21.775).abs() < 1e-12);
+        assert_eq!((act.lag_s, act.dead_time_s), (0.1, 0.1));
+        // The speed profile's share of the rate comes down with it.
+        assert!((p.tracker.speed.steering_rate_rad_s - 0.5 * act.rate_rad_s).abs() < 1e-12);
+        for law in ["pure_pursuit", "stanley", "lqr"] {
+            let e = load(law, &car).unwrap_err();
+            assert!(e.starts_with("parameter ~steering_rate_rad_s:"), "{e}");
+            assert!(
+                e.contains(&format!("too slow for {law}")) && e.contains("use algorithm mpc"),
+                "{e}"
+            );
+        }
+        // On the simulator's steering every law loads.
+        for law in ["pure_pursuit", "stanley", "lqr", "mpc"] {
+            assert!(load(law, &[]).is_ok(), "{law}");
+        }
+    }
+}
