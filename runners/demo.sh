@@ -13,7 +13,7 @@
 # --pacmod runs the car's interfaces on the simulator (platform gem_e2_sim: gem_sim driven
 # through the PACMod 2 topics by pacmod_bridge, the pose from its GNSS/INS solution
 # through gnss_pose; docs/real-car.md), the car joining the track from the usual spawn
-# pose, 2 m beside it, with the car's slow steering and the mpc law.
+# pose, 2 m beside it, with the car's slow steering and the lqr law.
 # --rviz opens RViz with launch/rviz/gem.rviz beside it (needs a display; without one, run
 # the demo under `xvfb-run -a -s "-screen 0 1400x900x24"` with LIBGL_ALWAYS_SOFTWARE=1).
 set -euo pipefail

@@ -226,7 +226,7 @@ fn demo(platform: &str) -> (String, Vec<SystemStateStamped>) {
 }
 
 /// Both laps start on the path, so that only the interfaces differ (the car's platform
-/// steers with `mpc` on the car's slow steering; the joining from 2 m beside the path is
+/// steers with `lqr` on the car's slow steering; the joining from 2 m beside the path is
 /// [`every_law_joins_from_two_metres_on_the_cars_steering_or_is_refused`]'s).
 #[test]
 fn the_demo_lap_through_the_pedals_tracks_within_1_5x_of_the_ackermann_lap() {
@@ -560,24 +560,37 @@ fn each_platform_starts_its_nodes_with_its_settings() {
         let sim_time = format!("/use_sim_time: {}", platform == "gem_e2_sim");
         assert!(p.contains(&sim_time), "{platform}: not {sim_time} in\n{p}");
     }
-    // The car platforms steer with mpc, told the bridge's own steering-wheel rate.
+    // The car platforms steer with lqr and plan with the PACMod's steering; the
+    // steering's figures, when given, reach the bridge, the controller and the simulated
+    // PACMod together.
     for platform in ["gem_e2_sim", "gem_e2"] {
         let p = params(platform);
         for setting in [
-            "/controller/algorithm: mpc",
-            "/controller/steering_wheel_rate_rad_s: 3.5",
-            "/pacmod_bridge/steering_rate_rad_s: 3.5",
+            "/controller/algorithm: lqr",
+            "/controller/pacmod_steering: true",
         ] {
             assert!(p.contains(setting), "{platform}: no {setting} in\n{p}");
         }
     }
-    let p = params("gem_e2_sim");
+    let out = resolved(
+        "--dump-params",
+        "platform:=gem_e2_sim steering_wheel_rate:=2.0 steering_lag_s:=0.2 steering_dead_time_s:=0.15",
+    );
+    let p = gem_testbed::succeeded(&out, "gem_e2_sim with the steering's figures");
     for setting in [
-        "/gem_sim/interface: pacmod",
-        "/gem_sim/pose_output: inspva",
-        "/gem_sim/steer_time_constant_s: 0.1",
-        "/gem_sim/steer_dead_time_s: 0.1",
+        "/pacmod_bridge/steering_rate_rad_s: 2.0",
+        "/controller/pacmod_steering_wheel_rate_rad_s: 2.0",
+        "/pacmod_bridge/steering_lag_s: 0.2",
+        "/controller/pacmod_steering_lag_s: 0.2",
+        "/gem_sim/pacmod_steering_lag_s: 0.2",
+        "/pacmod_bridge/steering_dead_time_s: 0.15",
+        "/controller/pacmod_steering_dead_time_s: 0.15",
+        "/gem_sim/pacmod_steering_dead_time_s: 0.15",
     ] {
+        assert!(p.contains(setting), "no {setting} in\n{p}");
+    }
+    let p = params("gem_e2_sim");
+    for setting in ["/gem_sim/interface: pacmod", "/gem_sim/pose_output: inspva"] {
         assert!(p.contains(setting), "no {setting} in\n{p}");
     }
     let p = params("sim");
@@ -608,89 +621,92 @@ fn track_path() -> gem_core::control::path::Path {
     gem_core::control::path::Path::new(&points, 0.05).expect("the track is a path")
 }
 
+/// Cross-track samples `(driven, error)` of the model's poses against the GEM track.
+fn cross_track_of(poses: &[ModelStates]) -> Vec<(f64, f64)> {
+    let mut meter = gem_core::control::closed_loop::CrossTrackMeter::new(track_path());
+    let (mut d, mut last) = (0.0, None::<(f64, f64)>);
+    let mut samples = Vec::new();
+    for (x, y) in poses
+        .iter()
+        .filter_map(|m| m.pose.first().map(|p| (p.position.x, p.position.y)))
+    {
+        if let Some((px, py)) = last {
+            d += f64::hypot(x - px, y - py);
+        }
+        last = Some((x, y));
+        samples.push((d, meter.measure(gem_core::geometry::Point::new(x, y))));
+    }
+    samples
+}
+
 /// On the car's platform (the PACMod's 3.5 rad/s of steering wheel, 0.1 s lag and dead time
-/// in `gem_sim`), from the default spawn 2 m beside the track: the launch's default law,
-/// `mpc`, joins the path without crossing it by more than 0.3 m and is within 0.1 m for
-/// good within 40 m of driving. Pure pursuit, Stanley and the LQR are refused at start-up
-/// with an error that names the steering rate and the law to use.
+/// in `gem_sim`), from the default spawn 2 m beside the track, each law the controller
+/// accepts there (`lqr`, the launch's default, and `pure_pursuit` on their planned join,
+/// and `mpc`) joins the path without crossing it by more than 0.3 m and is within
+/// 0.1 m for good within 40 m of driving. Stanley is refused at start-up with an error that
+/// names the steering rate and the laws to use.
 #[test]
 fn every_law_joins_from_two_metres_on_the_cars_steering_or_is_refused() {
     let _ros = ros();
-    let poses = Collector::<ModelStates>::new(names::global::MODEL_STATES);
-    let launch = launch_with("gem_e2_sim", "gem_track.csv", &[]);
-    let position = |m: &ModelStates| m.pose.first().map(|p| (p.position.x, p.position.y));
-    let start = (0.0, 0.0);
-    // The first 70 m of driving.
-    let driven = || {
-        let all = poses.all();
-        let mut d = 0.0;
-        let mut last = None;
-        for (x, y) in all.iter().filter_map(position) {
-            if let Some((px, py)) = last {
-                d += f64::hypot(x - px, y - py);
-            }
-            last = Some((x, y));
-        }
-        d
-    };
-    assert!(
-        wait_until(Duration::from_secs(120), || driven() > 70.0),
-        "the car did not drive 70 m from the spawn ({:.1} m)\n{}",
-        driven(),
-        launch.output()
-    );
-    let said = launch.output();
-    stop(launch);
-    let mut meter = gem_core::control::closed_loop::CrossTrackMeter::new(track_path());
-    let (mut d, mut last) = (0.0, start);
-    let mut samples = Vec::new();
-    for (x, y) in poses.all().iter().filter_map(position) {
-        d += f64::hypot(x - last.0, y - last.1);
-        last = (x, y);
-        samples.push((d, meter.measure(gem_core::geometry::Point::new(x, y))));
-    }
-    let e0 = samples.first().expect("a pose").1;
-    assert!(
-        e0.abs() > 1.5,
-        "the car did not start beside the path: {e0:.2} m"
-    );
-    let overshoot = samples
-        .iter()
-        .map(|(_, e)| -e0.signum() * e)
-        .fold(0.0, f64::max);
-    let out = samples.iter().rposition(|(_, e)| e.abs() > 0.1);
-    let converged = out.and_then(|i| samples.get(i + 1)).map(|s| s.0);
-    println!(
-        "mpc from 2 m: converged after {converged:?} m, overshoot {overshoot:.3} m ({} poses)",
-        samples.len()
-    );
-    assert!(overshoot <= 0.3, "overshoot {overshoot:.3} m\n{said}");
-    assert!(
-        converged.is_some_and(|c| c <= 40.0),
-        "converged after {converged:?} m\n{said}"
-    );
-
-    // The reactive laws on the same steering: refused at start-up, naming the parameter.
-    for law in ["pure_pursuit", "stanley", "lqr"] {
-        let out = cli(
-            "rosrun",
-            &[
-                "gem_nodes",
-                "pure_pursuit",
-                "__name:=refused",
-                &format!("_algorithm:={law}"),
-                "_steering_wheel_rate_rad_s:=3.5",
-                "_steering_lag_s:=0.1",
-                "_steering_dead_time_s:=0.1",
-            ],
-            T,
-        );
-        let said = String::from_utf8_lossy(&out.stderr).into_owned()
-            + &String::from_utf8_lossy(&out.stdout);
-        assert!(!out.status.success(), "{law} started:\n{said}");
+    for law in ["lqr", "pure_pursuit", "mpc"] {
+        let poses = Collector::<ModelStates>::new(names::global::MODEL_STATES);
+        let extra = if law == "lqr" {
+            Vec::new()
+        } else {
+            vec![format!("algorithm:={law}")]
+        };
+        let launch = launch_with("gem_e2_sim", "gem_track.csv", &extra);
+        let driven = || cross_track_of(&poses.all()).last().map_or(0.0, |s| s.0);
         assert!(
-            said.contains("~steering_rate_rad_s") && said.contains(&format!("too slow for {law}")),
-            "{law}: {said}"
+            wait_until(Duration::from_secs(120), || driven() > 70.0),
+            "{law}: the car did not drive 70 m from the spawn ({:.1} m)\n{}",
+            driven(),
+            launch.output()
+        );
+        let said = launch.output();
+        stop(launch);
+        let samples = cross_track_of(&poses.all());
+        let e0 = samples.first().expect("a pose").1;
+        assert!(
+            e0.abs() > 1.5,
+            "{law}: the car did not start beside the path: {e0:.2} m"
+        );
+        let overshoot = samples
+            .iter()
+            .map(|(_, e)| -e0.signum() * e)
+            .fold(0.0, f64::max);
+        let out = samples.iter().rposition(|(_, e)| e.abs() > 0.1);
+        let converged = out.and_then(|i| samples.get(i + 1)).map(|s| s.0);
+        println!(
+            "{law} from 2 m: converged after {converged:?} m, overshoot {overshoot:.3} m ({} poses)",
+            samples.len()
+        );
+        assert!(
+            overshoot <= 0.3,
+            "{law}: overshoot {overshoot:.3} m\n{said}"
+        );
+        assert!(
+            converged.is_some_and(|c| c <= 40.0),
+            "{law}: converged after {converged:?} m\n{said}"
         );
     }
+
+    // Stanley on the same steering: refused at start-up, naming the parameter.
+    let out = cli(
+        "rosrun",
+        &[
+            "gem_nodes",
+            "stanley",
+            "__name:=refused",
+            "_pacmod_steering:=true",
+        ],
+        T,
+    );
+    let said =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "stanley started:\n{said}");
+    assert!(
+        said.contains("~steering_rate_rad_s") && said.contains("too slow for stanley"),
+        "{said}"
+    );
 }

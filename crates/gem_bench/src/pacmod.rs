@@ -30,6 +30,7 @@ use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap};
 use gem_core::pacmod::plant::{Plant, PlantConfig};
 use gem_core::pacmod::rig::{PedalRecord, Rig, RigConfig};
 use gem_core::time::Time;
+use gem_core::vehicle::actuator::SteeringActuator;
 use gem_core::vehicle::localization::LocalizationParams;
 use gem_core::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 use std::time::Duration;
@@ -259,7 +260,8 @@ impl Settings {
         }
     }
 
-    fn plant(&self, reports: Reports) -> PlantConfig {
+    /// The simulated PACMod.
+    pub fn plant(&self, reports: Reports) -> PlantConfig {
         PlantConfig {
             max_wheel_rate_rad_s: PlantConfig::DEFAULT
                 .max_wheel_rate_rad_s
@@ -417,6 +419,14 @@ fn print_case(r: &CaseResult) {
     );
 }
 
+/// The laws of the laps: ours and the MPC.
+const LAP_LAWS: [Controller; 4] = [
+    Controller::PurePursuit,
+    Controller::Stanley,
+    Controller::Lqr,
+    Controller::Mpc,
+];
+
 /// One law at one speed through both command paths.
 pub struct LapRow {
     pub ackermann: RunResult,
@@ -439,21 +449,48 @@ pub fn lap_case(controller: Controller, speed: (f64, f64)) -> Case {
         chassis: VehicleParams::DEFAULT.chassis,
         localization: INS,
         twist_reference_x_m: 0.0,
+        actuator: SteeringActuator::FAST,
     }
 }
 
-/// Both laps of `case` on `sc`.
-pub fn lap_row(sc: &Scenario, case: &Case, settings: &Settings) -> LapRow {
+/// The PACMod lap of `case`: its controller told the car's steering (the bridge's rate
+/// through the steering relation, the plant's lag and dead time), as the car platforms
+/// launch it.
+pub fn pacmod_case(case: &Case, settings: &Settings) -> Case {
+    let plant = settings.plant(Reports::EXACT);
+    Case {
+        actuator: SteeringActuator {
+            lag_s: plant.steering_lag_s,
+            dead_time_s: plant.steering_dead_time_s,
+            ..SteeringActuator::GEM_E2
+        }
+        .with_steering_wheel_rate(settings.steering_rate_rad_s),
+        ..case.clone()
+    }
+}
+
+/// Both laps of `case` on `sc`; the error when the controller refuses the car's steering.
+pub fn lap_row(sc: &Scenario, case: &Case, settings: &Settings) -> Result<LapRow, String> {
+    let car = pacmod_case(case, settings);
+    track::tracker_config(
+        car.controller,
+        car.speed_mps,
+        car.lateral_accel_mps2,
+        car.actuators,
+    )
+    .with_actuator(car.actuator)
+    .validate()
+    .map_err(|e| e.to_string())?;
     let ackermann = track::run(sc, case);
     let mut rig = settings.rig(Reports::EXACT);
-    let pacmod = track::run_through(sc, case, &mut rig);
-    LapRow {
+    let pacmod = track::run_through(sc, &car, &mut rig);
+    Ok(LapRow {
         ratio: pacmod.stats.rms_after_m / ackermann.stats.rms_after_m,
         ackermann,
         pacmod,
         pedals: rig.take_record(),
         state: rig.bridge().state().name(),
-    }
+    })
 }
 
 /// Speed tracking of a lap once up to speed (from the first control step within
@@ -499,10 +536,19 @@ pub fn run_laps(scenarios: &[&Scenario], settings: &Settings) -> Vec<LapRow> {
     let mut rows = Vec::new();
     for sc in scenarios {
         for speed in SOURCE_SPEEDS {
-            for controller in Controller::OURS {
-                let row = lap_row(sc, &lap_case(controller, speed), settings);
-                print_lap(&row);
-                rows.push(row);
+            for controller in LAP_LAWS {
+                match lap_row(sc, &lap_case(controller, speed), settings) {
+                    Ok(row) => {
+                        print_lap(&row);
+                        rows.push(row);
+                    }
+                    Err(e) => println!(
+                        "{:<19} {:<13} {:>4.1} refused on the PACMod's steering: {e}",
+                        sc.name,
+                        controller.label(),
+                        speed.0
+                    ),
+                }
             }
         }
     }
@@ -706,7 +752,14 @@ mod tests {
             &sc,
             &lap_case(Controller::PurePursuit, SOURCE_SPEEDS[0]),
             &settings,
-        );
+        )
+        .expect("pure pursuit steers the car's steering");
+        assert!(lap_row(
+            &sc,
+            &lap_case(Controller::Stanley, SOURCE_SPEEDS[0]),
+            &settings
+        )
+        .is_err());
         for r in [&row.ackermann, &row.pacmod] {
             assert_eq!(r.done_index, Some(r.last_index), "{}", r.controller);
             assert!(r.stats.rms_after_m.is_finite());

@@ -32,9 +32,9 @@
 
 use crate::pacmod::{self, Settings, INS};
 use crate::track::{self, Controller, Scenario, CONTROL_EVERY, PHYSICS_DT, SOURCE_SPEEDS};
-use gem_core::control::closed_loop::{rms, Ackermann, CommandPath, CrossTrackMeter};
+use gem_core::control::closed_loop::{observation, rms, Ackermann, CommandPath, CrossTrackMeter};
 use gem_core::control::path::Path;
-use gem_core::control::tracker::{Observation, Tracker, TrackerConfig};
+use gem_core::control::tracker::{Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
 use gem_core::stats::Summary;
 use gem_core::time::Time;
@@ -44,10 +44,6 @@ use gem_core::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 
 /// The steering-wheel rates, rad/s: the public GEM e2 code's and the bridge's default.
 pub const WHEEL_RATES: [f64; 2] = [2.0, 3.5];
-/// The steering's lag after the rate limit, s.
-pub const LAG_S: f64 = 0.1;
-/// The steering's dead time, s.
-pub const DEAD_TIME_S: f64 = 0.1;
 /// Where a disturbance comes, m driven: on the track's first straight.
 pub const EVENT_AT_M: f64 = 60.0;
 /// The INS jump: m to the left.
@@ -157,11 +153,13 @@ impl Row {
 
 /// The actuator of the car with its steering wheel at `wheel_rate_rad_s`.
 pub fn car_actuator(wheel_rate_rad_s: f64) -> SteeringActuator {
+    let plant = Settings::defaults().plant(pacmod::Reports::EXACT);
     SteeringActuator {
-        rate_rad_s: SteeringActuator::front_rate_of_steering_wheel(wheel_rate_rad_s),
-        lag_s: LAG_S,
-        dead_time_s: DEAD_TIME_S,
+        lag_s: plant.steering_lag_s,
+        dead_time_s: plant.steering_dead_time_s,
+        ..SteeringActuator::GEM_E2
     }
+    .with_steering_wheel_rate(wheel_rate_rad_s)
 }
 
 /// The tracker settings of `law` at `speed`, with the actuator `act`.
@@ -216,16 +214,8 @@ pub fn run(
         Start::Off2m => sc.start,
         _ => first,
     };
-    let params = VehicleParams::DEFAULT.with_steering_actuator(SteeringActuator {
-        rate_rad_s: if wheel_rate.is_some() {
-            // The simulated PACMod limits the rate; the wheels' own is no limit.
-            SteeringActuator::FAST.rate_rad_s
-        } else {
-            act.rate_rad_s
-        },
-        ..act
-    });
-    let mut model = VehicleModel::new(params, start_pose, Time::from_secs_f64(1.0));
+    // The simulated PACMod has the car's steering; the quick laps the simulator's.
+    let mut model = VehicleModel::new(VehicleParams::DEFAULT, start_pose, Time::from_secs_f64(1.0));
     let mut rig = wheel_rate.map(|r| {
         Settings {
             steering_rate_rad_s: r,
@@ -304,15 +294,7 @@ pub fn run(
                     DriveCommand::default()
                 }
                 _ => {
-                    let s = report.state;
-                    let obs = Observation {
-                        pose: s.pose,
-                        speed_mps: s.speed_mps,
-                        lateral_speed_mps: s.lateral_speed_mps,
-                        yaw_rate_rad_s: s.yaw_rate_rad_s,
-                        measured_at: report.measured_at,
-                    };
-                    let c = match tracker.observe(obs, model.now()) {
+                    let c = match tracker.observe(observation(&report), model.now()) {
                         Ok(c) => c,
                         Err(_) => break,
                     };
@@ -477,7 +459,9 @@ fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> 
 
 fn print(rows: &[Row]) {
     println!(
-        "slow steering: the bridge → simulated PACMod (steering wheel at the rate, then {LAG_S} s lag and {DEAD_TIME_S} s dead time) → single-track model; pose from a GNSS/INS; the controllers told the actuator; targets: overshoot ≤ {OVERSHOOT_TARGET_M} m, converged (within {CONVERGED_WITHIN_M} m for good) within {CONVERGE_TARGET_M} m, RMS after ≤ {RMS_RATIO_TARGET}× the quick-steering lap:"
+        "slow steering: the bridge → simulated PACMod (after {:.2} s of dead time, the steering wheel at the bridge's rate, then a {:.2} s lag) → single-track model; pose from a GNSS/INS; the controllers told the actuator; targets: overshoot ≤ {OVERSHOOT_TARGET_M} m, converged (within {CONVERGED_WITHIN_M} m for good) within {CONVERGE_TARGET_M} m, RMS after ≤ {RMS_RATIO_TARGET}× the quick-steering lap:",
+        car_actuator(WHEEL_RATES[0]).dead_time_s,
+        car_actuator(WHEEL_RATES[0]).lag_s,
     );
     println!(
         "| law | wheel rate (rad/s) | v (m/s) | start | converged after (m) | overshoot (m) | RMS after (m) | × quick | rate asked / available (rad/s) | lap (s) | verdict |"

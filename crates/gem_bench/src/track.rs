@@ -27,6 +27,7 @@ use gem_core::control::tracker::{Law, Tracker, TrackerConfig};
 use gem_core::control::twist::News;
 use gem_core::geometry::{Point, Pose};
 use gem_core::stats::Summary;
+use gem_core::vehicle::actuator::SteeringActuator;
 use gem_core::vehicle::dynamic::DynamicParams;
 use gem_core::vehicle::localization::LocalizationParams;
 use gem_core::vehicle::localization::TwistReport;
@@ -175,6 +176,8 @@ pub struct Case {
     pub localization: LocalizationParams,
     /// The controllers' `twist_reference_x_m`, m.
     pub twist_reference_x_m: f64,
+    /// The steering actuator the controllers are told of (`TrackerConfig::with_actuator`).
+    pub actuator: SteeringActuator,
 }
 
 impl Case {
@@ -255,7 +258,8 @@ pub fn run_through(sc: &Scenario, case: &Case, command_path: &mut dyn CommandPat
                 TrackerConfig {
                     twist_reference_x_m: case.twist_reference_x_m,
                     ..tracker_config(controller, speed_mps, case.lateral_accel_mps2, actuators)
-                },
+                }
+                .with_actuator(case.actuator),
             )
             .expect("valid path"),
         ),
@@ -587,6 +591,7 @@ pub fn run_all(
                         chassis: ChassisModel::Kinematic,
                         localization: LocalizationParams::OFF,
                         twist_reference_x_m: 0.0,
+                        actuator: SteeringActuator::FAST,
                     };
                     results.push(run_and_plot(sc, &case, None, out_dir)?);
                 }
@@ -686,6 +691,7 @@ pub fn source_case(source: &Source, controller: Controller, speed: (f64, f64)) -
         chassis: dynamic_chassis(12.0),
         localization: source.localization.clone(),
         twist_reference_x_m: source.twist_reference_x_m,
+        actuator: SteeringActuator::FAST,
     }
 }
 
@@ -879,6 +885,7 @@ pub fn dynamic_cases() -> Vec<(Case, Option<Target>)> {
                     LocalizationParams::OFF
                 },
                 twist_reference_x_m: 0.0,
+                actuator: SteeringActuator::FAST,
             };
             out.push((case, target(speed, stiffness, noise)));
         }

@@ -47,6 +47,16 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
         "platform gem_e2_sim: no operator engages the simulated PACMod",
     ),
     (
+        "vehicle.launch",
+        "pacmod_steering",
+        "the car's platforms: the controller plans with the PACMod's steering",
+    ),
+    (
+        "vehicle.launch",
+        "algorithm",
+        "the car's platforms: lqr steers the PACMod's slow steering best (gem_bench pacmod)",
+    ),
+    (
         "supervisor.launch",
         "publish_gps",
         "the car's platforms: gnss_pose gives gps_accuracy",

@@ -43,17 +43,21 @@ pub trait Steerer {
     }
 }
 
+/// What a localization report tells a tracker.
+pub fn observation(report: &Report) -> Observation {
+    let s = &report.state;
+    Observation {
+        pose: s.pose,
+        speed_mps: s.speed_mps,
+        lateral_speed_mps: s.lateral_speed_mps,
+        yaw_rate_rad_s: s.yaw_rate_rad_s,
+        measured_at: report.measured_at,
+    }
+}
+
 impl Steerer for Tracker {
     fn step(&mut self, report: &Report, now: Time) -> Step {
-        let s = &report.state;
-        let obs = Observation {
-            pose: s.pose,
-            speed_mps: s.speed_mps,
-            lateral_speed_mps: s.lateral_speed_mps,
-            yaw_rate_rad_s: s.yaw_rate_rad_s,
-            measured_at: report.measured_at,
-        };
-        match self.observe(obs, now) {
+        match self.observe(observation(report), now) {
             Ok(c) => Step {
                 steering_rad: c.steering_rad,
                 speed_mps: c.speed_mps,

@@ -215,20 +215,20 @@ impl Law {
         }
     }
 
-    /// Refuses a law that cannot steer the actuator `act` without weaving: pure pursuit,
-    /// Stanley and the LQR below [`MIN_REACTIVE_RATE_RAD_S`] (`gem_bench pacmod
-    /// --slow-steering-only`: at the GEM e2's 0.09–0.16 rad/s they swing metres across the
-    /// path when they join it). The MPC steers any valid actuator.
+    /// Refuses a law that cannot steer the actuator `act` without weaving: Stanley below
+    /// [`MIN_REACTIVE_RATE_RAD_S`]. It steers the front axle onto the path, and on the
+    /// GEM e2's 0.09–0.16 rad/s it swings metres across the path even on a planned join
+    /// (`gem_bench pacmod --slow-steering-only`). Pure pursuit and the LQR steer slow
+    /// steering through a join ([`join`]), the MPC with the actuator in its model.
     pub fn check_actuator(&self, act: &SteeringActuator) -> Result<(), ConfigError> {
-        if matches!(self, Law::Mpc(_)) || act.rate_rad_s >= MIN_REACTIVE_RATE_RAD_S {
+        if !matches!(self, Law::Stanley(_)) || act.rate_rad_s >= MIN_REACTIVE_RATE_RAD_S {
             return Ok(());
         }
         Err(ConfigError::new(
             crate::field!(SteeringActuator.rate_rad_s),
             act.rate_rad_s,
             format!(
-                "is too slow for {}: pure_pursuit, stanley and lqr need at least {MIN_REACTIVE_RATE_RAD_S} rad/s at the front wheels or they weave when joining the path; use algorithm mpc",
-                self.name()
+                "is too slow for stanley: it needs at least {MIN_REACTIVE_RATE_RAD_S} rad/s at the front wheels or it weaves when joining the path; use algorithm mpc, pure_pursuit or lqr"
             ),
         ))
     }
@@ -327,6 +327,8 @@ pub struct Tracker {
     source: TwistSource,
     /// The MPC's state (MPC only).
     predictive: Option<Predictive>,
+    /// The join being driven (pure pursuit, Stanley and the LQR on slow steering).
+    join: Option<Join>,
     done: bool,
 }
 
@@ -361,6 +363,7 @@ impl Tracker {
         Ok(Tracker {
             lqr,
             predictive,
+            join: None,
             source: TwistSource::new(cfg.twist_reference_x_m),
             path,
             cfg,
@@ -537,13 +540,21 @@ impl Tracker {
                 (steering, self.path.point_at(self.s))
             }
             None => {
-                let (steering, target) = self.steer(pose, speed_mps, &rear);
-                let yaw =
-                    self.yaw_rate_term(steering, speed_mps, yaw_rate_rad_s, rear.cross_track_m);
-                (
-                    (steering + yaw + self.understeer(speed_mps)).clamp(-max, max),
-                    target,
-                )
+                let on_join = self.follow_join(pose, speed_mps, &rear);
+                let (path, s, near) = match (&self.join, on_join) {
+                    (Some(j), Some(p)) => (j.path(), j.progress_s(), p),
+                    _ => (&self.path, self.s, rear),
+                };
+                let (steering, target) = self.steer(path, s, pose, speed_mps, &near);
+                let yaw = self.yaw_rate_term(
+                    (path, s),
+                    steering,
+                    speed_mps,
+                    yaw_rate_rad_s,
+                    near.cross_track_m,
+                );
+                let steering = steering + yaw + self.understeer(path, s, speed_mps);
+                (self.within_rate(steering, dt).clamp(-max, max), target)
             }
         };
         self.last_steering = steering_rad;
@@ -599,14 +610,86 @@ impl Tracker {
         near || to_end < -1.0
     }
 
-    /// The law's steering for the (predicted, slip-corrected) `pose` whose projection on
-    /// the path is `rear`.
-    fn steer(&self, pose: Pose, speed_mps: f64, rear: &super::path::Projection) -> (f64, Point) {
+    /// On slow steering (below [`MIN_REACTIVE_RATE_RAD_S`]), the join pure pursuit,
+    /// Stanley and the LQR steer on while the car is off the path ([`join`]): planned
+    /// when the car is more than [`join::JOIN_FROM_M`] off the path (`rear`, its
+    /// projection), again when it is found off the join, dropped at its end. The car's
+    /// projection on the join, while there is one.
+    fn follow_join(
+        &mut self,
+        pose: Pose,
+        speed_mps: f64,
+        rear: &super::path::Projection,
+    ) -> Option<super::path::Projection> {
+        let act = self.cfg.actuator;
+        if act.rate_rad_s >= MIN_REACTIVE_RATE_RAD_S {
+            return None;
+        }
+        let (behind, ahead) = (self.cfg.search_behind_m, self.cfg.search_ahead_m);
+        if let Some(j) = &mut self.join {
+            let on = j.advance(pose.point(), behind, ahead);
+            if !j.done() && on.cross_track_m.abs() <= join::JOIN_LOST_M {
+                return Some(on);
+            }
+            self.join = None;
+        }
+        if rear.cross_track_m.abs() <= join::JOIN_FROM_M {
+            return None;
+        }
+        // The wheels' curvature is the course's (the yaw rate over the speed): on slow
+        // steering the last command is often far from where the wheels are.
+        let yaw_rate = self.last_yaw_rate;
+        let curvature = if yaw_rate.is_finite() && speed_mps > 0.5 {
+            yaw_rate / speed_mps
+        } else {
+            0.0
+        };
+        let start = join::JoinStart {
+            pose,
+            on_path: *rear,
+            curvature_per_m: curvature,
+            speed_mps: speed_mps.max(self.speed_at(self.s, rear.cross_track_m)),
+            rate_budget_rad_s: PROFILE_RATE_SHARE * act.rate_rad_s,
+            wheelbase_m: self.cfg.wheelbase_m,
+            max_steer_rad: self.cfg.max_steer_rad,
+        };
+        self.join = Join::plan(&self.path, &start);
+        let j = self.join.as_mut()?;
+        Some(j.advance(pose.point(), 0.0, ahead))
+    }
+
+    /// On slow steering (below [`MIN_REACTIVE_RATE_RAD_S`]), `steering` moved at most the
+    /// actuator's rate over `dt` from the last command: the law's command is one the wheels
+    /// can follow, and the next update sees the command that is really in force.
+    fn within_rate(&self, steering: f64, dt: f64) -> f64 {
+        let rate = self.cfg.actuator.rate_rad_s;
+        if rate >= MIN_REACTIVE_RATE_RAD_S || !steering.is_finite() {
+            return steering;
+        }
+        let period = if dt.is_finite() && dt > 0.0 {
+            dt.min(MAX_PERIOD_S)
+        } else {
+            DEFAULT_PERIOD_S
+        };
+        let step = rate * period;
+        self.last_steering + (steering - self.last_steering).clamp(-step, step)
+    }
+
+    /// The law's steering for the (predicted, slip-corrected) `pose` on `path` at progress
+    /// `s`, the pose's projection there being `rear`.
+    fn steer(
+        &self,
+        path: &Path,
+        s: f64,
+        pose: Pose,
+        speed_mps: f64,
+        rear: &super::path::Projection,
+    ) -> (f64, Point) {
         let (l, max) = (self.cfg.wheelbase_m, self.cfg.max_steer_rad);
         match &self.cfg.law {
             Law::PurePursuit(pp) => {
                 let lookahead = pure_pursuit::lookahead_distance(speed_mps, pp);
-                let target = self.path.point_at(self.s + lookahead);
+                let target = path.point_at(s + lookahead);
                 let joining = pure_pursuit::joining_curvature(
                     wrap_angle(rear.heading - pose.yaw),
                     1.0 - near_path(rear.cross_track_m),
@@ -620,33 +703,33 @@ impl Tracker {
             }
             Law::Stanley(st) => {
                 let front = pose.ahead(l);
-                let from = self.s - self.cfg.search_behind_m;
+                let from = s - self.cfg.search_behind_m;
                 let proj = self
                     .path
-                    .project(front, from, self.s + l + self.cfg.search_ahead_m);
+                    .project(front, from, s + l + self.cfg.search_ahead_m);
                 let input = StanleyInput {
-                    heading_error_rad: self.path.heading_error(proj.s, pose.yaw),
+                    heading_error_rad: path.heading_error(proj.s, pose.yaw),
                     cross_track_m: proj.cross_track_m
-                        - front_axle_offset(self.path.curvature_at(proj.s), l),
+                        - front_axle_offset(path.curvature_at(proj.s), l),
                     speed_mps,
                 };
                 (stanley::steering(input, st, max), proj.point)
             }
             Law::Lqr(lqr) => {
                 let gains = self.lqr.as_ref().expect("designed with the tracker");
-                let ahead = self.s + speed_mps.abs() * lqr.preview_s;
-                let path_rate = speed_mps * self.path.curvature_at(self.s);
+                let ahead = s + speed_mps.abs() * lqr.preview_s;
+                let path_rate = speed_mps * path.curvature_at(s);
                 let input = LqrInput {
                     cross_track_m: rear.cross_track_m,
-                    heading_error_rad: -self.path.chord_heading_error(self.s, pose.yaw),
+                    heading_error_rad: -path.chord_heading_error(s, pose.yaw),
                     yaw_rate_error_rad_s: self.yaw_rate(speed_mps) - path_rate,
-                    feed_forward_rad: (l * self.path.curvature_at(ahead)).atan(),
+                    feed_forward_rad: (l * path.curvature_at(ahead)).atan(),
                     speed_mps,
                 };
-                (gains.steering(input, max), self.path.point_at(ahead))
+                (gains.steering(input, max), path.point_at(ahead))
             }
             // Steered by `predictive` in `command`.
-            Law::Mpc(_) => (self.last_steering, self.path.point_at(self.s)),
+            Law::Mpc(_) => (self.last_steering, path.point_at(s)),
         }
     }
 
@@ -694,6 +777,7 @@ impl Tracker {
     ///   progress), faded out off the path where turning hard towards it is the point.
     fn yaw_rate_term(
         &self,
+        (path, s): (&Path, f64),
         steering: f64,
         speed_mps: f64,
         yaw_rate: f64,
@@ -709,7 +793,7 @@ impl Tracker {
                 pp.yaw_rate_gain_s * (speed_mps * steering.tan() / self.cfg.wheelbase_m - yaw_rate)
             }
             Law::Stanley(st) => {
-                let path_rate = speed_mps * self.path.curvature_at(self.s);
+                let path_rate = speed_mps * path.curvature_at(s);
                 // The measured yaw rate answers the last command at once on a car with
                 // quick actuators: k·u/L must stay below 1 or the term itself oscillates.
                 let gain = st
@@ -721,12 +805,12 @@ impl Tracker {
     }
 
     /// Steering for `K·a_y` at the curvature a wheelbase ahead of the progress.
-    fn understeer(&self, speed_mps: f64) -> f64 {
+    fn understeer(&self, path: &Path, s: f64, speed_mps: f64) -> f64 {
         let k = self.cfg.understeer_gradient;
         if k == 0.0 {
             return 0.0;
         }
-        k * speed_mps * speed_mps * self.path.curvature_at(self.s + self.cfg.wheelbase_m)
+        k * speed_mps * speed_mps * path.curvature_at(s + self.cfg.wheelbase_m)
     }
 
     /// Where the rear axle will be after `t` seconds at `speed_mps`, on the arc of the
@@ -817,8 +901,9 @@ fn predict_on_arc(pose: Pose, speed_mps: f64, yaw_rate: f64, t: f64) -> Pose {
     )
 }
 
-/// The slowest front-wheel rate pure pursuit, Stanley and the LQR are allowed to steer,
-/// rad/s ([`Law::check_actuator`]): half the simulator's 2 rad/s, at which they are tuned.
+/// Below this front-wheel rate the steering is slow, rad/s: pure pursuit and the LQR join
+/// the path on a planned join and their commands are rate-limited, and Stanley is refused
+/// ([`Law::check_actuator`]). Half the simulator's 2 rad/s, at which the laws are tuned.
 pub const MIN_REACTIVE_RATE_RAD_S: f64 = 1.0;
 
 /// The share of the actuator's rate the speed profile gives to following the path's
@@ -884,7 +969,9 @@ fn front_axle_offset(kappa: f64, wheelbase_m: f64) -> f64 {
     -(r.hypot(wheelbase_m) - r).copysign(kappa)
 }
 
+pub mod join;
 mod predictive;
+use join::Join;
 pub use predictive::MpcReport;
 use predictive::Predictive;
 

@@ -34,18 +34,21 @@
 //! jitter of a loaded computer; longer lengthens the blind distance, and the PACMod 2
 //! driver applies the last command for as long as the bridge lets it.
 //!
-//! The expected steering-wheel angle moves towards the commanded one at the rate limit
-//! sent with it, so a large swing, which the actuator needs seconds for, is no mismatch.
+//! The expected steering-wheel angle follows the commanded one through the steering
+//! actuator's model ([`crate::vehicle::actuator::Servo`]: `steering_dead_time_s`, the rate
+//! limit sent with the command, then `steering_lag_s`), so a large swing, which the
+//! actuator needs seconds for, is no mismatch.
 //!
 //! Inputs are [`Event`]s with the time they arrived; [`Bridge::tick`] gives what to command
 //! at a time. No clock is read.
 
 use super::longitudinal::{InputError, Longitudinal, Pedals};
 use super::steering::{self, SteeringError};
-use crate::config::{each, first_invalid, ConfigError};
+use crate::config::{each, first_invalid, value, within, ConfigError};
 use crate::fsm::Transition;
 use crate::health::Level;
 use crate::time::Time;
+use crate::vehicle::actuator::{Servo, SteeringActuator, MAX_STEERING_DELAY_S};
 use crate::vehicle::DriveCommand;
 use std::fmt;
 use std::time::Duration;
@@ -66,6 +69,10 @@ pub struct BridgeConfig {
     pub watchdog_decel_mps2: f64,
     /// Steering-wheel rate limit sent with each steering command, rad/s.
     pub steering_rate_rad_s: f64,
+    /// The steering's first-order lag after the rate limit, s: the expected angle has it.
+    pub steering_lag_s: f64,
+    /// The steering's dead time, s: the expected angle has it.
+    pub steering_dead_time_s: f64,
     /// Steering-wheel disagreement that counts as a mismatch, rad. 0.5 (about 1.3° at the
     /// front wheels near the centre).
     pub steer_mismatch_rad: f64,
@@ -81,6 +88,8 @@ impl BridgeConfig {
         report_timeout: Duration::from_millis(200),
         watchdog_decel_mps2: 2.0,
         steering_rate_rad_s: steering::STEERING_WHEEL_RATE_LIMIT_RAD_S,
+        steering_lag_s: SteeringActuator::GEM_E2.lag_s,
+        steering_dead_time_s: SteeringActuator::GEM_E2.dead_time_s,
         steer_mismatch_rad: 0.5,
         steer_mismatch_after: Duration::from_secs(1),
     };
@@ -104,8 +113,26 @@ impl BridgeConfig {
         if let Some((field, _)) = durations.into_iter().find(|(_, d)| d.is_zero()) {
             return Err(ConfigError::new(field, "0 s", "must be > 0"));
         }
-        first_invalid(each![positive; self; BridgeConfig:
-            watchdog_decel_mps2, steering_rate_rad_s, steer_mismatch_rad])
+        first_invalid(
+            each![positive; self; BridgeConfig: watchdog_decel_mps2, steer_mismatch_rad]
+                .into_iter()
+                .chain([
+                    SteeringActuator::check_steering_wheel_rate(
+                        crate::field!(BridgeConfig.steering_rate_rad_s),
+                        self.steering_rate_rad_s,
+                    ),
+                    within(
+                        value!(self, BridgeConfig.steering_lag_s),
+                        0.0,
+                        MAX_STEERING_DELAY_S,
+                    ),
+                    within(
+                        value!(self, BridgeConfig.steering_dead_time_s),
+                        0.0,
+                        MAX_STEERING_DELAY_S,
+                    ),
+                ]),
+        )
     }
 }
 
@@ -423,8 +450,9 @@ pub struct Bridge {
     state: State,
     inputs: Inputs,
     longitudinal: Longitudinal,
-    /// The steering-wheel angle expected by now, rad (rate-limited towards the command).
-    expected_wheel_rad: Option<f64>,
+    /// The steering wheel expected by now: the actuator's model fed with the commanded
+    /// angle, and the last angle fed.
+    expected: Option<(Servo, f64)>,
     mismatch_since: Option<Time>,
     last_tick: Option<Time>,
     pending: Vec<BridgeTransition>,
@@ -438,7 +466,7 @@ impl Bridge {
             state: State::WaitingForEnable { requested: false },
             inputs: Inputs::default(),
             longitudinal,
-            expected_wheel_rad: None,
+            expected: None,
             mismatch_since: None,
             last_tick: None,
             pending: Vec::new(),
@@ -603,7 +631,7 @@ impl Bridge {
 
     /// A steering mismatch held too long, or a missing report while steering.
     fn steering_fault(&self, now: Time) -> Option<Fault> {
-        let expected = self.expected_wheel_rad?;
+        let expected = self.expected.as_ref().map(|(servo, _)| servo.angle())?;
         match self.inputs.steering {
             Some((reported, at)) if now.saturating_since(at) <= self.cfg.report_timeout => {
                 let since = self.mismatch_since?;
@@ -618,19 +646,32 @@ impl Bridge {
         }
     }
 
-    /// Moves the expected steering-wheel angle towards the one commanded, at the rate
-    /// limit, and times a disagreement with the report.
+    /// Moves the expected steering-wheel angle towards the one commanded through the
+    /// actuator's model, and times a disagreement with the report.
     fn track_steering(&mut self, now: Time, dt: Duration) {
         let Some(target) = self.steering_target() else {
-            self.expected_wheel_rad = None;
+            self.expected = None;
             self.mismatch_since = None;
             return;
         };
         let reported = self.inputs.steering.map(|(a, _)| a);
-        let from = self.expected_wheel_rad.or(reported).unwrap_or(target);
-        let step = self.cfg.steering_rate_rad_s * dt.as_secs_f64();
-        let expected = from + (target - from).clamp(-step, step);
-        self.expected_wheel_rad = Some(expected);
+        let act = SteeringActuator {
+            rate_rad_s: self.cfg.steering_rate_rad_s,
+            lag_s: self.cfg.steering_lag_s,
+            dead_time_s: self.cfg.steering_dead_time_s,
+        };
+        let (servo, fed) = self.expected.get_or_insert_with(|| {
+            let from = reported.unwrap_or(target);
+            (
+                Servo::new(act, steering::max_steering_wheel_rad(), from),
+                from,
+            )
+        });
+        if target != *fed {
+            servo.command(target);
+            *fed = target;
+        }
+        let expected = servo.step(dt.as_secs_f64());
         let off = reported.is_some_and(|r| (r - expected).abs() > self.cfg.steer_mismatch_rad);
         self.mismatch_since = if off {
             self.mismatch_since.or(Some(now))

@@ -17,9 +17,12 @@
 //!   gear. The brake adds its map's acceleration beyond coasting (the brake map at the
 //!   pedal minus the map at a released pedal); both maps' released rows are coasting. The
 //!   gear starts in neutral.
-//! - **Steering.** The steering wheel moves towards the commanded angle at the command's
-//!   rate limit (capped by the actuator's own, [`PlantConfig::max_wheel_rate_rad_s`]),
-//!   within the relation's range; the front wheels follow through
+//! - **Steering.** A steering command reaches the actuator `steering_dead_time_s` after it
+//!   is given; the actuator then moves towards the commanded angle at the command's rate
+//!   limit (capped by its own, [`PlantConfig::max_wheel_rate_rad_s`]), within the
+//!   relation's range, and the steering wheel follows it through a first-order lag of
+//!   `steering_lag_s` (the GEM e2's steering, [`SteeringActuator::GEM_E2`], by default);
+//!   the front wheels follow the steering wheel through
 //!   [`super::steering::front_wheel_from_steering_wheel`].
 //! - **Reports.** The speed (m/s, and in mph as the parsed report carries it) and the
 //!   steering wheel, each with optional Gaussian noise, measured `latency` before they
@@ -30,8 +33,9 @@
 use super::pedal_map::{AcceleratorMap, BrakeMap};
 use super::steering;
 use super::{MPS_PER_MPH, SHIFT_FORWARD, SHIFT_NEUTRAL};
-use crate::config::{each, first_invalid, ConfigError};
+use crate::config::{each, first_invalid, value, ConfigError};
 use crate::time::Time;
+use crate::vehicle::actuator::{Servo, SteeringActuator};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
@@ -42,6 +46,11 @@ use std::time::Duration;
 pub struct PlantConfig {
     /// The steering actuator's own rate limit, rad/s of steering wheel. 6.0.
     pub max_wheel_rate_rad_s: f64,
+    /// The steering wheel's first-order lag after the rate limit, s.
+    pub steering_lag_s: f64,
+    /// The steering's dead time: a command reaches the actuator this long after it is
+    /// given, s.
+    pub steering_dead_time_s: f64,
     /// Speed report noise σ, m/s (0: none).
     pub speed_sigma_mps: f64,
     /// Steering report noise σ, rad of steering wheel (0: none).
@@ -56,6 +65,8 @@ impl PlantConfig {
     /// The defaults, readable in `const` context.
     pub const DEFAULT: PlantConfig = PlantConfig {
         max_wheel_rate_rad_s: 6.0,
+        steering_lag_s: SteeringActuator::GEM_E2.lag_s,
+        steering_dead_time_s: SteeringActuator::GEM_E2.dead_time_s,
         speed_sigma_mps: 0.0,
         wheel_sigma_rad: 0.0,
         latency: Duration::ZERO,
@@ -67,7 +78,11 @@ impl PlantConfig {
         first_invalid(
             each![positive; self; PlantConfig: max_wheel_rate_rad_s]
                 .into_iter()
-                .chain(each![non_negative; self; PlantConfig: speed_sigma_mps, wheel_sigma_rad]),
+                .chain(each![non_negative; self; PlantConfig: speed_sigma_mps, wheel_sigma_rad])
+                .chain(SteeringActuator::check_delays(
+                    value!(self, PlantConfig.steering_lag_s),
+                    value!(self, PlantConfig.steering_dead_time_s),
+                )),
         )
     }
 }
@@ -133,9 +148,10 @@ pub struct Plant {
     gear: u16,
     accel_frac: f64,
     brake_frac: f64,
-    /// Commanded steering wheel and its rate limit.
-    steer: Option<(f64, f64)>,
-    wheel_rad: f64,
+    /// The steering actuator, in steering-wheel angles: it moves only while enabled.
+    steering: Servo,
+    /// The last steering command, rad (0 before any).
+    steer_command_rad: f64,
     rng: StdRng,
     history: VecDeque<Measured>,
 }
@@ -143,6 +159,15 @@ pub struct Plant {
 impl Plant {
     /// A disabled PACMod in neutral, wheel centred (validate `cfg` first).
     pub fn new(cfg: PlantConfig, accelerator: AcceleratorMap, brake: BrakeMap) -> Self {
+        let steering = Servo::new(
+            SteeringActuator {
+                rate_rad_s: cfg.max_wheel_rate_rad_s,
+                lag_s: cfg.steering_lag_s,
+                dead_time_s: cfg.steering_dead_time_s,
+            },
+            steering::max_steering_wheel_rad(),
+            0.0,
+        );
         Plant {
             rng: StdRng::seed_from_u64(cfg.seed),
             cfg,
@@ -154,8 +179,8 @@ impl Plant {
             gear: SHIFT_NEUTRAL,
             accel_frac: 0.0,
             brake_frac: 0.0,
-            steer: None,
-            wheel_rad: 0.0,
+            steering,
+            steer_command_rad: 0.0,
             history: VecDeque::new(),
         }
     }
@@ -209,9 +234,17 @@ impl Plant {
     /// `steer_cmd`: the steering wheel's angle and rate limit; a NaN angle is ignored.
     pub fn steer_command(&mut self, wheel_rad: f64, rate_rad_s: f64, flags: Flags) {
         self.flags(flags);
-        if wheel_rad.is_finite() {
-            self.steer = Some((wheel_rad, rate_rad_s));
+        if !wheel_rad.is_finite() {
+            return;
         }
+        let rate = if rate_rad_s.is_finite() && rate_rad_s > 0.0 {
+            rate_rad_s.min(self.cfg.max_wheel_rate_rad_s)
+        } else {
+            self.cfg.max_wheel_rate_rad_s
+        };
+        self.steering.set_rate(rate);
+        self.steering.command(wheel_rad);
+        self.steer_command_rad = wheel_rad;
     }
 
     fn flags(&mut self, flags: Flags) {
@@ -237,19 +270,12 @@ impl Plant {
     /// Moves the steering wheel `dt` on and returns what the car is asked for at
     /// `speed_mps`.
     pub fn step(&mut self, dt: Duration, speed_mps: f64) -> Actuation {
-        let limit = steering::max_steering_wheel_rad();
-        if let (true, Some((target, rate))) = (self.enabled(), self.steer) {
-            let rate = if rate.is_finite() && rate > 0.0 {
-                rate.min(self.cfg.max_wheel_rate_rad_s)
-            } else {
-                self.cfg.max_wheel_rate_rad_s
-            };
-            let step = rate * dt.as_secs_f64();
-            let target = target.clamp(-limit, limit);
-            self.wheel_rad += (target - self.wheel_rad).clamp(-step, step);
+        if self.enabled() {
+            self.steering.step(dt.as_secs_f64());
         }
-        let front_wheel_rad = steering::front_wheel_from_steering_wheel(self.wheel_rad)
-            .unwrap_or(self.wheel_rad.signum() * steering::max_front_wheel_rad());
+        let wheel = self.steering.angle();
+        let front_wheel_rad = steering::front_wheel_from_steering_wheel(wheel)
+            .unwrap_or(wheel.signum() * steering::max_front_wheel_rad());
         Actuation {
             front_wheel_rad,
             accel_mps2: self.acceleration(speed_mps),
@@ -276,7 +302,7 @@ impl Plant {
         self.history.push_back(Measured {
             at: now,
             speed_mps: true_speed_mps,
-            wheel_rad: self.wheel_rad,
+            wheel_rad: self.steering.angle(),
         });
         let due = now.saturating_sub(self.cfg.latency);
         while self.history.len() > 1 && self.history[1].at <= due {
@@ -292,7 +318,7 @@ impl Plant {
             speed_mph,
             speed_mps: speed_mph * MPS_PER_MPH,
             wheel_rad,
-            wheel_command_rad: self.steer.map_or(0.0, |(a, _)| a),
+            wheel_command_rad: self.steer_command_rad,
         }
     }
 
@@ -398,7 +424,17 @@ mod tests {
 
     #[test]
     fn the_steering_wheel_moves_at_the_rate_limit_and_the_front_wheel_follows_the_relation() {
-        let mut p = enabled_forward();
+        // Without lag or dead time: the rate limit alone.
+        let mut p = Plant::new(
+            PlantConfig {
+                steering_lag_s: 0.0,
+                steering_dead_time_s: 0.0,
+                ..PlantConfig::default()
+            },
+            AcceleratorMap::default(),
+            BrakeMap::default(),
+        );
+        p.enable_command(true);
         p.steer_command(5.0, 2.0, ON);
         let a = p.step(Duration::from_secs(1), 0.0);
         let wheel = p.report(Time::ZERO, 0.0).wheel_rad;
@@ -417,6 +453,30 @@ mod tests {
         }
         let a = p.step(DT, 0.0);
         assert!((a.front_wheel_rad - steering::max_front_wheel_rad()).abs() < 1e-9);
+    }
+
+    /// The GEM e2's steering by default: a command waits its 0.1 s of dead time, the
+    /// actuator ramps at the rate, and the steering wheel lags it by 0.1 s.
+    #[test]
+    fn a_steering_command_waits_the_dead_time_and_the_wheel_lags_the_actuator() {
+        let mut p = enabled_forward();
+        p.steer_command(1.0, 2.0, ON);
+        let ms = Duration::from_millis(1);
+        let wheel = |p: &mut Plant| p.report(Time::ZERO, 0.0).wheel_rad;
+        for _ in 0..99 {
+            p.step(ms, 0.0);
+        }
+        assert_eq!(wheel(&mut p), 0.0, "still in the dead time");
+        for _ in 0..400 {
+            p.step(ms, 0.0);
+        }
+        // 0.4 s of ramp at 2 rad/s: the actuator at 0.8, the wheel about a lag behind.
+        let w = wheel(&mut p);
+        assert!((w - (0.8 - 0.2)).abs() < 0.01, "{w}");
+        for _ in 0..1000 {
+            p.step(ms, 0.0);
+        }
+        assert!((wheel(&mut p) - 1.0).abs() < 1e-3);
     }
 
     #[test]

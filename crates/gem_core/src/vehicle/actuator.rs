@@ -16,9 +16,15 @@
 //!   column's compliance, the motor's current loop).
 //!
 //! [`SteeringActuator`] holds the three figures: the controllers read them from their
-//! parameters and plan with them (the MPC law's prediction, the speed governor of the other
-//! laws), and the simulator's vehicle model and simulated PACMod move the wheels through a
-//! [`Servo`] of the same figures. [`SteeringActuator::validate`] refuses a figure that is not
+//! parameters and plan with them (the MPC law's prediction, the join and the speed governor
+//! of the other laws), and the simulator's vehicle model and simulated PACMod move the
+//! wheels through a [`Servo`] of the same figures.
+//!
+//! A [`Servo`] has one of two shapes ([`Shape`]): the PACMod's, above, where the lag
+//! follows the rate-limited input (a ramp is followed a lag behind); and a position
+//! controller's, such as Gazebo's steering joint that the simulator's Ackermann interface
+//! stands in for, where the wheels follow the command through the lag and only their speed
+//! is capped at the rate. With no lag the two are the same. [`SteeringActuator::validate`] refuses a figure that is not
 //! a number, zero or negative where it must be positive, or a rate beyond what the steering
 //! wheel can turn ([`MAX_STEERING_WHEEL_RATE_RAD_S`]).
 
@@ -53,6 +59,16 @@ impl SteeringActuator {
         rate_rad_s: 2.0,
         lag_s: 0.0,
         dead_time_s: 0.0,
+    };
+
+    /// The GEM e2's steering under the PACMod 2: the steering wheel at the bridge's
+    /// default rate ([`steering::STEERING_WHEEL_RATE_LIMIT_RAD_S`]) through the steering
+    /// relation at the centre, and 0.1 s of lag and of dead time. The lag and the dead
+    /// time are placeholders until measured on the car (docs/nodes/controller.md).
+    pub const GEM_E2: SteeringActuator = SteeringActuator {
+        rate_rad_s: steering::STEERING_WHEEL_RATE_LIMIT_RAD_S / steering::LINEAR,
+        lag_s: 0.1,
+        dead_time_s: 0.1,
     };
 
     /// The fastest front-wheel rate a configuration may give, rad/s: the simulator's
@@ -95,17 +111,24 @@ impl SteeringActuator {
                 self.rate_rad_s > 0.0 && self.rate_rad_s <= Self::MAX_RATE_RAD_S,
                 "must be > 0 and at most 2 rad/s at the front wheels (the simulator's steering; the car's steering wheel turns them at 0.09-0.28 rad/s)",
             ),
-            within(
-                value!(self, SteeringActuator.lag_s),
-                0.0,
-                MAX_STEERING_DELAY_S,
-            ),
-            within(
-                value!(self, SteeringActuator.dead_time_s),
-                0.0,
-                MAX_STEERING_DELAY_S,
-            ),
-        ])
+        ]
+        .into_iter()
+        .chain(Self::check_delays(
+            value!(self, SteeringActuator.lag_s),
+            value!(self, SteeringActuator.dead_time_s),
+        )))
+    }
+
+    /// The checks of a lag and a dead time held in another configuration (each within
+    /// 0..[`MAX_STEERING_DELAY_S`]), naming that configuration's fields.
+    pub fn check_delays(
+        lag: (crate::config::Field, f64),
+        dead_time: (crate::config::Field, f64),
+    ) -> [crate::config::Check; 2] {
+        [
+            within(lag, 0.0, MAX_STEERING_DELAY_S),
+            within(dead_time, 0.0, MAX_STEERING_DELAY_S),
+        ]
     }
 
     /// How long the wheels take to start answering a command, s: the dead time and the
@@ -121,11 +144,23 @@ impl Default for SteeringActuator {
     }
 }
 
+/// How the lag and the rate limit combine in a [`Servo`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// The rate limit, then the lag (the PACMod: the column is driven at the commanded
+    /// rate, the wheels lag it).
+    LagAfterRateLimit,
+    /// The lag, its speed capped at the rate (a position controller with a velocity limit,
+    /// as Gazebo's steering joint).
+    RateCappedLag,
+}
+
 /// The actuator stepped in time: commands in, front-wheel angle out. Angles are clamped to
 /// ±`max_rad` at the input (the steering's end stops).
 #[derive(Clone, Debug)]
 pub struct Servo {
     act: SteeringActuator,
+    shape: Shape,
     max_rad: f64,
     /// Commands given and not yet past the dead time: (seconds still to wait, angle).
     pending: VecDeque<(f64, f64)>,
@@ -138,11 +173,18 @@ pub struct Servo {
 }
 
 impl Servo {
-    /// A servo at rest with the wheels at `angle_rad`; `act` must be valid.
+    /// A servo of the PACMod's shape ([`Shape::LagAfterRateLimit`]) at rest with the wheels
+    /// at `angle_rad`; `act` must be valid.
     pub fn new(act: SteeringActuator, max_rad: f64, angle_rad: f64) -> Servo {
+        Servo::with_shape(act, Shape::LagAfterRateLimit, max_rad, angle_rad)
+    }
+
+    /// A servo of `shape` at rest with the wheels at `angle_rad`.
+    pub fn with_shape(act: SteeringActuator, shape: Shape, max_rad: f64, angle_rad: f64) -> Servo {
         let angle = angle_rad.clamp(-max_rad, max_rad);
         Servo {
             act,
+            shape,
             max_rad,
             pending: VecDeque::new(),
             target: angle,
@@ -154,6 +196,14 @@ impl Servo {
     /// The figures it moves with.
     pub fn actuator(&self) -> &SteeringActuator {
         &self.act
+    }
+
+    /// Changes the rate limit from now on (a drive-by-wire's command carries its own);
+    /// a rate that is not a positive number is ignored.
+    pub fn set_rate(&mut self, rate_rad_s: f64) {
+        if rate_rad_s.is_finite() && rate_rad_s > 0.0 {
+            self.act.rate_rad_s = rate_rad_s;
+        }
     }
 
     /// A command given now; a non-finite one is ignored.
@@ -186,12 +236,24 @@ impl Servo {
             }
         }
         let limit = self.act.rate_rad_s * h;
-        self.input += (self.target - self.input).clamp(-limit, limit);
-        self.angle = if self.act.lag_s > 0.0 {
-            self.input + (self.angle - self.input) * (-h / self.act.lag_s).exp()
-        } else {
-            self.input
+        let lagged = |from: f64, to: f64| {
+            if self.act.lag_s > 0.0 {
+                to + (from - to) * (-h / self.act.lag_s).exp()
+            } else {
+                to
+            }
         };
+        match self.shape {
+            Shape::LagAfterRateLimit => {
+                self.input += (self.target - self.input).clamp(-limit, limit);
+                self.angle = lagged(self.angle, self.input);
+            }
+            Shape::RateCappedLag => {
+                self.input = self.target;
+                let wanted = lagged(self.angle, self.target) - self.angle;
+                self.angle += wanted.clamp(-limit, limit);
+            }
+        }
         self.angle
     }
 
@@ -268,6 +330,33 @@ mod tests {
         assert_eq!((s.angle(), s.input()), (-0.1, -0.1));
     }
 
+    /// A position controller's shape: the wheels follow the command through the lag, their
+    /// speed capped at the rate, so a large step is a ramp at the rate that ends in the lag.
+    #[test]
+    fn the_rate_capped_lag_ramps_at_the_rate_then_settles_in_the_lag() {
+        let act = SteeringActuator {
+            rate_rad_s: 0.5,
+            lag_s: 0.2,
+            dead_time_s: 0.0,
+        };
+        let mut s = Servo::with_shape(act, Shape::RateCappedLag, 0.6, 0.0);
+        s.command(0.5);
+        let out = run(&mut s, 3.0);
+        // At first the lag asks for 2.5 rad/s: capped at 0.5.
+        assert!((out[99] - 0.05).abs() < 1e-9, "{}", out[99]);
+        // Unlike the PACMod's shape it does not trail a ramp by rate × lag.
+        let mut p = Servo::new(act, 0.6, 0.0);
+        p.command(0.5);
+        let pacmod = run(&mut p, 0.5);
+        assert!(
+            out[499] > pacmod[499] + 0.05,
+            "{} {}",
+            out[499],
+            pacmod[499]
+        );
+        assert!((out[2999] - 0.5).abs() < 1e-3);
+    }
+
     #[test]
     fn commands_keep_their_order_through_the_dead_time() {
         let act = SteeringActuator {
@@ -302,7 +391,8 @@ mod tests {
         assert_eq!(bad(&|a| a.dead_time_s = 2.0), "dead_time_s");
         assert!(SteeringActuator::FAST.validate().is_ok());
         // The car's steering wheel at 2.0 and 3.5 rad/s is within the limits; at 7 it is not.
-        let car = |w: f64| SteeringActuator::FAST.with_steering_wheel_rate(w);
+        let car = |w: f64| SteeringActuator::GEM_E2.with_steering_wheel_rate(w);
+        assert_eq!(car(3.5), SteeringActuator::GEM_E2);
         assert!(car(2.0).validate().is_ok() && car(3.5).validate().is_ok());
         assert!((car(3.5).rate_rad_s - 0.1607).abs() < 1e-4);
         let wheel = |w: f64| {

@@ -1,9 +1,9 @@
 //! The vehicle the simulator steps: the GEM e2's actuators in front of a chassis model.
 //!
 //! Actuators: a command takes effect `command_delay_s` after it is given; the steering then
-//! moves through the steering actuator ([`super::actuator::Servo`]: `steer_dead_time_s` of
-//! dead time, the rate limit `δ̇_max`, then the lag `τ_δ·δ̇ = u − δ`, within `|δ| ≤
-//! δ_max`); speed follows
+//! moves through the steering actuator ([`super::actuator::Servo`], shaped as Gazebo's
+//! steering joint, [`Shape::RateCappedLag`]: `steer_dead_time_s` of dead time, then
+//! `τ_δ·δ̇ = δ_cmd − δ` with `|δ̇| ≤ δ̇_max`, within `|δ| ≤ δ_max`); speed follows
 //! `τ_v·u̇ = u_cmd − u` with `u̇` at most `max_accel_mps2` speeding up and `max_decel_mps2`
 //! braking, or at most the command's own acceleration limit (`AckermannDrive.acceleration`,
 //! a magnitude; 0: the vehicle's limits); without a command for `command_timeout_s` the
@@ -16,7 +16,7 @@
 //!
 //! Deterministic: the same commands at the same times give the same trajectory.
 
-use super::actuator::{Servo, SteeringActuator};
+use super::actuator::{Servo, Shape, SteeringActuator};
 use super::dynamic::{self, DynamicParams};
 use super::kinematic;
 use crate::config::{each, first_invalid, ConfigError};
@@ -223,7 +223,12 @@ impl VehicleModel {
             active: DriveCommand::default(),
             last_command: None,
             direct: None,
-            servo: Servo::new(params.steering_actuator(), params.max_steer_rad, 0.0),
+            servo: Servo::with_shape(
+                params.steering_actuator(),
+                Shape::RateCappedLag,
+                params.max_steer_rad,
+                0.0,
+            ),
             steer_target: 0.0,
             params,
         }

@@ -21,15 +21,20 @@ const LQR: LqrConfig = LqrConfig::DEFAULT;
 const STOP: StopLimits = StopLimits::COMFORTABLE;
 const MPC: MpcConfig = MpcConfig::DEFAULT;
 const ACT: SteeringActuator = SteeringActuator::FAST;
+const CAR: SteeringActuator = SteeringActuator::GEM_E2;
+const CAR_WHEEL_RATE: f64 = gem_core::pacmod::steering::STEERING_WHEEL_RATE_LIMIT_RAD_S;
 
 gem_ros::param_table! {
     /// Every parameter, in the order of its documentation table.
     pub const PARAMS = [
-        ALGORITHM = ParamSpec::str("algorithm", "", "`pure_pursuit`, `stanley`, `lqr` or `mpc`; empty: the binary's own (`pure_pursuit` / `stanley`). Below 1 rad/s of front-wheel steering rate only `mpc` is accepted").one_of(&["pure_pursuit", "stanley", "lqr", "mpc"]);
-        STEERING_RATE = ParamSpec::float("steering_rate_rad_s", ACT.rate_rad_s, "rad/s", "the steering actuator: its rate limit at the front wheels (the simulator's Ackermann steering: 2; the GEM e2: 0.09-0.16)").feeds(&[field!(SteeringActuator.rate_rad_s)]);
-        STEERING_WHEEL_RATE = ParamSpec::float("steering_wheel_rate_rad_s", 0.0, "rad/s", "the steering actuator: the steering wheel's rate (the bridge's `~steering_rate_rad_s`); when > 0 the front-wheel rate is derived from it through the steering relation at the centre, instead of `~steering_rate_rad_s` (0: not given)");
-        STEERING_LAG = ParamSpec::float("steering_lag_s", ACT.lag_s, "s", "the steering actuator: first-order lag of the wheels after the rate limit").feeds(&[field!(SteeringActuator.lag_s)]);
-        STEERING_DEAD_TIME = ParamSpec::float("steering_dead_time_s", ACT.dead_time_s, "s", "the steering actuator: dead time before a command reaches it").feeds(&[field!(SteeringActuator.dead_time_s)]);
+        ALGORITHM = ParamSpec::str("algorithm", "", "`pure_pursuit`, `stanley`, `lqr` or `mpc`; empty: the binary's own (`pure_pursuit` / `stanley`). Below 1 rad/s of front-wheel steering rate `stanley` is refused").one_of(&["pure_pursuit", "stanley", "lqr", "mpc"]);
+        STEERING_RATE = ParamSpec::float("steering_rate_rad_s", ACT.rate_rad_s, "rad/s", "the steering actuator (without `~pacmod_steering`): its rate limit at the front wheels").feeds(&[field!(SteeringActuator.rate_rad_s)]);
+        STEERING_LAG = ParamSpec::float("steering_lag_s", ACT.lag_s, "s", "the steering actuator (without `~pacmod_steering`): first-order lag of the wheels after the rate limit").feeds(&[field!(SteeringActuator.lag_s)]);
+        STEERING_DEAD_TIME = ParamSpec::float("steering_dead_time_s", ACT.dead_time_s, "s", "the steering actuator (without `~pacmod_steering`): dead time before a command reaches it").feeds(&[field!(SteeringActuator.dead_time_s)]);
+        PACMOD_STEERING = ParamSpec::bool("pacmod_steering", false, "the car is steered by the GEM e2's PACMod (the car platforms): the actuator is the three `~pacmod_steering_*` values instead of the three above");
+        PACMOD_WHEEL_RATE = ParamSpec::float("pacmod_steering_wheel_rate_rad_s", CAR_WHEEL_RATE, "rad/s", "with `~pacmod_steering`: the steering wheel's rate, `pacmod_bridge`'s `~steering_rate_rad_s` (the front wheels' comes through the steering relation at the centre)");
+        PACMOD_LAG = ParamSpec::float("pacmod_steering_lag_s", CAR.lag_s, "s", "with `~pacmod_steering`: first-order lag of the steering after the rate limit (a placeholder until measured)");
+        PACMOD_DEAD_TIME = ParamSpec::float("pacmod_steering_dead_time_s", CAR.dead_time_s, "s", "with `~pacmod_steering`: dead time before a steering command reaches the actuator (a placeholder until measured)");
         RATE = ParamSpec::float("rate", 20.0, "Hz", "control loop rate, on ROS time").positive().feeds(&[field!(LqrConfig.period_s)]);
         MODEL_NAME = ParamSpec::str("model_name", "gem", "model whose pose `gazebo/get_model_state` is asked for");
         POSE_TIMEOUT = ParamSpec::float("pose_timeout_s", 0.5, "s", "no pose for this long (ROS time): zero command and the goal is aborted").positive();
@@ -77,24 +82,39 @@ gem_ros::param_table! {
     ];
 }
 
-/// The steering actuator: its front-wheel rate from `~steering_wheel_rate_rad_s` when
-/// given (the bridge's, so the two cannot disagree), else `~steering_rate_rad_s`.
+/// The steering actuator: the simulator's kind (`~steering_*`) or, with
+/// `~pacmod_steering`, the PACMod's (`~pacmod_steering_*`: the front-wheel rate from the
+/// steering wheel's through the steering relation). A value that is not a number, not
+/// positive where it must be, or a steering-wheel rate beyond what the wheel can turn is
+/// refused naming its parameter.
 fn actuator() -> Result<SteeringActuator, ParamError> {
-    let wheel = STEERING_WHEEL_RATE.f64()?;
-    let act = SteeringActuator {
-        rate_rad_s: STEERING_RATE.f64()?,
-        lag_s: STEERING_LAG.f64()?,
-        dead_time_s: STEERING_DEAD_TIME.f64()?,
-    };
-    if wheel == 0.0 {
-        return Ok(act);
+    if !PACMOD_STEERING.bool_value()? {
+        return Ok(SteeringActuator {
+            rate_rad_s: STEERING_RATE.f64()?,
+            lag_s: STEERING_LAG.f64()?,
+            dead_time_s: STEERING_DEAD_TIME.f64()?,
+        });
     }
+    let wheel = PACMOD_WHEEL_RATE.f64()?;
     first_invalid([SteeringActuator::check_steering_wheel_rate(
         field!(SteeringActuator.rate_rad_s),
         wheel,
     )])
-    .map_err(|e| STEERING_WHEEL_RATE.invalid(format!("{wheel} is invalid: {}", e.limit)))?;
-    Ok(act.with_steering_wheel_rate(wheel))
+    .map_err(|e| PACMOD_WHEEL_RATE.invalid(format!("{wheel} is invalid: {}", e.limit)))?;
+    let act = SteeringActuator {
+        lag_s: PACMOD_LAG.f64()?,
+        dead_time_s: PACMOD_DEAD_TIME.f64()?,
+        ..CAR
+    }
+    .with_steering_wheel_rate(wheel);
+    // The lag and the dead time are checked here, so that an error names the parameter
+    // that was read (the rate's own check names `~steering_rate_rad_s`).
+    act.validate().map_err(|e| match e.field.name {
+        "lag_s" => PACMOD_LAG.invalid(e.to_string()),
+        "dead_time_s" => PACMOD_DEAD_TIME.invalid(e.to_string()),
+        _ => PACMOD_WHEEL_RATE.invalid(e.to_string()),
+    })?;
+    Ok(act)
 }
 
 /// Validated settings of a controller node.
@@ -231,44 +251,75 @@ mod tests {
             ("steering_rate_rad_s", 0.0),
             ("steering_rate_rad_s", -0.1),
             ("steering_rate_rad_s", f64::NAN),
-            ("steering_wheel_rate_rad_s", -3.5),
-            ("steering_wheel_rate_rad_s", f64::NAN),
-            ("steering_wheel_rate_rad_s", 7.0),
             ("steering_lag_s", -0.1),
-            ("steering_lag_s", f64::NAN),
             ("steering_dead_time_s", f64::INFINITY),
+            ("pacmod_steering_wheel_rate_rad_s", -3.5),
+            ("pacmod_steering_wheel_rate_rad_s", f64::NAN),
+            ("pacmod_steering_wheel_rate_rad_s", 7.0),
+            ("pacmod_steering_lag_s", f64::NAN),
         ];
         for (name, value) in cases {
-            let e = load("mpc", &[(name, Value::Float(value))]).unwrap_err();
+            let e = load(
+                "mpc",
+                &[
+                    (name, Value::Float(value)),
+                    ("pacmod_steering", Value::Bool(name.starts_with("pacmod"))),
+                ],
+            )
+            .unwrap_err();
             assert!(
                 e.starts_with(&format!("parameter ~{name}:")),
                 "{name} = {value}: {e}"
             );
         }
-        let e = load("mpc", &[("steering_wheel_rate_rad_s", Value::Float(7.0))]).unwrap_err();
+        let e = load(
+            "mpc",
+            &[
+                ("pacmod_steering", Value::Bool(true)),
+                ("pacmod_steering_wheel_rate_rad_s", Value::Float(7.0)),
+            ],
+        )
+        .unwrap_err();
         assert!(e.contains("the fastest the steering wheel turns"), "{e}");
+        let e = load(
+            "mpc",
+            &[
+                ("pacmod_steering", Value::Bool(true)),
+                ("pacmod_steering_dead_time_s", Value::Float(-0.1)),
+            ],
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("parameter ~pacmod_steering_dead_time_s:"),
+            "{e}"
+        );
     }
 
     #[test]
-    fn the_cars_steering_wheel_rate_gives_the_front_wheels_rate_and_refuses_the_reactive_laws() {
-        let car = [
-            ("steering_wheel_rate_rad_s", Value::Float(3.5)),
-            ("steering_lag_s", Value::Float(0.1)),
-            ("steering_dead_time_s", Value::Float(0.1)),
-        ];
+    fn the_pacmod_steering_is_the_cars_and_refuses_stanley() {
+        let car = [("pacmod_steering", Value::Bool(true))];
         let p = load("mpc", &car).unwrap();
-        let act = p.tracker.actuator;
-        assert!((act.rate_rad_s - 3.5 / 21.775).abs() < 1e-12);
-        assert_eq!((act.lag_s, act.dead_time_s), (0.1, 0.1));
+        assert_eq!(p.tracker.actuator, SteeringActuator::GEM_E2);
         // The speed profile's share of the rate comes down with it.
+        let act = p.tracker.actuator;
         assert!((p.tracker.speed.steering_rate_rad_s - 0.5 * act.rate_rad_s).abs() < 1e-12);
-        for law in ["pure_pursuit", "stanley", "lqr"] {
-            let e = load(law, &car).unwrap_err();
-            assert!(e.starts_with("parameter ~steering_rate_rad_s:"), "{e}");
-            assert!(
-                e.contains(&format!("too slow for {law}")) && e.contains("use algorithm mpc"),
-                "{e}"
-            );
+        let slower = load(
+            "mpc",
+            &[
+                ("pacmod_steering", Value::Bool(true)),
+                ("pacmod_steering_wheel_rate_rad_s", Value::Float(2.0)),
+            ],
+        )
+        .unwrap();
+        assert!((slower.tracker.actuator.rate_rad_s - 2.0 / 21.775).abs() < 1e-12);
+        let e = load("stanley", &car).unwrap_err();
+        assert!(e.starts_with("parameter ~steering_rate_rad_s:"), "{e}");
+        assert!(
+            e.contains("too slow for stanley") && e.contains("use algorithm mpc"),
+            "{e}"
+        );
+        for law in ["pure_pursuit", "lqr"] {
+            assert!(load(law, &car).is_ok(), "{law}");
         }
         // On the simulator's steering every law loads.
         for law in ["pure_pursuit", "stanley", "lqr", "mpc"] {

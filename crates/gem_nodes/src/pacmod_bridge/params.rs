@@ -19,8 +19,10 @@ gem_ros::param_table! {
         SHIFT_SETTLE = ParamSpec::float("shift_settle_s", BRIDGE.shift_settle.as_secs_f64(), "s", "forward is selected with the brake held for this long before driving").feeds(&[field!(BridgeConfig.shift_settle)]);
         REPORT_TIMEOUT = ParamSpec::float("report_timeout_s", BRIDGE.report_timeout.as_secs_f64(), "s", "a speed or steering report older than this brakes the car").feeds(&[field!(BridgeConfig.report_timeout)]);
         WATCHDOG_DECEL = ParamSpec::float("watchdog_decel_mps2", BRIDGE.watchdog_decel_mps2, "m/s²", "deceleration of the watchdog's stop").feeds(&[field!(BridgeConfig.watchdog_decel_mps2)]);
-        STEERING_RATE = ParamSpec::float("steering_rate_rad_s", BRIDGE.steering_rate_rad_s, "rad/s", "steering-wheel rate limit sent with each steering command").feeds(&[field!(BridgeConfig.steering_rate_rad_s)]);
-        STEER_MISMATCH = ParamSpec::float("steer_mismatch_rad", BRIDGE.steer_mismatch_rad, "rad", "a steering report further than this (steering wheel) from where the rate-limited command should be is a mismatch").feeds(&[field!(BridgeConfig.steer_mismatch_rad)]);
+        STEERING_RATE = ParamSpec::float("steering_rate_rad_s", BRIDGE.steering_rate_rad_s, "rad/s", "steering-wheel rate limit sent with each steering command (at most 6, the fastest the steering wheel turns)").feeds(&[field!(BridgeConfig.steering_rate_rad_s)]);
+        STEERING_LAG = ParamSpec::float("steering_lag_s", BRIDGE.steering_lag_s, "s", "the steering's first-order lag after the rate limit, in the steering wheel's expected angle (a placeholder until measured)").feeds(&[field!(BridgeConfig.steering_lag_s)]);
+        STEERING_DEAD_TIME = ParamSpec::float("steering_dead_time_s", BRIDGE.steering_dead_time_s, "s", "the steering's dead time, in the steering wheel's expected angle (a placeholder until measured)").feeds(&[field!(BridgeConfig.steering_dead_time_s)]);
+        STEER_MISMATCH = ParamSpec::float("steer_mismatch_rad", BRIDGE.steer_mismatch_rad, "rad", "a steering report further than this (steering wheel) from where the command should have moved it (dead time, rate limit, lag) is a mismatch").feeds(&[field!(BridgeConfig.steer_mismatch_rad)]);
         STEER_MISMATCH_AFTER = ParamSpec::float("steer_mismatch_after_s", BRIDGE.steer_mismatch_after.as_secs_f64(), "s", "a mismatch lasting longer than this is a latched fault").feeds(&[field!(BridgeConfig.steer_mismatch_after)]);
         KP = ParamSpec::float("kp_per_s", LOOP.kp_per_s, "1/s", "speed loop: proportional gain, (m/s²) per (m/s)").feeds(&[field!(LongitudinalConfig.kp_per_s)]);
         KI = ParamSpec::float("ki_per_s2", LOOP.ki_per_s2, "1/s²", "speed loop: integral gain").feeds(&[field!(LongitudinalConfig.ki_per_s2)]);
@@ -67,6 +69,8 @@ impl Params {
             report_timeout: REPORT_TIMEOUT.seconds()?,
             watchdog_decel_mps2: WATCHDOG_DECEL.f64()?,
             steering_rate_rad_s: STEERING_RATE.f64()?,
+            steering_lag_s: STEERING_LAG.f64()?,
+            steering_dead_time_s: STEERING_DEAD_TIME.f64()?,
             steer_mismatch_rad: STEER_MISMATCH.f64()?,
             steer_mismatch_after: STEER_MISMATCH_AFTER.seconds()?,
         };

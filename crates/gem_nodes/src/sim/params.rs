@@ -65,6 +65,8 @@ gem_ros::param_table! {
         DRIVEN_BY = ParamSpec::str("interface", "ackermann", "how the car is driven: `ackermann` (`gem/ackermann_cmd`, as the Gazebo plugin) or `pacmod` (the PACMod 2 driver's topics, as the real GEM e2)").one_of(&["ackermann", "pacmod"]);
         PACMOD_RATE = ParamSpec::float("pacmod_report_rate", 30.0, "Hz", "`pacmod`: reports per simulated second (the driver publishes each CAN report as it arrives, about every 33 ms)").positive();
         PACMOD_WHEEL_RATE = ParamSpec::float("pacmod_max_wheel_rate_rad_s", PLANT.max_wheel_rate_rad_s, "rad/s", "`pacmod`: the steering actuator's own rate limit (steering wheel); a command's lower limit applies").feeds(&[field!(PlantConfig.max_wheel_rate_rad_s)]);
+        PACMOD_STEERING_LAG = ParamSpec::float("pacmod_steering_lag_s", PLANT.steering_lag_s, "s", "`pacmod`: the steering wheel's first-order lag after the rate limit (the GEM e2's placeholder)").feeds(&[field!(PlantConfig.steering_lag_s)]);
+        PACMOD_STEERING_DEAD_TIME = ParamSpec::float("pacmod_steering_dead_time_s", PLANT.steering_dead_time_s, "s", "`pacmod`: dead time before a steering command reaches the actuator (the GEM e2's placeholder)").feeds(&[field!(PlantConfig.steering_dead_time_s)]);
         PACMOD_SPEED_SIGMA = ParamSpec::float("pacmod_speed_sigma_mps", PLANT.speed_sigma_mps, "m/s", "`pacmod`: speed report noise σ (0: none)").feeds(&[field!(PlantConfig.speed_sigma_mps)]);
         PACMOD_WHEEL_SIGMA = ParamSpec::float("pacmod_wheel_sigma_rad", PLANT.wheel_sigma_rad, "rad", "`pacmod`: steering report noise σ, steering wheel (0: none)").feeds(&[field!(PlantConfig.wheel_sigma_rad)]);
         PACMOD_LATENCY = ParamSpec::float("pacmod_latency_s", PLANT.latency.as_secs_f64(), "s", "`pacmod`: reports describe the car this long before they are published").non_negative();
@@ -200,6 +202,8 @@ impl Params {
         };
         let pacmod = PlantConfig {
             max_wheel_rate_rad_s: PACMOD_WHEEL_RATE.f64()?,
+            steering_lag_s: PACMOD_STEERING_LAG.f64()?,
+            steering_dead_time_s: PACMOD_STEERING_DEAD_TIME.f64()?,
             speed_sigma_mps: PACMOD_SPEED_SIGMA.f64()?,
             wheel_sigma_rad: PACMOD_WHEEL_SIGMA.f64()?,
             latency: PACMOD_LATENCY.seconds()?,
