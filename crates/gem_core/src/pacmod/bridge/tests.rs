@@ -425,6 +425,84 @@ fn the_defaults_are_valid_and_a_bad_bound_is_named() {
         c.validate().unwrap_err().field,
         crate::field!(BridgeConfig.watchdog_decel_mps2)
     );
+    // The steering: a rate beyond what the steering wheel can turn, none, not a number;
+    // a lag or dead time not within 0..1 s.
+    for rate in [7.0, 0.0, -3.5, f64::NAN] {
+        let c = BridgeConfig {
+            steering_rate_rad_s: rate,
+            ..BridgeConfig::DEFAULT
+        };
+        assert_eq!(
+            c.validate().unwrap_err().field,
+            crate::field!(BridgeConfig.steering_rate_rad_s),
+            "{rate}"
+        );
+    }
+    let c = BridgeConfig {
+        steering_dead_time_s: f64::NAN,
+        ..BridgeConfig::DEFAULT
+    };
+    assert_eq!(
+        c.validate().unwrap_err().field,
+        crate::field!(BridgeConfig.steering_dead_time_s)
+    );
+    let c = BridgeConfig {
+        steering_lag_s: -0.1,
+        ..BridgeConfig::DEFAULT
+    };
+    assert_eq!(
+        c.validate().unwrap_err().field,
+        crate::field!(BridgeConfig.steering_lag_s)
+    );
+}
+
+/// The expected steering wheel has the steering's dead time and lag: a car whose wheel
+/// follows a swing that late is no mismatch.
+#[test]
+fn a_steering_wheel_as_late_as_the_actuator_is_no_mismatch() {
+    use crate::pacmod::plant::{Plant, PlantConfig};
+    use crate::pacmod::rig::{Rig, RigConfig};
+    use crate::vehicle::{VehicleModel, VehicleParams};
+    let l = Longitudinal::new(
+        crate::pacmod::longitudinal::LongitudinalConfig::DEFAULT,
+        AcceleratorMap::default(),
+        BrakeMap::default(),
+    );
+    let plant = Plant::new(
+        PlantConfig::DEFAULT,
+        AcceleratorMap::default(),
+        BrakeMap::default(),
+    );
+    let mut rig = Rig::new(
+        Bridge::new(BridgeConfig::DEFAULT, l),
+        plant,
+        RigConfig::DEFAULT,
+    );
+    let mut car = VehicleModel::new(
+        VehicleParams::DEFAULT,
+        crate::geometry::Pose::default(),
+        Time::from_secs_f64(1.0),
+    );
+    let dt = Duration::from_millis(5);
+    assert!(rig.engage(&mut car, dt));
+    // Full lock one way then the other, at 2 m/s: the wheel swings for seconds at 3.5 rad/s,
+    // 0.7 rad of steering wheel behind a model without dead time and lag.
+    for (steer, secs) in [(0.5, 6.0), (-0.5, 8.0)] {
+        for i in 0..(secs / 0.005) as usize {
+            if i % 10 == 0 {
+                rig.command(
+                    DriveCommand {
+                        steering_rad: steer,
+                        speed_mps: 2.0,
+                        accel_limit_mps2: 0.0,
+                    },
+                    car.now(),
+                );
+            }
+            rig.drive(&mut car, dt, 1);
+        }
+    }
+    assert_eq!(rig.bridge().state().name(), StateName::Driving);
 }
 
 #[test]
