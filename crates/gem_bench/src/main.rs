@@ -226,9 +226,16 @@ fn main() -> anyhow::Result<()> {
             let parts = pacmod::Parts {
                 steps: !laps_only && !slow_steering_only,
                 laps: !steps_only && !slow_steering_only,
-                slow_steering: !steps_only && !laps_only,
             };
-            pacmod::run_all(&track, &settings, parts)
+            pacmod::run_all(&track, &settings, parts)?;
+            if !steps_only && !laps_only {
+                let scenarios = track::scenarios(&track)?;
+                let spawn = scenarios.first().ok_or_else(|| {
+                    anyhow::anyhow!("{}: no GEM track scenarios", track.display())
+                })?;
+                steering::run_all(spawn);
+            }
+            Ok(())
         }
         Bench::Waypoints { rows } => waypoints::run(rows),
         Bench::Stop => stop::run_all(),

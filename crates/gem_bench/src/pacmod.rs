@@ -612,16 +612,13 @@ pub fn run_all(
         run_speed_cases(settings, settings.noisy);
         println!();
     }
-    let scenarios = track::scenarios(track_file)?;
-    let (Some(spawn), Some(on_path)) = (scenarios.first(), scenarios.get(1)) else {
-        anyhow::bail!("{}: no GEM track scenarios", track_file.display());
-    };
     if what.laps {
+        let scenarios = track::scenarios(track_file)?;
+        let (Some(spawn), Some(on_path)) = (scenarios.first(), scenarios.get(1)) else {
+            anyhow::bail!("{}: no GEM track scenarios", track_file.display());
+        };
         run_laps(&[spawn, on_path], settings);
         println!();
-    }
-    if what.slow_steering {
-        crate::steering::run_all(spawn);
     }
     Ok(())
 }
@@ -631,8 +628,6 @@ pub fn run_all(
 pub struct Parts {
     pub steps: bool,
     pub laps: bool,
-    /// The slow-steering table ([`crate::steering`]).
-    pub slow_steering: bool,
 }
 
 #[cfg(test)]

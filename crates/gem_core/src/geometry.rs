@@ -54,6 +54,22 @@ impl Pose {
         self.x.is_finite() && self.y.is_finite() && self.yaw.is_finite()
     }
 
+    /// Where this pose is after `t` seconds moving at `speed_mps` along its heading while
+    /// turning at `yaw_rate` (rad/s): on the arc, the chord along the mean heading.
+    pub fn on_arc(self, speed_mps: f64, yaw_rate: f64, t: f64) -> Pose {
+        if t <= 0.0 {
+            return self;
+        }
+        let dist = speed_mps * t;
+        let dyaw = yaw_rate * t;
+        let mid = self.yaw + 0.5 * dyaw;
+        Pose::new(
+            self.x + dist * mid.cos(),
+            self.y + dist * mid.sin(),
+            self.yaw + dyaw,
+        )
+    }
+
     /// The point `distance` ahead along the heading.
     pub fn ahead(self, distance: f64) -> Point {
         Point::new(

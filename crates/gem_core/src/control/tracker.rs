@@ -37,6 +37,13 @@
 //! [`super::twist`]). It is carried from goal to goal with
 //! [`Tracker::with_twist_source`], so a doubt is raised once per node.
 //!
+//! Slow steering ([`TrackerConfig::actuator`] below [`MIN_REACTIVE_RATE_RAD_S`], the GEM
+//! e2's PACMod): the speed profile gives the path half the actuator's rate
+//! ([`TrackerConfig::with_actuator`]); pure pursuit and the LQR steer on a [`join`] while
+//! the car is off the path, their commands within the actuator's rate; Stanley is refused
+//! ([`Law::check_actuator`]). The MPC ([`Law::Mpc`], `predictive`) plans with the actuator
+//! whatever its rate.
+//!
 //! Safety: bad goals (empty, non-finite, degenerate, `start_index` ≥ N) are rejected when the
 //! tracker is built; a non-finite pose or speed is an error the caller turns into a zero
 //! command and an aborted goal. Once done, every update returns a zero command.
@@ -69,7 +76,7 @@ pub enum Law {
     /// LQR on the rear axle's path errors and yaw rate.
     Lqr(LqrConfig),
     /// Model-predictive control of the steering rate with the actuator in the model
-    /// ([`super::mpc`], [`predictive`]).
+    /// ([`super::mpc`]; in a tracker, its `predictive` module).
     Mpc(MpcConfig),
 }
 
@@ -327,7 +334,7 @@ pub struct Tracker {
     source: TwistSource,
     /// The MPC's state (MPC only).
     predictive: Option<Predictive>,
-    /// The join being driven (pure pursuit, Stanley and the LQR on slow steering).
+    /// The join being driven (the reactive laws on slow steering).
     join: Option<Join>,
     done: bool,
 }
@@ -505,8 +512,8 @@ impl Tracker {
         self.last_yaw_rate = carried;
         let pose = if carried.is_finite() {
             let mean = 0.5 * (yaw_rate_rad_s + carried);
-            let pose = predict_on_arc(course, speed_mps, mean, age_s);
-            predict_on_arc(pose, speed_mps, carried, latency_s)
+            let pose = course.on_arc(speed_mps, mean, age_s);
+            pose.on_arc(speed_mps, carried, latency_s)
         } else {
             self.predict(course, speed_mps, latency_s + age_s)
         };
@@ -533,8 +540,16 @@ impl Tracker {
                         DEFAULT_PERIOD_S
                     },
                     command_rad: self.last_steering,
+                    settings: predictive::Settings {
+                        wheelbase_m: self.cfg.wheelbase_m,
+                        max_steer_rad: max,
+                        understeer_gradient: self.cfg.understeer_gradient,
+                        search_behind_m: self.cfg.search_behind_m,
+                        search_ahead_m: self.cfg.search_ahead_m,
+                    },
+                    speed_at: &|s, e| self.speed_at(s, e),
                 };
-                let steering = law.steer(&sit, self).clamp(-max, max);
+                let steering = law.steer(&sit).clamp(-max, max);
                 law.sent(steering);
                 self.predictive = Some(law);
                 (steering, self.path.point_at(self.s))
@@ -817,7 +832,7 @@ impl Tracker {
     /// measured yaw rate, or without one of the last steering command on the kinematic
     /// bicycle.
     fn predict(&self, pose: Pose, speed_mps: f64, t: f64) -> Pose {
-        predict_on_arc(pose, speed_mps, self.yaw_rate(speed_mps), t)
+        pose.on_arc(speed_mps, self.yaw_rate(speed_mps), t)
     }
 
     /// The yaw rate `measured` at `measured_at`, carried to `now`: following the
@@ -883,22 +898,6 @@ impl Tracker {
             done: true,
         }
     }
-}
-
-/// Where a pose moving at `speed_mps` along its yaw turning at `yaw_rate` is after `t`
-/// seconds.
-fn predict_on_arc(pose: Pose, speed_mps: f64, yaw_rate: f64, t: f64) -> Pose {
-    if t <= 0.0 {
-        return pose;
-    }
-    let dist = speed_mps * t;
-    let dyaw = yaw_rate * t;
-    let mid = pose.yaw + 0.5 * dyaw;
-    Pose::new(
-        pose.x + dist * mid.cos(),
-        pose.y + dist * mid.sin(),
-        pose.yaw + dyaw,
-    )
 }
 
 /// Below this front-wheel rate the steering is slow, rad/s: pure pursuit and the LQR join

@@ -113,7 +113,6 @@ fn checked(what: &'static str, value: f64, limit: f64) -> Result<f64, SteeringEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vehicle::VehicleParams;
 
     fn sw_deg(front_deg: f64) -> f64 {
         steering_wheel_from_front_wheel(front_deg.to_radians())
@@ -198,10 +197,5 @@ mod tests {
                 Err(SteeringError::NotFinite { .. })
             ));
         }
-    }
-
-    #[test]
-    fn the_controllers_steering_limit_lies_within_the_relation() {
-        assert!(VehicleParams::DEFAULT.max_steer_rad <= max_front_wheel_rad());
     }
 }

@@ -424,6 +424,12 @@ mod tests {
     const DT: Duration = Duration::from_millis(10);
 
     #[test]
+    fn the_controllers_steering_limit_lies_within_the_relation() {
+        let max = crate::pacmod::steering::max_front_wheel_rad();
+        assert!(VehicleParams::DEFAULT.max_steer_rad <= max);
+    }
+
+    #[test]
     fn a_point_ahead_moves_with_the_rear_axle_and_the_rotation() {
         // Facing north at 2 m/s, sliding 0.1 m/s left (west), turning left at 0.5 rad/s:
         // a point 0.46 m ahead swings 0.23 m/s further west.

@@ -18,7 +18,6 @@
 //!   that plan, or with no plan moves towards the path's steering at the plan's rate
 //!   limit. It is always finite, within the steering limit and within the rate.
 
-use super::{predict_on_arc, Tracker};
 use crate::control::mpc::{Mpc, MpcConfig, MpcError, MpcState, Plan, Schedule};
 use crate::control::path::Path;
 use crate::geometry::Pose;
@@ -60,6 +59,16 @@ pub struct Predictive {
     report: MpcReport,
 }
 
+/// The tracker's settings the law reads.
+pub struct Settings {
+    pub wheelbase_m: f64,
+    pub max_steer_rad: f64,
+    pub understeer_gradient: f64,
+    /// The progress search window behind and ahead of the progress, m.
+    pub search_behind_m: f64,
+    pub search_ahead_m: f64,
+}
+
 /// What the tracker knows at one update, for the law.
 pub struct Situation<'a> {
     pub path: &'a Path,
@@ -75,6 +84,10 @@ pub struct Situation<'a> {
     pub period_s: f64,
     /// The command in force, rad.
     pub command_rad: f64,
+    /// The tracker's settings.
+    pub settings: Settings,
+    /// The speed the tracker commands at a progress (m) with a cross-track error (m).
+    pub speed_at: &'a dyn Fn(f64, f64) -> f64,
 }
 
 impl Predictive {
@@ -100,9 +113,9 @@ impl Predictive {
         std::mem::take(&mut self.report)
     }
 
-    /// The command for `sit`, given the tracker's settings in `tracker`.
-    pub fn steer(&mut self, sit: &Situation, tracker: &Tracker) -> f64 {
-        let cfg = &tracker.cfg;
+    /// The command for `sit`.
+    pub fn steer(&mut self, sit: &Situation) -> f64 {
+        let cfg = &sit.settings;
         let (l, max) = (cfg.wheelbase_m, cfg.max_steer_rad);
         self.step_wheels(sit, l);
         let act = *self.wheels.actuator();
@@ -113,7 +126,7 @@ impl Predictive {
         for _ in 0..n as usize {
             let h = act.dead_time_s / n;
             let d = wheels.step(h);
-            pose = predict_on_arc(pose, sit.speed_mps, sit.speed_mps * d.tan() / l, h);
+            pose = pose.on_arc(sit.speed_mps, sit.speed_mps * d.tan() / l, h);
         }
         let reach = sit.speed_mps.abs() * act.dead_time_s;
         let proj = sit.path.project(
@@ -127,7 +140,7 @@ impl Predictive {
             wheels_rad: wheels.angle(),
             command_rad: sit.command_rad,
         };
-        let schedule = self.schedule(proj.s, proj.cross_track_m, sit, tracker);
+        let schedule = self.schedule(proj.s, proj.cross_track_m, sit);
         let since = self
             .plan
             .as_ref()
@@ -185,12 +198,12 @@ impl Predictive {
 
     /// The speeds and the path's steering along the horizon, from progress `s` with the
     /// cross-track error `cross_track_m`.
-    fn schedule(&self, s: f64, cross_track_m: f64, sit: &Situation, tracker: &Tracker) -> Schedule {
-        let cfg = &tracker.cfg;
+    fn schedule(&self, s: f64, cross_track_m: f64, sit: &Situation) -> Schedule {
+        let cfg = &sit.settings;
         let mut sch = Schedule::default();
         let (mut s, mut v) = (s, sit.speed_mps.max(0.0));
         for h in self.mpc.steps() {
-            let wanted = tracker.speed_at(s, cross_track_m);
+            let wanted = (sit.speed_at)(s, cross_track_m);
             let change = SCHEDULE_ACCEL_MPS2 * h;
             let next = v + (wanted - v).clamp(-change, change);
             let mean = 0.5 * (v + next);
