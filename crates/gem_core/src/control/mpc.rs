@@ -179,8 +179,6 @@ pub struct Plan {
     pub rates_rad_s: Vec<f64>,
     /// The steps, s.
     pub steps_s: Vec<f64>,
-    /// The solver's iterations.
-    pub iterations: u32,
     /// Wall time of the whole solve (model, condensing, solver).
     pub solve_time: Duration,
 }
@@ -188,14 +186,7 @@ pub struct Plan {
 impl Plan {
     /// The command rate `t` seconds into the plan (0 past its end).
     pub fn rate_at(&self, t: f64) -> f64 {
-        let mut start = 0.0;
-        for (h, u) in self.steps_s.iter().zip(&self.rates_rad_s) {
-            if t < start + h {
-                return *u;
-            }
-            start += h;
-        }
-        0.0
+        rate_at(&self.steps_s, &self.rates_rad_s, t)
     }
 }
 
@@ -272,11 +263,6 @@ impl Mpc {
         &self.steps
     }
 
-    /// The settings.
-    pub fn config(&self) -> &MpcConfig {
-        &self.cfg
-    }
-
     /// The largest command rate a plan uses, rad/s.
     pub fn max_rate_rad_s(&self) -> f64 {
         self.act.rate_rad_s * self.cfg.rate_share
@@ -320,12 +306,11 @@ impl Mpc {
             return Err(MpcError::Late(solve_time));
         }
         let rate = self.max_rate_rad_s();
-        let rates: Vec<f64> = solution.0.iter().map(|u| u.clamp(-rate, rate)).collect();
+        let rates: Vec<f64> = solution.iter().map(|u| u.clamp(-rate, rate)).collect();
         self.last = Some(rates.clone());
         Ok(Plan {
             rates_rad_s: rates,
             steps_s: self.steps.clone(),
-            iterations: solution.1,
             solve_time,
         })
     }
@@ -338,18 +323,12 @@ impl Mpc {
     /// The last solution moved `shift_s` on, its last rate repeated.
     fn shifted(&self, shift_s: f64) -> Option<Vec<f64>> {
         let last = self.last.as_ref()?;
-        let plan = Plan {
-            rates_rad_s: last.clone(),
-            steps_s: self.steps.clone(),
-            iterations: 0,
-            solve_time: Duration::ZERO,
-        };
         let mut t = shift_s;
         Some(
             self.steps
                 .iter()
                 .map(|h| {
-                    let u = plan.rate_at(t + 0.5 * h);
+                    let u = rate_at(&self.steps, last, t + 0.5 * h);
                     t += h;
                     u
                 })
@@ -473,7 +452,7 @@ impl Mpc {
         }
     }
 
-    /// Sets up or updates the solver and solves; the solution and the iterations.
+    /// Sets up or updates the solver and solves; the solution.
     fn run_solver(
         &mut self,
         p: &DMatrix<f64>,
@@ -481,7 +460,7 @@ impl Mpc {
         l: &[f64],
         u: &[f64],
         warm: Option<&[f64]>,
-    ) -> Result<(Vec<f64>, u32), MpcError> {
+    ) -> Result<Vec<f64>, MpcError> {
         let p = upper_triangle(p);
         let q = q.as_slice();
         let a = self.constraints();
@@ -510,21 +489,31 @@ impl Mpc {
         if let Some(x) = warm {
             problem.warm_start_x(x);
         }
-        let status = problem.solve();
-        let iterations = status.iter();
-        let result = match status {
-            Status::Solved(s) | Status::SolvedInaccurate(s) => Ok((s.x().to_vec(), iterations)),
+        let result = match problem.solve() {
+            Status::Solved(s) | Status::SolvedInaccurate(s) => Ok(s.x().to_vec()),
             Status::MaxIterationsReached(_) => Err(MpcError::Solver("not converged".into())),
             Status::TimeLimitReached(_) => Err(MpcError::Solver("time limit reached".into())),
             other => Err(MpcError::Solver(format!("{other:?}"))),
         };
         match result {
-            Ok((x, _)) if !x.iter().all(|v| v.is_finite()) => {
+            Ok(x) if !x.iter().all(|v| v.is_finite()) => {
                 Err(MpcError::Solver("a solution that is not finite".into()))
             }
             r => r,
         }
     }
+}
+
+/// The rate `t` seconds into a plan of `rates` over `steps` (0 past its end).
+fn rate_at(steps: &[f64], rates: &[f64], t: f64) -> f64 {
+    let mut start = 0.0;
+    for (h, u) in steps.iter().zip(rates) {
+        if t < start + h {
+            return *u;
+        }
+        start += h;
+    }
+    0.0
 }
 
 /// The upper triangle of the square `m` in compressed columns, every entry kept (the
@@ -677,7 +666,6 @@ mod tests {
         let plan = Plan {
             rates_rad_s: vec![0.1, 0.2],
             steps_s: vec![0.1, 0.2],
-            iterations: 1,
             solve_time: Duration::ZERO,
         };
         assert_eq!(plan.rate_at(0.05), 0.1);

@@ -130,12 +130,6 @@ impl SteeringActuator {
             within(dead_time, 0.0, MAX_STEERING_DELAY_S),
         ]
     }
-
-    /// How long the wheels take to start answering a command, s: the dead time and the
-    /// lag's time constant.
-    pub fn delay_s(&self) -> f64 {
-        self.dead_time_s + self.lag_s
-    }
 }
 
 impl Default for SteeringActuator {

@@ -61,11 +61,15 @@ pub struct Predictive {
 
 /// The tracker's settings the law reads.
 pub struct Settings {
+    /// Wheelbase, m.
     pub wheelbase_m: f64,
+    /// Steering limit, rad.
     pub max_steer_rad: f64,
+    /// Steering beyond `L/R` per m/s² of lateral acceleration, rad/(m/s²).
     pub understeer_gradient: f64,
     /// The progress search window behind and ahead of the progress, m.
     pub search_behind_m: f64,
+    /// (see `search_behind_m`).
     pub search_ahead_m: f64,
 }
 
