@@ -19,7 +19,8 @@ use gem_core::names;
 use gem_core::pacmod::bridge::BridgeConfig;
 use gem_core::state_manager::ErrorBits;
 use gem_core::vehicle::localization::LocalizationParams;
-use gem_e2e::lap::{LAP, SPEEDUP, TIMEOUT_S};
+use gem_e2e::lap::LAP;
+use gem_e2e::platform::{cross_track_of, launch, launch_with, route_path, stop, waypoint_rows};
 use gem_e2e::suite::{car_speed, pid_of_node};
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::ModelStates;
@@ -27,53 +28,11 @@ use gem_msgs::gem_state_msgs::{SystemStateStamped, TaskPlannerStatus};
 use gem_msgs::pacmod_msgs::PacmodCmd;
 use gem_msgs::rosgraph_msgs::Clock;
 use gem_msgs::std_msgs::Float64;
-use gem_testbed::{cli, cli_background, cli_ok, repo_root, ros, wait_until, Collector, NodeProc};
+use gem_testbed::{cli, cli_ok, repo_root, ros, wait_until, Collector, NodeProc};
 use std::time::Duration;
 
 /// Bound of each wait for a state (wall time, at 5×).
 const T: Duration = Duration::from_secs(60);
-
-/// The suite through `integration_run.launch` on `platform`, serving `waypoints` (a file
-/// in launch/waypoints), at the demo's speed-up and timeouts, the car spawned on the
-/// path's first waypoint, pointing along it.
-fn launch(platform: &str, waypoints: &str) -> NodeProc {
-    let first = waypoint_rows(waypoints).0;
-    launch_with(
-        platform,
-        waypoints,
-        &[
-            format!("spawn_x:={}", first[0]),
-            format!("spawn_y:={}", first[1]),
-            format!("spawn_yaw:={}", first[2]),
-        ],
-    )
-}
-
-/// [`launch`] with `extra` arguments instead of the spawn on the path.
-fn launch_with(platform: &str, waypoints: &str, extra: &[String]) -> NodeProc {
-    let timeout = TIMEOUT_S.to_string();
-    let mut args = vec![
-        "gem_bringup".to_string(),
-        "integration_run.launch".into(),
-        format!("platform:={platform}"),
-        format!("speedup:={SPEEDUP}"),
-        format!("waypoints:={waypoints}"),
-        format!("state_timeout_ms:={}", TIMEOUT_S * 1000.0),
-        format!("system_state_timeout_s:={timeout}"),
-        format!("pose_timeout_s:={timeout}"),
-        format!("clock_stall_s:={timeout}"),
-    ];
-    args.extend(extra.iter().cloned());
-    cli_background(
-        "roslaunch",
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    )
-}
-
-/// Stops a launch as a user's Ctrl-C does, so the next one starts on a clean master.
-fn stop(mut launch: NodeProc) {
-    launch.interrupt(Duration::from_secs(15));
-}
 
 /// The pedal commands the bridge sends.
 struct Pedals {
@@ -92,19 +51,6 @@ impl Pedals {
 
 fn secs(t: rosrust::Time) -> f64 {
     f64::from(t.sec) + f64::from(t.nsec) * 1e-9
-}
-
-/// The first and the last row of `waypoints` (in launch/waypoints): x, y, yaw, ...
-fn waypoint_rows(waypoints: &str) -> (Vec<f64>, Vec<f64>) {
-    let text = std::fs::read_to_string(repo_root().join("launch/waypoints").join(waypoints))
-        .expect("the waypoint file");
-    let row = |line: Option<&str>| -> Vec<f64> {
-        line.expect("a waypoint")
-            .split(',')
-            .map(|v| v.trim().parse().expect("a number"))
-            .collect()
-    };
-    (row(text.lines().next()), row(text.lines().last()))
 }
 
 /// The intervals (ROS time) during which `/system_state` said ERROR.
@@ -606,37 +552,7 @@ fn each_platform_starts_its_nodes_with_its_settings() {
 
 /// The whole GEM track as a path.
 fn track_path() -> gem_core::control::path::Path {
-    let text = std::fs::read_to_string(repo_root().join("launch/waypoints/gem_track.csv"))
-        .expect("the waypoint file");
-    let points: Vec<gem_core::geometry::Point> = text
-        .lines()
-        .map(|l| {
-            let v: Vec<f64> = l
-                .split(',')
-                .map(|v| v.trim().parse().expect("a number"))
-                .collect();
-            gem_core::geometry::Point::new(v[0], v[1])
-        })
-        .collect();
-    gem_core::control::path::Path::new(&points, 0.05).expect("the track is a path")
-}
-
-/// Cross-track samples `(driven, error)` of the model's poses against the GEM track.
-fn cross_track_of(poses: &[ModelStates]) -> Vec<(f64, f64)> {
-    let mut meter = gem_core::control::closed_loop::CrossTrackMeter::new(track_path());
-    let (mut d, mut last) = (0.0, None::<(f64, f64)>);
-    let mut samples = Vec::new();
-    for (x, y) in poses
-        .iter()
-        .filter_map(|m| m.pose.first().map(|p| (p.position.x, p.position.y)))
-    {
-        if let Some((px, py)) = last {
-            d += f64::hypot(x - px, y - py);
-        }
-        last = Some((x, y));
-        samples.push((d, meter.measure(gem_core::geometry::Point::new(x, y))));
-    }
-    samples
+    route_path("gem_track.csv")
 }
 
 /// On the car's platform (the PACMod's 3.5 rad/s of steering wheel, 0.1 s lag and dead time
@@ -656,7 +572,11 @@ fn every_law_joins_from_two_metres_on_the_cars_steering_or_is_refused() {
             vec![format!("algorithm:={law}")]
         };
         let launch = launch_with("gem_e2_sim", "gem_track.csv", &extra);
-        let driven = || cross_track_of(&poses.all()).last().map_or(0.0, |s| s.0);
+        let driven = || {
+            cross_track_of(track_path(), &poses.all())
+                .last()
+                .map_or(0.0, |s| s.0)
+        };
         assert!(
             wait_until(Duration::from_secs(120), || driven() > 70.0),
             "{law}: the car did not drive 70 m from the spawn ({:.1} m)\n{}",
@@ -665,7 +585,7 @@ fn every_law_joins_from_two_metres_on_the_cars_steering_or_is_refused() {
         );
         let said = launch.output();
         stop(launch);
-        let samples = cross_track_of(&poses.all());
+        let samples = cross_track_of(track_path(), &poses.all());
         let e0 = samples.first().expect("a pose").1;
         assert!(
             e0.abs() > 1.5,

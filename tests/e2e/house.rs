@@ -312,6 +312,7 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 /// The workspace's crates, lowest first: a crate may depend only on crates before it.
 const LAYERS: &[&str] = &[
     "gem_core",
+    "gem_calibrate",
     "gem_introspect",
     "gem_msgs",
     "ros1_protocols",

@@ -28,6 +28,7 @@ macro_rules! scenario_tests {
 }
 
 mod bag;
+mod calibration;
 mod car;
 mod containers;
 mod controller;
@@ -49,10 +50,12 @@ mod profile;
 mod replay;
 mod ros_tools;
 mod rostest_files;
+mod route;
 mod rviz;
 mod services;
 mod sim_inspva;
 mod state_manager;
+mod steering_calibration;
 mod stops;
 mod suite_scenarios;
 mod task_planner;

@@ -296,8 +296,9 @@ fn a_speed_step_is_tracked_through_the_pedals() {
     );
     // The steering wheel through the relation, with the rate limit.
     let s = rig.steer.last().expect("a steering command");
-    let wheel =
-        gem_core::pacmod::steering::steering_wheel_from_front_wheel(f64::from(STEER)).unwrap();
+    let wheel = gem_core::pacmod::steering::SteeringRelation::GEM_E2
+        .steering_wheel_from_front_wheel(f64::from(STEER))
+        .unwrap();
     assert!((s.angular_position - wheel).abs() < 1e-6, "{s:?}");
     assert!(s.angular_velocity_limit > 0.0);
     let fault = rig.fault.last().expect("the fault topic");
@@ -352,8 +353,9 @@ fn command_silence_brakes_to_rest_by_the_watchdog() {
     let pairs = rig.pedal_pairs(from_accel, from_brake);
     assert!(pairs.iter().all(|(a, b)| *a == 0.0 || *b == 0.0));
     assert!(pairs.last().is_some_and(|(a, b)| *a == 0.0 && *b >= 0.3));
-    let wheel =
-        gem_core::pacmod::steering::steering_wheel_from_front_wheel(f64::from(STEER)).unwrap();
+    let wheel = gem_core::pacmod::steering::SteeringRelation::GEM_E2
+        .steering_wheel_from_front_wheel(f64::from(STEER))
+        .unwrap();
     let s = rig.steer.last().expect("steering commands go on");
     assert!(
         (s.angular_position - wheel).abs() < 1e-6,
@@ -630,4 +632,57 @@ fn an_override_reaches_the_state_manager_as_an_estop() {
         state.last(),
         output()
     );
+}
+
+/// A calibration run asked for with `rosservice call`, as an operator types it: a request
+/// naming an unknown pedal, and one while the test's controller drives, are refused with
+/// the reason and change nothing; with the commands stopped, the accelerator run holds its
+/// fraction and the steering wheel, ends at its duration, brakes to rest and leaves the
+/// bridge ready; the accelerator never pressed with the brake.
+#[test]
+fn a_calibration_run_through_rosservice_holds_its_pedal_and_ends_by_itself() {
+    let ros = ros();
+    let rig = Rig::cruising(&ros);
+    let service = format!("{}/pacmod_bridge/calibrate", rig.ns);
+    let call = |req: &str| cli_ok("rosservice", &["call", &service, req], T);
+    let run = "{pedal: accelerator, fraction: 0.42, steering_wheel_rad: 0.3, duration_s: 3, distance_m: 50, max_speed_mps: 5}";
+    let bad = call("{pedal: clutch, duration_s: 3, distance_m: 50, max_speed_mps: 4}");
+    assert!(bad.contains("accepted: False"), "{bad}");
+    assert!(bad.contains("pedal \\\"clutch\\\" is none of"), "{bad}");
+    let busy = call(run);
+    assert!(
+        busy.contains("accepted: False") && busy.contains("a controller is driving the car"),
+        "{busy}"
+    );
+    assert_eq!(rig.value("state").as_deref(), Some("DRIVING"));
+    rig.silence();
+    rig.wait_state("BRAKING");
+    rig.wait_speed("watchdog stop", |v| v.abs() < 0.01);
+    let (from_accel, from_brake) = (rig.accel.len(), rig.brake.len());
+    let ok = call(run);
+    assert!(
+        ok.contains("accepted: True") && ok.contains("run: 1"),
+        "{ok}"
+    );
+    rig.wait_state("CALIBRATING");
+    assert!(rig.accel.wait_latest(T, |c| c.f64_cmd == 0.42).is_some());
+    assert!(rig
+        .steer
+        .wait_latest(T, |c| c.angular_position == 0.3)
+        .is_some());
+    assert!(
+        wait_until(T, || rig
+            .value("calibration")
+            .is_some_and(|c| c.starts_with("ended: duration reached"))),
+        "{:?}",
+        rig.status()
+    );
+    rig.wait_state("READY");
+    rig.wait_speed("after the run", |v| v.abs() < 0.01);
+    let pairs = rig.pedal_pairs(from_accel, from_brake);
+    assert!(
+        pairs.iter().all(|(a, b)| *a == 0.0 || *b == 0.0),
+        "{pairs:?}"
+    );
+    assert!(pairs.iter().any(|(a, _)| *a == 0.42), "{pairs:?}");
 }

@@ -9,5 +9,6 @@ pub mod control;
 pub mod hosts;
 pub mod junit;
 pub mod lap;
+pub mod platform;
 pub mod sm_scenarios;
 pub mod suite;

@@ -280,3 +280,77 @@ fn export(args: &ExportArgs) -> anyhow::Result<()> {
     std::io::stdout().flush()?;
     Ok(())
 }
+
+/// One message of [`read_numbers`]: its record time, its `header.stamp` if it has one, and
+/// its numeric fields by flattened name (`output`, `header.stamp`, `f64_cmd`, …).
+#[derive(Clone, Debug)]
+pub struct Numbers {
+    /// When the bag recorded it, s.
+    pub record_s: f64,
+    /// `header.stamp`, s, if the message has a non-zero one.
+    pub stamp_s: Option<f64>,
+    /// Every numeric field (strings are left out).
+    pub fields: BTreeMap<String, f64>,
+}
+
+impl Numbers {
+    /// The header's stamp, or the record time for a message without one.
+    pub fn time_s(&self) -> f64 {
+        self.stamp_s.unwrap_or(self.record_s)
+    }
+
+    /// A field, or a clear error naming it and the topic.
+    pub fn get(&self, topic: &str, field: &str) -> anyhow::Result<f64> {
+        self.fields
+            .get(field)
+            .copied()
+            .ok_or_else(|| anyhow!("{topic} has no numeric field `{field}`"))
+    }
+}
+
+/// The messages of `topics` in the bags, per topic, in time order. A topic no bag holds is
+/// simply absent from the result: the caller says which ones it cannot do without.
+pub fn read_numbers(
+    bags: &[PathBuf],
+    topics: &[&str],
+) -> anyhow::Result<BTreeMap<String, Vec<Numbers>>> {
+    let mut out: BTreeMap<String, Vec<Numbers>> = BTreeMap::new();
+    let mut flat = Flat::default();
+    for path in bags {
+        let mut decoders: HashMap<u32, Decoder> = HashMap::new();
+        for_each_message(path, |conns, id, t, data| {
+            let c = &conns[&id];
+            if !topics.contains(&c.topic.as_str()) {
+                return Ok(());
+            }
+            if let std::collections::hash_map::Entry::Vacant(slot) = decoders.entry(id) {
+                let schema = gem_introspect::schema::Schema::parse(&c.type_name, &c.definition)
+                    .map_err(|e| anyhow!("{} ({}): {e}", c.topic, c.type_name))?;
+                slot.insert(Decoder::new(schema, ArrayPolicy::KeepFirst(0)));
+            }
+            decoders[&id]
+                .flatten(data, &mut flat)
+                .map_err(|e| anyhow!("{}: {}: {e}", path.display(), c.topic))?;
+            let stamp_s = match flat.get("header.stamp") {
+                Some(ValueRef::Time(s, n)) if s != 0 || n != 0 => {
+                    Some(f64::from(s) + f64::from(n) * 1e-9)
+                }
+                _ => None,
+            };
+            let fields = flat
+                .iter()
+                .filter_map(|(k, v)| v.as_f64().map(|x| (k.to_owned(), x)))
+                .collect();
+            out.entry(c.topic.clone()).or_default().push(Numbers {
+                record_s: t as f64 * 1e-9,
+                stamp_s,
+                fields,
+            });
+            Ok(())
+        })?;
+    }
+    for series in out.values_mut() {
+        series.sort_by(|a, b| a.time_s().total_cmp(&b.time_s()));
+    }
+    Ok(out)
+}

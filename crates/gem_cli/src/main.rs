@@ -2,8 +2,10 @@
 //! subcommand lives in its own module.
 
 mod bag;
+mod calibrate;
 mod demo;
 mod profile;
+mod record_route;
 mod replay;
 mod status;
 
@@ -23,6 +25,11 @@ enum Command {
     /// ROS 1 bags: info, CSV export.
     #[command(subcommand)]
     Bag(bag::Command),
+    /// Fit the pedal maps or the steering relation from drives (and drive them).
+    #[command(subcommand)]
+    Calibrate(calibrate::Command),
+    /// Record the route a person drives as a waypoint file for the task planner.
+    RecordRoute(record_route::Args),
     /// Play a bag in lockstep with its consumers (or in real time with --rate).
     Replay(replay::Args),
     /// Drive the demo of a running headless suite: faults mid-lap, summary, plot.
@@ -37,6 +44,8 @@ fn main() -> std::process::ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Bag(cmd) => bag::run(&cmd),
         Command::Replay(args) => replay::run(&args),
+        Command::RecordRoute(args) => record_route::run(&args),
+        Command::Calibrate(cmd) => calibrate::run(&cmd),
         Command::Profile(args) => profile::run(&args),
     };
     gem_ros::node::shutdown();

@@ -19,6 +19,7 @@ pub mod names;
 pub mod overlay;
 pub mod pacmod;
 pub mod planner;
+pub mod route_recorder;
 pub mod scenario;
 pub mod state_manager;
 pub mod stats;

@@ -120,6 +120,12 @@ names! {
         PACMOD_VEHICLE_SPEED_RPT = "pacmod/parsed_tx/vehicle_speed_rpt";
         /// PACMod 2 driver output: the steering report (`SystemRptFloat`, steering wheel, rad).
         PACMOD_STEER_RPT = "pacmod/parsed_tx/steer_rpt";
+        /// PACMod 2 driver output: the accelerator report (`SystemRptFloat`: `command`,
+        /// `output`, fractions 0–1).
+        PACMOD_ACCEL_RPT = "pacmod/parsed_tx/accel_rpt";
+        /// PACMod 2 driver output: the brake report (`SystemRptFloat`: `command`, `output`,
+        /// fractions 0–1).
+        PACMOD_BRAKE_RPT = "pacmod/parsed_tx/brake_rpt";
         /// PACMod 2 driver output: the global report (`GlobalRpt`, with `override_active`).
         PACMOD_GLOBAL_RPT = "pacmod/parsed_tx/global_rpt";
         /// The vehicle bridge's stop request: set while it brakes the car or has stopped

@@ -51,6 +51,7 @@ rosrust::rosmsg_include!(
     gem_state_msgs / TemperatureStamped,
     gem_state_msgs / SystemStateStamped,
     gem_state_msgs / TaskPlannerStatus,
+    gem_state_msgs / CalibrationRun,
     gem_controller_action / NavigateWaypointsAction,
     gem_controller_action / NavigateWaypointsActionGoal,
     gem_controller_action / NavigateWaypointsActionResult,

@@ -42,8 +42,10 @@
 //! Inputs are [`Event`]s with the time they arrived; [`Bridge::tick`] gives what to command
 //! at a time. No clock is read.
 
+use super::calibration::{Limits, Request, Run, RunEnd, RunError};
 use super::longitudinal::{InputError, Longitudinal, Pedals};
-use super::steering::{self, SteeringError};
+use super::pedal_map::Pedal;
+use super::steering::{self, SteeringError, SteeringRelation};
 use crate::config::{each, first_invalid, value, within, ConfigError};
 use crate::fsm::Transition;
 use crate::health::Level;
@@ -78,6 +80,9 @@ pub struct BridgeConfig {
     pub steer_mismatch_rad: f64,
     /// A mismatch lasting longer than this is a fault. 1 s.
     pub steer_mismatch_after: Duration,
+    /// The car's steering relation: the steering wheel sent for a front-wheel angle, and
+    /// the steering wheel's range. [`SteeringRelation::GEM_E2`] until calibrated.
+    pub steering: SteeringRelation,
 }
 
 impl BridgeConfig {
@@ -92,10 +97,12 @@ impl BridgeConfig {
         steering_dead_time_s: SteeringActuator::GEM_E2.dead_time_s,
         steer_mismatch_rad: 0.5,
         steer_mismatch_after: Duration::from_secs(1),
+        steering: SteeringRelation::GEM_E2,
     };
 
     /// Checks every field; the error names it.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.steering.validate()?;
         let durations = [
             (
                 crate::field!(BridgeConfig.command_timeout),
@@ -254,6 +261,8 @@ pub enum State {
     Ready,
     /// Following the commands.
     Driving,
+    /// Holding a calibration run ([`super::calibration`]); drive commands wait.
+    Calibrating,
     /// Braking to rest, the steering held.
     Braking {
         /// Why.
@@ -277,6 +286,8 @@ pub enum StateName {
     Ready,
     /// [`State::Driving`]
     Driving,
+    /// [`State::Calibrating`]
+    Calibrating,
     /// [`State::Braking`]
     Braking,
     /// [`State::Disengaged`]
@@ -290,6 +301,7 @@ impl fmt::Display for StateName {
             StateName::Engaging => "ENGAGING",
             StateName::Ready => "READY",
             StateName::Driving => "DRIVING",
+            StateName::Calibrating => "CALIBRATING",
             StateName::Braking => "BRAKING",
             StateName::Disengaged => "DISENGAGED",
         })
@@ -304,6 +316,7 @@ impl State {
             State::Engaging { .. } => StateName::Engaging,
             State::Ready => StateName::Ready,
             State::Driving => StateName::Driving,
+            State::Calibrating => StateName::Calibrating,
             State::Braking { .. } => StateName::Braking,
             State::Disengaged { .. } => StateName::Disengaged,
         }
@@ -316,7 +329,8 @@ impl State {
             State::WaitingForEnable { .. }
             | State::Engaging { .. }
             | State::Ready
-            | State::Driving => None,
+            | State::Driving
+            | State::Calibrating => None,
         }
     }
 
@@ -326,7 +340,9 @@ impl State {
     /// pause).
     pub fn level(self) -> Level {
         match self {
-            State::Engaging { .. } | State::Ready | State::Driving => Level::Ok,
+            State::Engaging { .. } | State::Ready | State::Driving | State::Calibrating => {
+                Level::Ok
+            }
             State::WaitingForEnable { .. } => Level::Warn,
             State::Braking { .. } | State::Disengaged { .. } => Level::Error,
         }
@@ -343,7 +359,11 @@ impl State {
     /// Engaged: the bridge commands the PACMod.
     fn engaged(self) -> bool {
         match self {
-            State::Engaging { .. } | State::Ready | State::Driving | State::Braking { .. } => true,
+            State::Engaging { .. }
+            | State::Ready
+            | State::Driving
+            | State::Calibrating
+            | State::Braking { .. } => true,
             State::WaitingForEnable { .. } | State::Disengaged { .. } => false,
         }
     }
@@ -362,6 +382,7 @@ impl fmt::Display for State {
             State::Engaging { .. } => f.write_str("selecting forward, brake held"),
             State::Ready => f.write_str("ready, brake held until the first command"),
             State::Driving => f.write_str("driving"),
+            State::Calibrating => f.write_str("holding a calibration run"),
             State::Braking { fault } if fault.latched() => write!(
                 f,
                 "braking to rest, steering held: {fault}; an enable request clears it"
@@ -456,6 +477,8 @@ pub struct Bridge {
     mismatch_since: Option<Time>,
     last_tick: Option<Time>,
     pending: Vec<BridgeTransition>,
+    /// The calibration run under way (state Calibrating), or the last one.
+    run: Option<Run>,
 }
 
 impl Bridge {
@@ -470,6 +493,88 @@ impl Bridge {
             mismatch_since: None,
             last_tick: None,
             pending: Vec::new(),
+            run: None,
+        }
+    }
+
+    /// The calibration run under way, or the last one (with why it ended).
+    pub fn calibration_run(&self) -> Option<&Run> {
+        self.run.as_ref()
+    }
+
+    /// What a calibration request is checked against: the maps' last rows, the speed
+    /// loop's top speed and the steering's range.
+    pub fn calibration_limits(&self) -> Limits {
+        Limits {
+            max_accelerator_frac: self.longitudinal.max_pedal(Pedal::Accelerator),
+            max_brake_frac: self.longitudinal.max_pedal(Pedal::Brake),
+            max_speed_mps: self.longitudinal.config().max_speed_mps,
+            max_steering_wheel_rad: self.cfg.steering.max_steering_wheel_rad(),
+        }
+    }
+
+    /// A calibration request at `now`: starts a run (replacing one under way) and returns
+    /// its number, or ends the run under way. A run starts only while the bridge is
+    /// engaged with usable reports and no controller is driving the car: ready, holding a
+    /// command to stand still, braking after the commands stopped, or in another run.
+    pub fn calibrate(&mut self, request: Request, now: Time) -> Result<u32, RunError> {
+        let not_now = |why: String| Err(RunError::NotNow(why));
+        let under_way = match (&self.run, self.state) {
+            (Some(run), State::Calibrating) if run.ended.is_none() => Some(run.id),
+            _ => None,
+        };
+        let request = match request {
+            Request::Stop => {
+                let Some(id) = under_way else {
+                    return not_now("no run is under way".to_owned());
+                };
+                self.end_run(RunEnd::Stopped);
+                return Ok(id);
+            }
+            Request::Run(r) => r,
+        };
+        let driving = self
+            .inputs
+            .command
+            .filter(|(cmd, at)| {
+                cmd.speed_mps > 0.0 && now.saturating_since(*at) <= self.cfg.command_timeout
+            })
+            .map(|(cmd, _)| cmd.speed_mps);
+        match self.state {
+            State::Ready
+            | State::Calibrating
+            | State::Braking {
+                fault: Fault::CommandTimeout,
+            } => {}
+            State::Driving if driving.is_none() => {}
+            State::Driving => {
+                return not_now(format!(
+                    "a controller is driving the car (its last command asks for {:.2} m/s)",
+                    driving.unwrap_or_default()
+                ))
+            }
+            other => return not_now(format!("the bridge is {}: {other}", other.name())),
+        }
+        if let Err(f) = self.usable_speed(now) {
+            return not_now(f.to_string());
+        }
+        if let Some(f) = self.steering_fault(now) {
+            return not_now(f.to_string());
+        }
+        if under_way.is_some() {
+            self.end_run(RunEnd::Stopped);
+        }
+        let id = self.run.as_ref().map_or(1, |r| r.id + 1);
+        let run = Run::new(id, request);
+        let why = run.to_string();
+        self.run = Some(run);
+        self.go(State::Calibrating, now, why);
+        Ok(id)
+    }
+
+    fn end_run(&mut self, end: RunEnd) {
+        if let Some(run) = self.run.as_mut().filter(|r| r.ended.is_none()) {
+            run.ended = Some(end);
         }
     }
 
@@ -500,6 +605,10 @@ impl Bridge {
             .map_or(Duration::ZERO, |t| now.saturating_since(t));
         self.last_tick = Some(now);
         self.track_steering(now, dt);
+        let speed = self.usable_speed(now);
+        if let (State::Calibrating, Some(run), Ok(v)) = (self.state, self.run.as_mut(), speed) {
+            run.step(v, dt, self.longitudinal.config().standstill_below_mps);
+        }
         self.settle(now);
         Tick {
             output: self.output(now, dt),
@@ -519,7 +628,9 @@ impl Bridge {
     }
 
     fn check_command(&self, cmd: DriveCommand) -> Result<(), CommandError> {
-        steering::steering_wheel_from_front_wheel(cmd.steering_rad)?;
+        self.cfg
+            .steering
+            .steering_wheel_from_front_wheel(cmd.steering_rad)?;
         // The command alone: a speed of 0 stands in for the report.
         self.longitudinal.check(cmd, 0.0)?;
         Ok(())
@@ -535,8 +646,11 @@ impl Bridge {
                 State::WaitingForEnable { requested: true }
             }
             // Engaged and not latched: nothing to re-engage.
-            s
-            @ (State::Engaging { .. } | State::Ready | State::Driving | State::Braking { .. }) => s,
+            s @ (State::Engaging { .. }
+            | State::Ready
+            | State::Driving
+            | State::Calibrating
+            | State::Braking { .. }) => s,
         };
         self.go(to, now, "enable requested".to_owned());
     }
@@ -578,6 +692,21 @@ impl Bridge {
                 |f| self.brake_unless_waiting(f),
             ),
             State::Driving => self.first_fault(now).map(|f| (braking(f), f.to_string())),
+            State::Calibrating => {
+                if let Some(f) = self.report_fault(now) {
+                    return Some((braking(f), f.to_string()));
+                }
+                let ended = self.run.as_ref().and_then(|r| r.ended.clone())?;
+                let at_rest = self
+                    .usable_speed(now)
+                    .is_ok_and(|v| v < self.longitudinal.config().standstill_below_mps);
+                at_rest.then(|| {
+                    (
+                        State::Ready,
+                        format!("calibration run ended: {ended}; at rest"),
+                    )
+                })
+            }
             State::Braking { fault } if fault.latched() => None,
             State::Braking { fault } => match self.first_fault(now) {
                 None => Some((State::Driving, "fault cleared".to_owned())),
@@ -594,6 +723,12 @@ impl Bridge {
             Fault::CommandTimeout => None,
             other => Some((braking(other), other.to_string())),
         }
+    }
+
+    /// A reason in the reports not to move: the steering's, then the speed's.
+    fn report_fault(&self, now: Time) -> Option<Fault> {
+        self.steering_fault(now)
+            .or_else(|| self.usable_speed(now).err())
     }
 
     /// The first reason not to drive, at `now`, in order of importance.
@@ -663,7 +798,7 @@ impl Bridge {
         let (servo, fed) = self.expected.get_or_insert_with(|| {
             let from = reported.unwrap_or(target);
             (
-                Servo::new(act, steering::max_steering_wheel_rad(), from),
+                Servo::new(act, self.cfg.steering.max_steering_wheel_rad(), from),
                 from,
             )
         });
@@ -683,6 +818,7 @@ impl Bridge {
     /// The steering-wheel angle commanded in the current state, rad.
     fn steering_target(&self) -> Option<f64> {
         match self.state {
+            State::Calibrating => self.run.as_ref().map(|r| r.request.steering_wheel_rad),
             State::Driving | State::Braking { .. } => self.held_wheel_rad(),
             State::WaitingForEnable { .. }
             | State::Engaging { .. }
@@ -694,7 +830,10 @@ impl Bridge {
     /// The last valid command's steering-wheel angle, rad.
     fn held_wheel_rad(&self) -> Option<f64> {
         let (cmd, _) = self.inputs.command?;
-        steering::steering_wheel_from_front_wheel(cmd.steering_rad).ok()
+        self.cfg
+            .steering
+            .steering_wheel_from_front_wheel(cmd.steering_rad)
+            .ok()
     }
 
     fn output(&mut self, now: Time, dt: Duration) -> Output {
@@ -713,6 +852,7 @@ impl Bridge {
             }
             State::Engaging { .. } | State::Ready => (self.longitudinal.hold(), None),
             State::Driving => (self.drive_pedals(now, dt), self.steer()),
+            State::Calibrating => (self.run_pedals(now, dt), self.run_steer()),
             State::Braking { .. } => (self.brake_pedals(now, dt), self.steer()),
         };
         Output::Command(PacmodCommand {
@@ -722,6 +862,38 @@ impl Bridge {
             pedals,
             steer,
         })
+    }
+
+    /// The steering wheel a calibration run holds.
+    fn run_steer(&self) -> Option<SteerCommand> {
+        self.steering_target().map(|angle_rad| SteerCommand {
+            angle_rad,
+            rate_limit_rad_s: self.cfg.steering_rate_rad_s,
+        })
+    }
+
+    /// A run's pedals while it holds; the watchdog's stop once it has ended.
+    fn run_pedals(&mut self, now: Time, dt: Duration) -> Pedals {
+        let holding = self
+            .run
+            .as_ref()
+            .filter(|r| r.ended.is_none())
+            .map(|r| r.request.hold);
+        match (holding, self.usable_speed(now)) {
+            (None, _) => self.brake_pedals(now, dt),
+            (Some(hold), speed) => match (hold.pedals(), speed, hold) {
+                (Some(p), _, _) => p,
+                (None, Ok(v), super::calibration::Hold::Speed(target)) => {
+                    let cmd = DriveCommand {
+                        steering_rad: 0.0,
+                        speed_mps: target,
+                        accel_limit_mps2: 0.0,
+                    };
+                    self.pedals(cmd, v, dt)
+                }
+                (None, _, _) => self.refusal_brake(),
+            },
+        }
     }
 
     fn steer(&self) -> Option<SteerCommand> {
@@ -771,6 +943,9 @@ impl Bridge {
         }
         let from = self.state;
         self.state = to;
+        if from == State::Calibrating {
+            self.end_run(RunEnd::Fault(reason.clone()));
+        }
         if !matches!(to, State::Driving | State::Braking { .. }) {
             self.longitudinal.reset();
         }

@@ -304,6 +304,15 @@ impl Longitudinal {
         Pedals::Brake(self.cfg.hold_brake_frac)
     }
 
+    /// The furthest the loop presses `pedal`: its map's last row, fraction.
+    pub fn max_pedal(&self, pedal: Pedal) -> f64 {
+        let rows = match pedal {
+            Pedal::Accelerator => self.accelerator.0.pedals_frac(),
+            Pedal::Brake => self.brake.0.pedals_frac(),
+        };
+        rows.last().copied().unwrap_or(0.0)
+    }
+
     /// The brake applied instead of a refused input.
     pub fn refused(&self) -> Pedals {
         Pedals::Brake(self.cfg.refused_brake_frac)

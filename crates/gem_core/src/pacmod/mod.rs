@@ -5,6 +5,8 @@
 //! - [`pedal_map`]: speed-dependent accelerator and brake maps, calibratable from CSV;
 //! - [`longitudinal`]: the speed loop, map feed-forward plus PID feedback, to pedals;
 //! - [`bridge`]: the engagement state machine and the bridge's own watchdog;
+//! - [`calibration`]: the bridge's calibration runs (a pedal or a speed, and the steering
+//!   wheel, held within limits);
 //! - [`plant`]: a simulated PACMod 2 and car for the simulator (the maps used forward);
 //! - [`rig`]: the bridge driving the plant and the vehicle model in one process, in core
 //!   time (benchmarks and tests).
@@ -15,6 +17,7 @@
 //! checks its age, so the stop on a lost command stream has to happen here.
 
 pub mod bridge;
+pub mod calibration;
 pub mod longitudinal;
 pub mod pedal_map;
 pub mod plant;

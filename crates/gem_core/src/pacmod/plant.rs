@@ -22,8 +22,9 @@
 //!   limit (capped by its own, [`PlantConfig::max_wheel_rate_rad_s`]), within the
 //!   relation's range, and the steering wheel follows it through a first-order lag of
 //!   `steering_lag_s` (the GEM e2's steering, [`SteeringActuator::GEM_E2`], by default);
-//!   the front wheels follow the steering wheel through
-//!   [`super::steering::front_wheel_from_steering_wheel`].
+//!   the front wheels follow the steering wheel through the car's true steering relation,
+//!   [`PlantConfig::steering`] (its offset included): the truth a calibration measures.
+//!   The bridge's relation is its own setting, so a test can give the two different ones.
 //! - **Reports.** The speed (m/s, and in mph as the parsed report carries it) and the
 //!   steering wheel, each with optional Gaussian noise, measured `latency` before they
 //!   are reported.
@@ -31,7 +32,7 @@
 //! Deterministic for a given seed. Time is passed in.
 
 use super::pedal_map::{AcceleratorMap, BrakeMap};
-use super::steering;
+use super::steering::SteeringRelation;
 use super::{MPS_PER_MPH, SHIFT_FORWARD, SHIFT_NEUTRAL};
 use crate::config::{each, first_invalid, value, ConfigError};
 use crate::time::Time;
@@ -44,6 +45,9 @@ use std::time::Duration;
 /// The simulated PACMod's settings. `Default`: no noise, no latency.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlantConfig {
+    /// The simulated car's true steering relation: how its front wheels follow its
+    /// steering wheel. [`SteeringRelation::GEM_E2`].
+    pub steering: SteeringRelation,
     /// The steering actuator's own rate limit, rad/s of steering wheel. 6.0.
     pub max_wheel_rate_rad_s: f64,
     /// The steering wheel's first-order lag after the rate limit, s.
@@ -53,6 +57,9 @@ pub struct PlantConfig {
     pub steering_dead_time_s: f64,
     /// Speed report noise σ, m/s (0: none).
     pub speed_sigma_mps: f64,
+    /// The speed report's resolution, m/s (0: none): a CAN speed in whole km/h is
+    /// 1/3.6 m/s. The report is rounded to it after the noise.
+    pub speed_quantum_mps: f64,
     /// Steering report noise σ, rad of steering wheel (0: none).
     pub wheel_sigma_rad: f64,
     /// Reports describe the car this long before they are published.
@@ -64,10 +71,12 @@ pub struct PlantConfig {
 impl PlantConfig {
     /// The defaults, readable in `const` context.
     pub const DEFAULT: PlantConfig = PlantConfig {
+        steering: SteeringRelation::GEM_E2,
         max_wheel_rate_rad_s: 6.0,
         steering_lag_s: SteeringActuator::GEM_E2.lag_s,
         steering_dead_time_s: SteeringActuator::GEM_E2.dead_time_s,
         speed_sigma_mps: 0.0,
+        speed_quantum_mps: 0.0,
         wheel_sigma_rad: 0.0,
         latency: Duration::ZERO,
         seed: 1,
@@ -75,10 +84,11 @@ impl PlantConfig {
 
     /// Checks every field; the error names it.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.steering.validate()?;
         first_invalid(
             each![positive; self; PlantConfig: max_wheel_rate_rad_s]
                 .into_iter()
-                .chain(each![non_negative; self; PlantConfig: speed_sigma_mps, wheel_sigma_rad])
+                .chain(each![non_negative; self; PlantConfig: speed_sigma_mps, speed_quantum_mps, wheel_sigma_rad])
                 .chain(SteeringActuator::check_delays(
                     value!(self, PlantConfig.steering_lag_s),
                     value!(self, PlantConfig.steering_dead_time_s),
@@ -126,6 +136,10 @@ pub struct Report {
     pub wheel_rad: f64,
     /// `steer_rpt.command`: the last steering command, rad.
     pub wheel_command_rad: f64,
+    /// `accel_rpt.command`, `brake_rpt.command`: the last pedal commands, fractions.
+    pub pedal_commands: (f64, f64),
+    /// `accel_rpt.output`, `brake_rpt.output`: the pedals that apply, fractions.
+    pub pedal_outputs: (f64, f64),
 }
 
 /// One measurement, before noise and latency.
@@ -165,7 +179,7 @@ impl Plant {
                 lag_s: cfg.steering_lag_s,
                 dead_time_s: cfg.steering_dead_time_s,
             },
-            steering::max_steering_wheel_rad(),
+            cfg.steering.max_steering_wheel_rad(),
             0.0,
         );
         Plant {
@@ -274,8 +288,13 @@ impl Plant {
             self.steering.step(dt.as_secs_f64());
         }
         let wheel = self.steering.angle();
-        let front_wheel_rad = steering::front_wheel_from_steering_wheel(wheel)
-            .unwrap_or(wheel.signum() * steering::max_front_wheel_rad());
+        // The servo keeps the wheel within the relation's range (the clamp takes only
+        // rounding off); nothing here is NaN, but a NaN would steer as the centred wheel.
+        let truth = &self.cfg.steering;
+        let max = truth.max_steering_wheel_rad();
+        let front_wheel_rad = truth
+            .front_wheel_from_steering_wheel(wheel.clamp(-max, max))
+            .unwrap_or(truth.offset_deg.to_radians());
         Actuation {
             front_wheel_rad,
             accel_mps2: self.acceleration(speed_mps),
@@ -309,7 +328,11 @@ impl Plant {
             self.history.pop_front();
         }
         let m = self.history[0];
-        let speed_mps = m.speed_mps + self.cfg.speed_sigma_mps * self.gaussian();
+        let mut speed_mps = m.speed_mps + self.cfg.speed_sigma_mps * self.gaussian();
+        let q = self.cfg.speed_quantum_mps;
+        if q > 0.0 {
+            speed_mps = (speed_mps / q).round() * q;
+        }
         let wheel_rad = m.wheel_rad + self.cfg.wheel_sigma_rad * self.gaussian();
         let speed_mph = speed_mps / MPS_PER_MPH;
         Report {
@@ -319,6 +342,8 @@ impl Plant {
             speed_mps: speed_mph * MPS_PER_MPH,
             wheel_rad,
             wheel_command_rad: self.steer_command_rad,
+            pedal_commands: (self.accel_frac, self.brake_frac),
+            pedal_outputs: self.applied_pedals(),
         }
     }
 
@@ -439,7 +464,9 @@ mod tests {
         let a = p.step(Duration::from_secs(1), 0.0);
         let wheel = p.report(Time::ZERO, 0.0).wheel_rad;
         assert!((wheel - 2.0).abs() < 1e-12, "{wheel}");
-        let front = steering::front_wheel_from_steering_wheel(2.0).unwrap();
+        let front = SteeringRelation::GEM_E2
+            .front_wheel_from_steering_wheel(2.0)
+            .unwrap();
         assert!((a.front_wheel_rad - front).abs() < 1e-12);
         // A faster request is capped by the actuator.
         p.steer_command(-10.0, 100.0, ON);
@@ -452,7 +479,60 @@ mod tests {
             p.step(Duration::from_secs(1), 0.0);
         }
         let a = p.step(DT, 0.0);
-        assert!((a.front_wheel_rad - steering::max_front_wheel_rad()).abs() < 1e-9);
+        let max = crate::pacmod::steering::max_front_wheel_rad();
+        assert!((a.front_wheel_rad - max).abs() < 1e-9);
+    }
+
+    /// A car whose truth is not the shipped relation: its front wheels follow its own,
+    /// offset included, and its steering wheel's range is its own.
+    #[test]
+    fn the_front_wheels_follow_the_truth_relation() {
+        let truth = SteeringRelation {
+            quadratic_deg: -0.09,
+            linear: 19.8,
+            offset_deg: 1.0,
+        };
+        let mut p = Plant::new(
+            PlantConfig {
+                steering: truth,
+                steering_lag_s: 0.0,
+                steering_dead_time_s: 0.0,
+                ..PlantConfig::default()
+            },
+            AcceleratorMap::default(),
+            BrakeMap::default(),
+        );
+        p.enable_command(true);
+        let centred = p.step(DT, 0.0).front_wheel_rad.to_degrees();
+        assert!((centred - 1.0).abs() < 1e-12, "{centred}");
+        // 19.8·10 − 0.09·100 = 189° of steering wheel: 10° of turn, 11° of front wheel.
+        p.steer_command(189_f64.to_radians(), 6.0, ON);
+        for _ in 0..200 {
+            p.step(DT, 0.0);
+        }
+        let f = p.step(DT, 0.0).front_wheel_rad.to_degrees();
+        assert!((f - 11.0).abs() < 1e-9, "{f}");
+        // Far right: the end of the truth's range, −35° of turn.
+        p.steer_command(-100.0, 6.0, ON);
+        for _ in 0..500 {
+            p.step(DT, 0.0);
+        }
+        let wheel = p.report(Time::ZERO, 0.0).wheel_rad;
+        assert!(
+            (wheel + truth.max_steering_wheel_rad()).abs() < 1e-9,
+            "{wheel}"
+        );
+        let f = p.step(DT, 0.0).front_wheel_rad.to_degrees();
+        assert!((f + 34.0).abs() < 1e-9, "{f}");
+        let bad = PlantConfig {
+            steering: SteeringRelation {
+                linear: 0.0,
+                ..truth
+            },
+            ..PlantConfig::default()
+        };
+        let e = bad.validate().unwrap_err();
+        assert_eq!(e.field, crate::field!(SteeringRelation.linear));
     }
 
     /// The GEM e2's steering by default: a command waits its 0.1 s of dead time, the

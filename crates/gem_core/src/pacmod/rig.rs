@@ -23,8 +23,9 @@
 //! [`Pedals::send_order`]: super::longitudinal::Pedals::send_order
 
 use super::bridge::{Bridge, Event, Output, PacmodCommand, Shift, StateName};
+use super::calibration::{Request, RunError};
 use super::pedal_map::Pedal;
-use super::plant::{Flags, Plant};
+use super::plant::{Flags, Plant, Report};
 use super::SHIFT_FORWARD;
 use crate::control::closed_loop::CommandPath;
 use crate::time::{Grid, Time};
@@ -78,6 +79,8 @@ pub struct Rig {
     reports: Grid,
     ticks: Grid,
     record: PedalRecord,
+    /// The plant's last report and when it was made.
+    last_report: Option<(Time, Report)>,
 }
 
 impl Rig {
@@ -89,6 +92,7 @@ impl Rig {
             reports: Grid::new(cfg.report_period),
             ticks: Grid::new(cfg.tick_period),
             record: PedalRecord::default(),
+            last_report: None,
         }
     }
 
@@ -105,6 +109,16 @@ impl Rig {
     /// What the plant applied of the pedals since the last [`Rig::take_record`].
     pub fn take_record(&mut self) -> PedalRecord {
         std::mem::take(&mut self.record)
+    }
+
+    /// The plant's last report (what the driver published) and when it was made.
+    pub fn last_report(&self) -> Option<(Time, Report)> {
+        self.last_report
+    }
+
+    /// A calibration request, arrived at `now` ([`Bridge::calibrate`]).
+    pub fn calibrate(&mut self, request: Request, now: Time) -> Result<u32, RunError> {
+        self.bridge.calibrate(request, now)
     }
 
     /// A drive command, arrived at `now`.
@@ -143,6 +157,7 @@ impl Rig {
         let speed_mps = car.state().speed_mps;
         if self.reports.due(now) {
             let r = self.plant.report(now, speed_mps);
+            self.last_report = Some((now, r));
             for event in [
                 Event::Enabled(r.enabled),
                 Event::Override(r.override_active),

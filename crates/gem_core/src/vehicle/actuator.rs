@@ -29,7 +29,7 @@
 //! wheel can turn ([`MAX_STEERING_WHEEL_RATE_RAD_S`]).
 
 use crate::config::{check, first_invalid, value, within, ConfigError};
-use crate::pacmod::steering;
+use crate::pacmod::steering::{self, SteeringRelation};
 use std::collections::VecDeque;
 
 /// The fastest the GEM e2's steering wheel turns under the PACMod, rad/s: the simulated
@@ -66,7 +66,7 @@ impl SteeringActuator {
     /// relation at the centre, and 0.1 s of lag and of dead time. The lag and the dead
     /// time are placeholders until measured on the car (docs/nodes/controller.md).
     pub const GEM_E2: SteeringActuator = SteeringActuator {
-        rate_rad_s: steering::STEERING_WHEEL_RATE_LIMIT_RAD_S / steering::LINEAR,
+        rate_rad_s: steering::STEERING_WHEEL_RATE_LIMIT_RAD_S / SteeringRelation::GEM_E2.linear,
         lag_s: 0.1,
         dead_time_s: 0.1,
     };
@@ -90,9 +90,10 @@ impl SteeringActuator {
 
     /// The front-wheel rate of a steering wheel turning at `wheel_rate_rad_s`, rad/s, at the
     /// centre, where the relation is steepest and the front wheels turn slowest: the rate
-    /// a controller can count on everywhere.
+    /// a controller can count on everywhere. The shipped relation's
+    /// ([`SteeringRelation::GEM_E2`]): a calibrated car's differs by a few per cent.
     pub fn front_rate_of_steering_wheel(wheel_rate_rad_s: f64) -> f64 {
-        wheel_rate_rad_s / steering::LINEAR
+        wheel_rate_rad_s / SteeringRelation::GEM_E2.linear
     }
 
     /// This actuator with the rate of a steering wheel turning at `wheel_rate_rad_s`.

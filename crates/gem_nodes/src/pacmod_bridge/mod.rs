@@ -15,6 +15,7 @@ use gem_core::names;
 use gem_core::pacmod::bridge::{
     Bridge, BridgeTransition, Event, Output, PacmodCommand, Shift, State, StateName,
 };
+use gem_core::pacmod::calibration::Request;
 use gem_core::pacmod::longitudinal::Longitudinal;
 use gem_core::pacmod::pedal_map::Pedal;
 use gem_core::pacmod::{SHIFT_FORWARD, TURN_NONE};
@@ -22,7 +23,7 @@ use gem_core::time::Time;
 use gem_core::vehicle::DriveCommand;
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, KeyValue};
-use gem_msgs::gem_state_msgs::EstopStamped;
+use gem_msgs::gem_state_msgs::{CalibrationRun, CalibrationRunRes, EstopStamped};
 use gem_msgs::pacmod_msgs::{GlobalRpt, PacmodCmd, PositionWithSpeed, SystemRptFloat};
 use gem_msgs::std_msgs::{Bool, Float64, Header};
 use gem_msgs::std_srvs::{Trigger, TriggerRes};
@@ -68,6 +69,8 @@ gem_ros::interface_table! {
         DIAGNOSTICS: DiagnosticArray = Decl::publishes(names::DIAGNOSTICS, 10, "one status, `<node>: PACMod`, at `~diagnostics_rate` and at once on a change of state: OK engaging, ready or driving, WARN waiting for the PACMod, ERROR braking on a fault or disengaged; the message says why");
         /// The enable request.
         ENABLE: Trigger = Decl::serves("~enable", "an operator's enable request: engages from waiting, from a disengagement or from a latched fault (the handshake again); answers the state");
+        /// Calibration runs.
+        CALIBRATE: CalibrationRun = Decl::serves("~calibrate", "a calibration run: hold a pedal fraction (`accelerator`, `brake`, at most the map's last row) or a speed (`speed`), and a steering-wheel angle, until a duration, a distance or a speed limit, then brake to rest; `stop` ends it; refused while a controller drives the car or a report is missing; the status's `calibration` value follows the run");
     ];
 }
 
@@ -83,13 +86,17 @@ struct Outputs {
     diagnostics: Publisher<DiagnosticArray>,
 }
 
+/// A calibration run as the status showed it: its number, and whether it had ended.
+type RunShown = (u32, bool);
+
 /// The core and what was last published about it.
 struct Inner {
     bridge: Bridge,
     /// The last output, for the status.
     output: Output,
-    /// When the status was last published, and the state it showed.
-    reported: Option<(Time, State)>,
+    /// When the status was last published, the state it showed and the calibration run
+    /// it showed.
+    reported: Option<(Time, State, Option<RunShown>)>,
     diagnostics_period: Duration,
 }
 
@@ -145,7 +152,7 @@ fn run() -> anyhow::Result<()> {
 }
 
 /// The subscriptions and the service.
-fn wire(s: &Arc<Shared>) -> Result<(Vec<DirectSubscriber>, Service), RosError> {
+fn wire(s: &Arc<Shared>) -> Result<(Vec<DirectSubscriber>, [Service; 2]), RosError> {
     let sh = s.clone();
     let command = crate::interface::subscribe(&COMMAND, move |m, _| {
         sh.handle(Event::Command(DriveCommand {
@@ -178,7 +185,28 @@ fn wire(s: &Arc<Shared>) -> Result<(Vec<DirectSubscriber>, Service), RosError> {
             message: state.to_string(),
         })
     })?;
-    Ok((vec![command, enabled, speed, global, steer], enable))
+    let sh = s.clone();
+    let calibrate = crate::interface::serve(&CALIBRATE, move |req| {
+        Ok(match sh.calibrate(&req) {
+            Ok((run, message)) => CalibrationRunRes {
+                accepted: true,
+                run,
+                message,
+            },
+            Err(message) => {
+                tracing::warn!("calibration request refused: {message}");
+                CalibrationRunRes {
+                    accepted: false,
+                    run: 0,
+                    message,
+                }
+            }
+        })
+    })?;
+    Ok((
+        vec![command, enabled, speed, global, steer],
+        [enable, calibrate],
+    ))
 }
 
 impl Shared {
@@ -193,6 +221,37 @@ impl Shared {
             self.report(&mut inner, now);
         }
         inner.bridge.state()
+    }
+
+    /// A calibration request: the run's number and a line about it, or why not.
+    fn calibrate(
+        &self,
+        req: &gem_msgs::gem_state_msgs::CalibrationRunReq,
+    ) -> Result<(u32, String), String> {
+        let mut inner = self.inner.locked();
+        let now = time::now();
+        let request = Request::parse(
+            &req.pedal,
+            req.fraction,
+            req.speed_mps,
+            req.steering_wheel_rad,
+            req.duration_s,
+            req.distance_m,
+            req.max_speed_mps,
+            &inner.bridge.calibration_limits(),
+        )
+        .map_err(|e| e.to_string())?;
+        let run = inner
+            .bridge
+            .calibrate(request, now)
+            .map_err(|e| e.to_string())?;
+        let line = inner
+            .bridge
+            .calibration_run()
+            .map_or_else(String::new, ToString::to_string);
+        tracing::info!("{line}");
+        self.report(&mut inner, now);
+        Ok((run, line))
     }
 
     /// One tick: what the core says, sent.
@@ -254,10 +313,13 @@ impl Shared {
     /// Publishes the status when the state changed or the heartbeat is due.
     fn report(&self, inner: &mut Inner, now: Time) {
         let state = inner.bridge.state();
+        let run = inner.bridge.calibration_run().cloned();
+        let run_key = run.as_ref().map(|r| (r.id, r.ended.is_some()));
         let due = match inner.reported {
             None => true,
-            Some((at, shown)) => {
+            Some((at, shown, shown_run)) => {
                 !shown.same(state)
+                    || shown_run != run_key
                     || now < at
                     || now.saturating_since(at) >= inner.diagnostics_period
             }
@@ -265,7 +327,7 @@ impl Shared {
         if !due {
             return;
         }
-        inner.reported = Some((now, state));
+        inner.reported = Some((now, state, run_key));
         let (accel, brake, wheel) = match inner.output {
             Output::Command(c) => (
                 format!("{:.3}", c.pedals.accelerator_frac()),
@@ -284,6 +346,14 @@ impl Shared {
             ("accelerator", accel),
             ("brake", brake),
             ("steering wheel, rad", wheel),
+            (
+                "calibration run",
+                run.as_ref().map_or_else(String::new, |r| r.id.to_string()),
+            ),
+            (
+                "calibration",
+                run.as_ref().map_or_else(String::new, calibration_value),
+            ),
         ]
         .into_iter()
         .map(|(key, value)| KeyValue {
@@ -295,9 +365,23 @@ impl Shared {
             &self.out.diagnostics,
             now,
             "PACMod",
-            (state.level() as i8, state.to_string()),
+            (
+                state.level() as i8,
+                match (&run, state) {
+                    (Some(r), State::Calibrating) => r.to_string(),
+                    _ => state.to_string(),
+                },
+            ),
             values,
         );
+    }
+}
+
+/// The status's `calibration` value: `holding`, or `ended: <why>`, then the run.
+fn calibration_value(run: &gem_core::pacmod::calibration::Run) -> String {
+    match &run.ended {
+        None => format!("holding: {run}"),
+        Some(end) => format!("ended: {end}"),
     }
 }
 

@@ -4,6 +4,7 @@ use gem_core::field;
 use gem_core::pacmod::bridge::BridgeConfig;
 use gem_core::pacmod::longitudinal::LongitudinalConfig;
 use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap};
+use gem_core::pacmod::steering::SteeringRelation;
 use gem_ros::params::{config_error, ParamError, ParamSpec};
 
 const BRIDGE: BridgeConfig = BridgeConfig::DEFAULT;
@@ -24,6 +25,9 @@ gem_ros::param_table! {
         STEERING_DEAD_TIME = ParamSpec::float("steering_dead_time_s", BRIDGE.steering_dead_time_s, "s", "the steering's dead time, in the steering wheel's expected angle (a placeholder until measured)").feeds(&[field!(BridgeConfig.steering_dead_time_s)]);
         STEER_MISMATCH = ParamSpec::float("steer_mismatch_rad", BRIDGE.steer_mismatch_rad, "rad", "a steering report further than this (steering wheel) from where the command should have moved it (dead time, rate limit, lag) is a mismatch").feeds(&[field!(BridgeConfig.steer_mismatch_rad)]);
         STEER_MISMATCH_AFTER = ParamSpec::float("steer_mismatch_after_s", BRIDGE.steer_mismatch_after.as_secs_f64(), "s", "a mismatch lasting longer than this is a latched fault").feeds(&[field!(BridgeConfig.steer_mismatch_after)]);
+        STEERING_QUADRATIC = ParamSpec::float("steering_quadratic_deg", BRIDGE.steering.quadratic_deg, "°/°²", "steering relation SW = l·t + q·t², odd in t, t = f − offset, all in degrees ([real car](../real-car.md#steering-relation)): q").feeds(&[field!(SteeringRelation.quadratic_deg)]);
+        STEERING_LINEAR = ParamSpec::float("steering_linear", BRIDGE.steering.linear, "°/°", "steering relation: l, the steering ratio at the centre").feeds(&[field!(SteeringRelation.linear)]);
+        STEERING_OFFSET = ParamSpec::float("steering_offset_deg", BRIDGE.steering.offset_deg, "°", "steering relation: the front-wheel angle the car steers with the steering wheel centred, + left (within ±5); the steering wheel is sent for the command less it").feeds(&[field!(SteeringRelation.offset_deg)]);
         KP = ParamSpec::float("kp_per_s", LOOP.kp_per_s, "1/s", "speed loop: proportional gain, (m/s²) per (m/s)").feeds(&[field!(LongitudinalConfig.kp_per_s)]);
         KI = ParamSpec::float("ki_per_s2", LOOP.ki_per_s2, "1/s²", "speed loop: integral gain").feeds(&[field!(LongitudinalConfig.ki_per_s2)]);
         KD = ParamSpec::float("kd", LOOP.kd, "", "speed loop: derivative gain on the measured speed (0: off)").feeds(&[field!(LongitudinalConfig.kd)]);
@@ -73,6 +77,11 @@ impl Params {
             steering_dead_time_s: STEERING_DEAD_TIME.f64()?,
             steer_mismatch_rad: STEER_MISMATCH.f64()?,
             steer_mismatch_after: STEER_MISMATCH_AFTER.seconds()?,
+            steering: SteeringRelation {
+                quadratic_deg: STEERING_QUADRATIC.f64()?,
+                linear: STEERING_LINEAR.f64()?,
+                offset_deg: STEERING_OFFSET.f64()?,
+            },
         };
         bridge.validate().map_err(|e| config_error(&PARAMS, e))?;
         let longitudinal = LongitudinalConfig {
@@ -118,4 +127,41 @@ where
         .map_err(|e: gem_core::pacmod::pedal_map::PedalMapError| {
             spec.invalid(format!("{path}: {e}"))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gem_ros::params::{with_values, Default as Value};
+
+    fn load(values: &[(&'static str, Value)]) -> Result<Params, String> {
+        with_values(values, Params::load).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_steering_relation_is_read_and_a_bad_one_names_its_parameter() {
+        let p = load(&[
+            ("steering_quadratic_deg", Value::Float(-0.09)),
+            ("steering_linear", Value::Float(19.8)),
+            ("steering_offset_deg", Value::Float(1.0)),
+        ])
+        .unwrap();
+        assert_eq!(
+            p.bridge.steering,
+            SteeringRelation {
+                quadratic_deg: -0.09,
+                linear: 19.8,
+                offset_deg: 1.0,
+            }
+        );
+        // An offset beyond 5°; a relation that folds back before 35°; no ratio.
+        for (name, value) in [
+            ("steering_offset_deg", 6.0),
+            ("steering_quadratic_deg", -0.5),
+            ("steering_linear", 0.0),
+        ] {
+            let e = load(&[(name, Value::Float(value))]).unwrap_err();
+            assert!(e.starts_with(&format!("parameter ~{name}:")), "{e}");
+        }
+    }
 }

@@ -113,6 +113,10 @@ gem_ros::interface_table! {
         PACMOD_SPEED_RPT: VehicleSpeedRpt = Decl::publishes(names::PACMOD_VEHICLE_SPEED_RPT, 10, "`pacmod`: `vehicle_speed` in mph (as the `pacmod2` driver parses it), `vehicle_speed_valid` true, at `~pacmod_report_rate`");
         /// PACMod: the steering wheel.
         PACMOD_STEER_RPT: SystemRptFloat = Decl::publishes(names::PACMOD_STEER_RPT, 10, "`pacmod`: `output` the steering wheel (rad), `command` the last command, `enabled`, `override_active`, at `~pacmod_report_rate`");
+        /// The accelerator report.
+        PACMOD_ACCEL_RPT: SystemRptFloat = Decl::publishes(names::PACMOD_ACCEL_RPT, 10, "`pacmod`: `command` the last accelerator command, `output` the accelerator that applies (0 while disabled), fractions, at `~pacmod_report_rate`");
+        /// The brake report.
+        PACMOD_BRAKE_RPT: SystemRptFloat = Decl::publishes(names::PACMOD_BRAKE_RPT, 10, "`pacmod`: `command` the last brake command, `output` the brake that applies (0 while disabled), fractions, at `~pacmod_report_rate`");
         /// PACMod: enabled and override.
         PACMOD_GLOBAL_RPT: GlobalRpt = Decl::publishes(names::PACMOD_GLOBAL_RPT, 10, "`pacmod`: `enabled` and `override_active`, at `~pacmod_report_rate`");
     ];
@@ -608,6 +612,8 @@ struct PacmodReports {
     speed: ros1_protocols::runtime::Publisher<Float64>,
     speed_rpt: ros1_protocols::runtime::Publisher<VehicleSpeedRpt>,
     steer_rpt: ros1_protocols::runtime::Publisher<SystemRptFloat>,
+    accel_rpt: ros1_protocols::runtime::Publisher<SystemRptFloat>,
+    brake_rpt: ros1_protocols::runtime::Publisher<SystemRptFloat>,
     global_rpt: ros1_protocols::runtime::Publisher<GlobalRpt>,
     period: Duration,
     last: Option<Time>,
@@ -620,6 +626,8 @@ impl PacmodReports {
             speed: PACMOD_SPEED.publish()?,
             speed_rpt: PACMOD_SPEED_RPT.publish()?,
             steer_rpt: PACMOD_STEER_RPT.publish()?,
+            accel_rpt: PACMOD_ACCEL_RPT.publish()?,
+            brake_rpt: PACMOD_BRAKE_RPT.publish()?,
             global_rpt: PACMOD_GLOBAL_RPT.publish()?,
             period: Duration::from_secs_f64(1.0 / rate_hz),
             last: None,
@@ -666,6 +674,20 @@ impl PacmodReports {
             output: report.wheel_rad,
             ..Default::default()
         });
+        let pedal = |(command, output): (f64, f64)| SystemRptFloat {
+            header: header.clone(),
+            enabled: report.enabled,
+            override_active: report.override_active,
+            command,
+            output,
+            ..Default::default()
+        };
+        let _ = self
+            .accel_rpt
+            .send(pedal((report.pedal_commands.0, report.pedal_outputs.0)));
+        let _ = self
+            .brake_rpt
+            .send(pedal((report.pedal_commands.1, report.pedal_outputs.1)));
         let _ = self.global_rpt.send(GlobalRpt {
             header,
             enabled: report.enabled,

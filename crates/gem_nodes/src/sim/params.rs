@@ -5,6 +5,7 @@ use gem_core::geometry::Pose;
 use gem_core::gnss::pose::InsPoseConfig;
 use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap};
 use gem_core::pacmod::plant::PlantConfig;
+use gem_core::pacmod::steering::SteeringRelation;
 use gem_core::vehicle::dynamic::DynamicParams;
 use gem_core::vehicle::localization::{LocalizationParams, TwistReport};
 use gem_core::vehicle::{ChassisModel, VehicleParams};
@@ -67,7 +68,11 @@ gem_ros::param_table! {
         PACMOD_WHEEL_RATE = ParamSpec::float("pacmod_max_wheel_rate_rad_s", PLANT.max_wheel_rate_rad_s, "rad/s", "`pacmod`: the steering actuator's own rate limit (steering wheel); a command's lower limit applies").feeds(&[field!(PlantConfig.max_wheel_rate_rad_s)]);
         PACMOD_STEERING_LAG = ParamSpec::float("pacmod_steering_lag_s", PLANT.steering_lag_s, "s", "`pacmod`: the steering wheel's first-order lag after the rate limit (the GEM e2's placeholder)").feeds(&[field!(PlantConfig.steering_lag_s)]);
         PACMOD_STEERING_DEAD_TIME = ParamSpec::float("pacmod_steering_dead_time_s", PLANT.steering_dead_time_s, "s", "`pacmod`: dead time before a steering command reaches the actuator (the GEM e2's placeholder)").feeds(&[field!(PlantConfig.steering_dead_time_s)]);
+        PACMOD_STEERING_QUADRATIC = ParamSpec::float("pacmod_steering_quadratic_deg", PLANT.steering.quadratic_deg, "°/°²", "`pacmod`: the simulated car's true steering relation SW = l·t + q·t², odd in t, t = f − offset, all in degrees (`pacmod_bridge`'s `~steering_*`): q").feeds(&[field!(SteeringRelation.quadratic_deg)]);
+        PACMOD_STEERING_LINEAR = ParamSpec::float("pacmod_steering_linear", PLANT.steering.linear, "°/°", "`pacmod`: the simulated car's true steering relation: l, the steering ratio at the centre").feeds(&[field!(SteeringRelation.linear)]);
+        PACMOD_STEERING_OFFSET = ParamSpec::float("pacmod_steering_offset_deg", PLANT.steering.offset_deg, "°", "`pacmod`: the front-wheel angle the simulated car steers with the steering wheel centred, + left (within ±5)").feeds(&[field!(SteeringRelation.offset_deg)]);
         PACMOD_SPEED_SIGMA = ParamSpec::float("pacmod_speed_sigma_mps", PLANT.speed_sigma_mps, "m/s", "`pacmod`: speed report noise σ (0: none)").feeds(&[field!(PlantConfig.speed_sigma_mps)]);
+        PACMOD_SPEED_QUANTUM = ParamSpec::float("pacmod_speed_quantum_mps", PLANT.speed_quantum_mps, "m/s", "`pacmod`: the speed report's resolution, after the noise (0: none; a CAN speed in whole km/h: 0.2778)").feeds(&[field!(PlantConfig.speed_quantum_mps)]);
         PACMOD_WHEEL_SIGMA = ParamSpec::float("pacmod_wheel_sigma_rad", PLANT.wheel_sigma_rad, "rad", "`pacmod`: steering report noise σ, steering wheel (0: none)").feeds(&[field!(PlantConfig.wheel_sigma_rad)]);
         PACMOD_LATENCY = ParamSpec::float("pacmod_latency_s", PLANT.latency.as_secs_f64(), "s", "`pacmod`: reports describe the car this long before they are published").non_negative();
         PACMOD_SEED = ParamSpec::int("pacmod_seed", PLANT.seed as i64, "", "`pacmod`: seed of the report noise").non_negative();
@@ -201,10 +206,16 @@ impl Params {
             _ => PoseOutput::ModelState,
         };
         let pacmod = PlantConfig {
+            steering: SteeringRelation {
+                quadratic_deg: PACMOD_STEERING_QUADRATIC.f64()?,
+                linear: PACMOD_STEERING_LINEAR.f64()?,
+                offset_deg: PACMOD_STEERING_OFFSET.f64()?,
+            },
             max_wheel_rate_rad_s: PACMOD_WHEEL_RATE.f64()?,
             steering_lag_s: PACMOD_STEERING_LAG.f64()?,
             steering_dead_time_s: PACMOD_STEERING_DEAD_TIME.f64()?,
             speed_sigma_mps: PACMOD_SPEED_SIGMA.f64()?,
+            speed_quantum_mps: PACMOD_SPEED_QUANTUM.f64()?,
             wheel_sigma_rad: PACMOD_WHEEL_SIGMA.f64()?,
             latency: PACMOD_LATENCY.seconds()?,
             seed: PACMOD_SEED.i64()? as u64,
@@ -236,5 +247,42 @@ impl Params {
             inspva,
             ins_frame,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gem_ros::params::{with_values, Default as Value};
+
+    fn load(values: &[(&'static str, Value)]) -> Result<Params, String> {
+        with_values(values, Params::load).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_steering_relation_is_read_and_a_bad_one_names_its_parameter() {
+        let p = load(&[
+            ("pacmod_steering_quadratic_deg", Value::Float(-0.09)),
+            ("pacmod_steering_linear", Value::Float(19.8)),
+            ("pacmod_steering_offset_deg", Value::Float(1.0)),
+        ])
+        .unwrap();
+        assert_eq!(
+            p.pacmod.steering,
+            SteeringRelation {
+                quadratic_deg: -0.09,
+                linear: 19.8,
+                offset_deg: 1.0,
+            }
+        );
+        // An offset beyond 5°; a relation that folds back before 35°; no ratio.
+        for (name, value) in [
+            ("pacmod_steering_offset_deg", 6.0),
+            ("pacmod_steering_quadratic_deg", -0.5),
+            ("pacmod_steering_linear", 0.0),
+        ] {
+            let e = load(&[(name, Value::Float(value))]).unwrap_err();
+            assert!(e.starts_with(&format!("parameter ~{name}:")), "{e}");
+        }
     }
 }

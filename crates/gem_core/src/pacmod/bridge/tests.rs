@@ -32,7 +32,9 @@ fn go(speed_mps: f64) -> Event {
 
 /// The steering-wheel angle of [`go`]'s command.
 fn go_wheel_rad() -> f64 {
-    steering::steering_wheel_from_front_wheel(0.1).unwrap()
+    SteeringRelation::GEM_E2
+        .steering_wheel_from_front_wheel(0.1)
+        .unwrap()
 }
 
 /// Fresh speed (2 m/s) and steering reports (where [`go`] steers) at `ms`.
@@ -321,7 +323,9 @@ fn a_steering_wheel_swinging_at_its_rate_is_no_mismatch() {
     let mut b = driving();
     // The report follows the expected angle exactly: from 0.1 rad (front) to −0.5 rad is
     // many seconds of swing.
-    let target = steering::steering_wheel_from_front_wheel(-0.5).unwrap();
+    let target = SteeringRelation::GEM_E2
+        .steering_wheel_from_front_wheel(-0.5)
+        .unwrap();
     let mut expected = go_wheel_rad();
     for t in (50..6000).step_by(50) {
         b.handle(
@@ -390,6 +394,52 @@ fn driving_commands_the_steering_wheel_through_the_relation() {
     );
 }
 
+/// A car calibrated with an offset: the steering wheel is sent for the command less the
+/// offset, and the steering wheel's range is its relation's.
+#[test]
+fn driving_sends_the_steering_wheel_of_the_configured_relation() {
+    let relation = SteeringRelation {
+        quadratic_deg: -0.09,
+        linear: 19.8,
+        offset_deg: 1.0,
+    };
+    let l = Longitudinal::new(
+        LongitudinalConfig::DEFAULT,
+        AcceleratorMap::default(),
+        BrakeMap::default(),
+    );
+    let cfg = BridgeConfig {
+        steering: relation,
+        ..BridgeConfig::DEFAULT
+    };
+    let mut b = Bridge::new(cfg, l);
+    b.handle(Event::Enabled(true), at(-1000));
+    b.tick(at(-1000));
+    b.tick(at(0));
+    // 11° of front wheel is 10° of turn: 19.8·10 − 0.09·100 = 189° of steering wheel.
+    let wheel = 189_f64.to_radians();
+    b.handle(Event::Speed(2.0), at(0));
+    b.handle(Event::SteeringReport(wheel), at(0));
+    b.handle(
+        Event::Command(DriveCommand {
+            steering_rad: 11_f64.to_radians(),
+            speed_mps: 2.0,
+            accel_limit_mps2: 0.0,
+        }),
+        at(0),
+    );
+    let Output::Command(c) = b.tick(at(0)).output else {
+        panic!("silent");
+    };
+    assert_eq!(b.state(), State::Driving);
+    let sent = c.steer.expect("steering").angle_rad;
+    assert!((sent - wheel).abs() < 1e-12, "{}", sent.to_degrees());
+    assert_eq!(
+        b.calibration_limits().max_steering_wheel_rad,
+        relation.max_steering_wheel_rad()
+    );
+}
+
 #[test]
 fn the_status_explains_the_state() {
     assert_eq!(
@@ -453,6 +503,18 @@ fn the_defaults_are_valid_and_a_bad_bound_is_named() {
     assert_eq!(
         c.validate().unwrap_err().field,
         crate::field!(BridgeConfig.steering_lag_s)
+    );
+    // The steering relation's own check, naming its field.
+    let c = BridgeConfig {
+        steering: SteeringRelation {
+            offset_deg: 6.0,
+            ..SteeringRelation::GEM_E2
+        },
+        ..BridgeConfig::DEFAULT
+    };
+    assert_eq!(
+        c.validate().unwrap_err().field,
+        crate::field!(SteeringRelation.offset_deg)
     );
 }
 
@@ -533,3 +595,5 @@ fn a_stream_of_nan_commands_makes_one_transition() {
     assert_eq!(made.len(), 1, "{:?}", made.get(..3));
     assert_eq!(b.state().name(), StateName::Braking);
 }
+
+mod calibration;

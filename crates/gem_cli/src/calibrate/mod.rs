@@ -1,0 +1,24 @@
+//! `gemctl calibrate pedals|steering`: the car's pedal maps and steering relation fitted
+//! from drives. The fitting is `gem_calibrate`'s; this module reads the bags, drives the
+//! calibration runs through `pacmod_bridge` (`--collect`) and writes the files.
+
+mod drive;
+mod pedals;
+mod steering;
+
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// The accelerator and brake maps: drive calibration runs (`--collect`), or fit the
+    /// maps from bags of such runs or of ordinary driving.
+    Pedals(pedals::Args),
+    /// The steering relation and offset: drive circles (`--collect`), or fit them from bags
+    /// of circles and straight driving.
+    Steering(steering::Args),
+}
+
+pub fn run(cmd: &Command) -> anyhow::Result<()> {
+    match cmd {
+        Command::Pedals(args) => pedals::run(args),
+        Command::Steering(args) => steering::run(args),
+    }
+}
