@@ -4,12 +4,14 @@
 //! calibration runs through `pacmod_bridge` and records a bag with `rosbag record`,
 //! `gemctl calibrate pedals BAG` fits the maps, and the fitted cells are compared with the
 //! simulated car's truth, which neither command sees. Then the bad inputs: a bag without
-//! the PACMod topics, and a drive with no bridge to drive.
+//! the PACMod topics, a drive with no bridge to drive, and a driver override mid-drive,
+//! which stops it and keeps the bag.
 
 use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap, PedalMap};
-use gem_e2e::bags::{finish, recording, scratch_dir, start_recording};
+use gem_e2e::bags::{finish, gemctl_output, recording, said, scratch_dir, start_recording};
 use gem_e2e::platform::{launch_with, stop};
-use gem_testbed::{cli, node_binary, repo_root, ros};
+use gem_msgs::diagnostic_msgs::DiagnosticArray;
+use gem_testbed::{cli, cli_background, node_binary, repo_root, ros, wait_until, Collector};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -33,20 +35,6 @@ fn sim_car(dir: &Path) -> PathBuf {
     );
     std::fs::write(&file, text).expect("sim_car.yaml");
     file
-}
-
-fn gemctl(args: &[&str], timeout: Duration) -> std::process::Output {
-    let bin = node_binary("gemctl");
-    cli(bin.to_str().expect("utf-8 path"), args, timeout)
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// The cells of `map`'s table in `report` that were fitted to data: (pedal, speed).
@@ -84,7 +72,7 @@ fn pedal_maps_fitted_from_a_collected_drive_match_a_car_they_were_not_told() {
     );
     let out = dir.join("drive");
     let started = Instant::now();
-    let collected = gemctl(
+    let collected = gemctl_output(
         &[
             "calibrate",
             "pedals",
@@ -96,13 +84,13 @@ fn pedal_maps_fitted_from_a_collected_drive_match_a_car_they_were_not_told() {
     );
     let drive_s = started.elapsed().as_secs_f64();
     stop(suite);
-    assert!(collected.status.success(), "{}", text(&collected));
+    assert!(collected.status.success(), "{}", said(&collected));
     let bag = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|e| e == "bag"))
-        .unwrap_or_else(|| panic!("no bag in {}: {}", out.display(), text(&collected)));
-    let fit = gemctl(
+        .unwrap_or_else(|| panic!("no bag in {}: {}", out.display(), said(&collected)));
+    let fit = gemctl_output(
         &[
             "calibrate",
             "pedals",
@@ -112,7 +100,7 @@ fn pedal_maps_fitted_from_a_collected_drive_match_a_car_they_were_not_told() {
         ],
         Duration::from_secs(60),
     );
-    assert!(fit.status.success(), "{}", text(&fit));
+    assert!(fit.status.success(), "{}", said(&fit));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
     let fitted_a = read("accelerator_map.csv")
@@ -156,7 +144,7 @@ fn pedal_maps_fitted_from_a_collected_drive_match_a_car_they_were_not_told() {
 fn a_bag_without_the_pacmod_topics_is_refused_naming_them() {
     let (_ros, dir, bag) = recording("pedals_bad", "no_pacmod.bag");
     finish(start_recording(&bag, None, Some("1"), &["/rosout"]));
-    let out = gemctl(
+    let out = gemctl_output(
         &[
             "calibrate",
             "pedals",
@@ -167,11 +155,11 @@ fn a_bag_without_the_pacmod_topics_is_refused_naming_them() {
         Duration::from_secs(30),
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{}", text(&out));
+    assert!(!out.status.success(), "{}", said(&out));
     assert!(
         err.contains("has no /pacmod/as_tx/vehicle_speed (std_msgs/Float64, m/s)"),
         "{}",
-        text(&out)
+        said(&out)
     );
     assert!(!dir.join("x").join("accelerator_map.csv").exists());
 }
@@ -180,7 +168,7 @@ fn a_bag_without_the_pacmod_topics_is_refused_naming_them() {
 fn a_collecting_drive_without_a_bridge_says_so_and_drives_nothing() {
     let _ros = ros();
     let dir = scratch_dir("pedals_nobridge");
-    let out = gemctl(
+    let out = gemctl_output(
         &[
             "calibrate",
             "pedals",
@@ -192,11 +180,77 @@ fn a_collecting_drive_without_a_bridge_says_so_and_drives_nothing() {
         ],
         Duration::from_secs(30),
     );
-    assert!(!out.status.success(), "{}", text(&out));
+    assert!(!out.status.success(), "{}", said(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("is pacmod_bridge running"), "{}", text(&out));
+    assert!(err.contains("is pacmod_bridge running"), "{}", said(&out));
     assert!(
         std::fs::read_dir(&dir).unwrap().next().is_none(),
         "nothing recorded"
+    );
+}
+
+#[test]
+fn a_driver_override_stops_the_collecting_drive_and_keeps_the_bag() {
+    let _ros = ros();
+    let dir = scratch_dir("pedals_override");
+    let suite = launch_with("gem_e2_sim", "", &[]);
+    let status = Collector::<DiagnosticArray>::new("/diagnostics");
+    let out = dir.join("drive");
+    let bin = node_binary("gemctl");
+    let mut drive = cli_background(
+        bin.to_str().unwrap(),
+        &[
+            "calibrate",
+            "pedals",
+            "--collect",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let state = || {
+        status.last().and_then(|m| {
+            m.status
+                .into_iter()
+                .find(|s| s.name.ends_with("pacmod_bridge: PACMod"))
+                .and_then(|s| s.values.into_iter().find(|kv| kv.key == "state"))
+                .map(|kv| kv.value)
+        })
+    };
+    assert!(
+        wait_until(Duration::from_secs(60), || state().as_deref()
+            == Some("CALIBRATING")),
+        "no run started: {}",
+        drive.output()
+    );
+    cli(
+        "rostopic",
+        &[
+            "pub",
+            "-1",
+            "/gem_sim/pacmod_override",
+            "std_msgs/Bool",
+            "data: true",
+        ],
+        Duration::from_secs(30),
+    );
+    let ended = drive.wait(Duration::from_secs(60)).expect("gemctl ends");
+    let said = drive.output();
+    stop(suite);
+    assert!(!ended.success(), "{said}");
+    // The override reaches the drive two ways: the bridge's status (DISENGAGED) and the
+    // state manager's ERROR with the e-stop bit (the bridge's `vehicle/fault`); the first
+    // to arrive is named.
+    assert!(
+        said.contains("calibration drive stopped: the bridge is DISENGAGED")
+            || said.contains("calibration drive stopped: the state manager reports ERROR (ESTOP)"),
+        "{said}"
+    );
+    let bags: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(
+        bags.len() == 1 && bags[0].extension().is_some_and(|e| e == "bag"),
+        "{bags:?}"
     );
 }

@@ -6,9 +6,9 @@
 //! bad input: a bag without the steering report and the INS solution.
 
 use gem_core::pacmod::steering::SteeringRelation;
-use gem_e2e::bags::{finish, recording, scratch_dir, start_recording};
+use gem_e2e::bags::{finish, gemctl_output, recording, said, scratch_dir, start_recording};
 use gem_e2e::platform::{launch_with, stop};
-use gem_testbed::{cli, node_binary, ros};
+use gem_testbed::ros;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -35,20 +35,6 @@ fn sim_car(dir: &Path) -> PathBuf {
     file
 }
 
-fn gemctl(args: &[&str], timeout: Duration) -> std::process::Output {
-    let bin = node_binary("gemctl");
-    cli(bin.to_str().expect("utf-8 path"), args, timeout)
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 /// The `key: value` pairs under `node:` in the written YAML.
 fn yaml_section(yaml: &str, node: &str) -> BTreeMap<String, f64> {
     yaml.lines()
@@ -73,7 +59,7 @@ fn the_steering_relation_collected_and_fitted_matches_a_car_it_was_not_told() {
     );
     let out = dir.join("drive");
     let started = Instant::now();
-    let collected = gemctl(
+    let collected = gemctl_output(
         &[
             "calibrate",
             "steering",
@@ -85,7 +71,7 @@ fn the_steering_relation_collected_and_fitted_matches_a_car_it_was_not_told() {
     );
     let drive_s = started.elapsed().as_secs_f64();
     stop(suite);
-    assert!(collected.status.success(), "{}", text(&collected));
+    assert!(collected.status.success(), "{}", said(&collected));
     assert!(
         std::fs::read_dir(&out).unwrap().any(|e| e
             .unwrap()
@@ -123,9 +109,9 @@ fn the_steering_relation_collected_and_fitted_matches_a_car_it_was_not_told() {
     assert!(
         error < 0.5 && offset_error < 0.2,
         "{yaml}\n{}",
-        text(&collected)
+        said(&collected)
     );
-    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let report = std::fs::read_to_string(out.join("steering_report.md")).unwrap();
     assert!(report.contains("| settling |"), "{report}");
 }
 
@@ -134,7 +120,7 @@ fn a_bag_without_the_steering_report_is_refused_naming_it() {
     let (_ros, dir, bag) = recording("steering_bad", "no_steering.bag");
     finish(start_recording(&bag, None, Some("1"), &["/rosout"]));
     let out = dir.join("x");
-    let o = gemctl(
+    let o = gemctl_output(
         &[
             "calibrate",
             "steering",
@@ -144,7 +130,7 @@ fn a_bag_without_the_steering_report_is_refused_naming_it() {
         ],
         Duration::from_secs(30),
     );
-    assert!(!o.status.success(), "{}", text(&o));
+    assert!(!o.status.success(), "{}", said(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("no /pacmod/parsed_tx/steer_rpt in")
@@ -152,7 +138,7 @@ fn a_bag_without_the_steering_report_is_refused_naming_it() {
                 "record it with `rosbag record /pacmod/parsed_tx/steer_rpt /novatel/inspva`"
             ),
         "{}",
-        text(&o)
+        said(&o)
     );
     assert!(!out.join("steering.yaml").exists());
 }

@@ -82,3 +82,19 @@ pub fn gemctl(args: &[&str]) -> String {
         Duration::from_secs(300),
     )
 }
+
+/// Runs `gemctl` with `args` for at most `timeout`, whatever its exit: its output.
+pub fn gemctl_output(args: &[&str], timeout: Duration) -> std::process::Output {
+    let bin = gem_testbed::node_binary("gemctl");
+    gem_testbed::cli(bin.to_str().expect("utf-8 path"), args, timeout)
+}
+
+/// A command's exit status, stdout and stderr, for an assertion's message.
+pub fn said(o: &std::process::Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}

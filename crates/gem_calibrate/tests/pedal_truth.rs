@@ -111,14 +111,6 @@ fn check(plant_cfg: PlantConfig, what: &str) {
         fb.rmse_before,
         fb.rmse_after,
     );
-    for (c, t) in fa
-        .cells
-        .iter()
-        .map(|c| (c, &truth_a.0))
-        .chain(fb.cells.iter().map(|c| (c, &truth_b.0)))
-    {
-        println!("  {:.2} @ {:.1} m/s: support {:6.1} n {:4}, fitted {:+.3}, truth {:+.3}, prior {:+.3}, {:?}", c.pedal_frac, c.speed_mps, c.support, c.count, c.fitted_mps2, t.acceleration(c.speed_mps, c.pedal_frac), c.prior_mps2, c.origin);
-    }
     assert!(ra <= 0.15 && rb <= 0.15, "{what}: {ra} {rb}");
     assert!(
         fa.covered().count() >= 12 && fb.covered().count() >= 15,

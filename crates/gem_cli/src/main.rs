@@ -39,7 +39,10 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    let result = match Cli::parse().command {
+    // ROS remapping arguments (`__ns:=/car`, `__name:=…`, `from:=to`) are the node's, read
+    // when it starts; they are not the command line's.
+    let args = std::env::args().filter(|a| !a.contains(":="));
+    let result = match Cli::parse_from(args).command {
         Command::Status(args) => status::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Bag(cmd) => bag::run(&cmd),

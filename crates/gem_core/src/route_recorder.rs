@@ -490,7 +490,8 @@ impl Stretch {
     /// next pose to smooth.
     fn trim(&mut self, width: f64) {
         let Some(next) = self.samples.get(self.next).map(|s| self.offset(s.stamp)) else {
-            // Everything smoothed: only the newest is kept (windows may still reach back).
+            // Everything smoothed: the next poses' windows may reach a whole window back
+            // from the newest.
             let keep_from = self.offset(self.newest()) - width;
             while self
                 .samples
@@ -786,7 +787,7 @@ pub struct Status {
     pub health: Health,
     /// The latest smoothed pose: moving (None: none yet).
     pub moving: Option<bool>,
-    /// No pose for this long (None: poses are coming).
+    /// No new pose (a new stamp) for this long (None: they are coming).
     pub pose_silent_for: Option<Duration>,
     /// Gaps so far.
     pub gaps: usize,
@@ -817,8 +818,8 @@ pub struct Recorder {
     gate: HealthGate,
     stretch: Option<Stretch>,
     spacer: Spacer,
-    /// The last stamp seen.
-    last_stamp: Option<Time>,
+    /// The last stamp seen, and when (the caller's now) it came.
+    last_stamp: Option<(Time, Time)>,
     gaps: Vec<Gap>,
     /// The latest smoothed pose was moving.
     moving: Option<bool>,
@@ -859,11 +860,11 @@ impl Recorder {
     /// A pose arrived at `now`.
     pub fn pose(&mut self, s: PoseSample, now: Time) -> Offer {
         match self.last_stamp {
-            Some(last) if s.stamp == last => return Offer::Duplicate,
-            Some(last) if s.stamp < last => return Offer::Backwards,
+            Some((last, _)) if s.stamp == last => return Offer::Duplicate,
+            Some((last, _)) if s.stamp < last => return Offer::Backwards,
             _ => {}
         }
-        self.last_stamp = Some(s.stamp);
+        self.last_stamp = Some((s.stamp, now));
         let health = self.gate.state(now, &self.cfg);
         if health != Health::Good {
             self.interrupt(GapCause::Health(health), now);
@@ -885,7 +886,8 @@ impl Recorder {
 
     /// The live figures at `now`.
     pub fn status(&self, now: Time) -> Status {
-        let newest = self.stretch.as_ref().map(Stretch::newest);
+        // Measured on the caller's clock alone: a pose's stamp may come from another.
+        let newest = self.last_stamp.map(|(_, at)| at);
         Status {
             distance_m: self.spacer.distance_m,
             points: self.spacer.points.len(),
@@ -978,7 +980,7 @@ impl Recorder {
                 Some(run) if !self.spacer.join_next => run.push(f.position),
                 _ => self.runs.push(vec![f.position]),
             }
-            if let Some(_join_m) = self.spacer.advance(f.position) {
+            if self.spacer.advance(f.position).is_some() {
                 if let Some(g) = self.gaps.last_mut().filter(|g| g.to.is_none()) {
                     g.to = Some(f.position);
                 }

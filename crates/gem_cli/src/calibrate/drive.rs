@@ -21,6 +21,21 @@ use std::process::{Child, Command as Process};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The command line of a drive (`--collect`).
+#[derive(clap::Args)]
+pub struct DriveArgs {
+    /// --collect: wait for Enter before each run from rest, or each straight and circle
+    /// pair (on the car: time for the safety driver to line up and check the space).
+    #[arg(long)]
+    pub pause: bool,
+    /// --collect: the bridge's node name.
+    #[arg(long, default_value = "/pacmod_bridge")]
+    pub bridge: String,
+    /// --collect: seconds to wait for the master, the bridge and the recorder.
+    #[arg(long, default_value_t = 15.0)]
+    pub timeout: f64,
+}
+
 /// Where and how a drive runs.
 pub struct Drive<'a> {
     /// What the bag is named after (`pedals`, `steering`).

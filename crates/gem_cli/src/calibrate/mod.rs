@@ -3,6 +3,7 @@
 //! calibration runs through `pacmod_bridge` (`--collect`) and writes the files.
 
 mod drive;
+mod params;
 mod pedals;
 mod steering;
 

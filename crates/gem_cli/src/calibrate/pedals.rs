@@ -3,7 +3,8 @@
 //! while `rosbag record` records the PACMod topics; with bags, fits the accelerator and
 //! brake maps (`gem_calibrate::pedals`) and writes them, a report and a plot per map.
 
-use super::drive::{topic, Drive};
+use super::drive::{topic, Drive, DriveArgs};
+use super::params::{self, write_atomically};
 use crate::bag::{read_numbers, Numbers};
 use anyhow::{anyhow, bail, ensure, Context};
 use gem_calibrate::collect::{self, PlanConfig, Start};
@@ -13,6 +14,10 @@ use gem_core::names;
 use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap, Pedal, PedalMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// `pacmod_bridge`'s map parameters (pinned to its table by a test below).
+const BRIDGE_ACCELERATOR_MAP: &str = "accelerator_map_file";
+const BRIDGE_BRAKE_MAP: &str = "brake_map_file";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,16 +51,12 @@ pub struct Args {
     /// --collect: the longest run, m (the straight's usable length).
     #[arg(long, default_value_t = PlanConfig::DEFAULT.distance_m)]
     distance_m: f64,
-    /// --collect: wait for Enter before each run that starts from rest (on the car: time
-    /// for the safety driver to line up on the straight).
+    /// Also set the fitted maps' absolute paths as `pacmod_bridge`'s parameters in this
+    /// rosparam YAML file (created, or merged into), for `calibration:=FILE`.
     #[arg(long)]
-    pause: bool,
-    /// --collect: the bridge's node name.
-    #[arg(long, default_value = "/pacmod_bridge")]
-    bridge: String,
-    /// --collect: seconds to wait for the master, the bridge and the recorder.
-    #[arg(long, default_value_t = 15.0)]
-    timeout: f64,
+    params: Option<PathBuf>,
+    #[command(flatten)]
+    drive: DriveArgs,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
@@ -172,6 +173,23 @@ fn fit(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Result<
         all.samples.len(),
         args.out.join("report.md").display()
     );
+    if let Some(file) = &args.params {
+        let dir = std::fs::canonicalize(&args.out)
+            .with_context(|| format!("cannot resolve {}", args.out.display()))?;
+        let values: Vec<(&str, serde_yaml::Value)> = fitted
+            .iter()
+            .filter(|(_, f)| f.is_ok())
+            .map(|(pedal, _)| {
+                let (param, name) = match pedal {
+                    Pedal::Accelerator => (BRIDGE_ACCELERATOR_MAP, "accelerator_map.csv"),
+                    Pedal::Brake => (BRIDGE_BRAKE_MAP, "brake_map.csv"),
+                };
+                (param, dir.join(name).display().to_string().into())
+            })
+            .collect();
+        params::merge(file, "pacmod_bridge", &values)?;
+        println!("pacmod_bridge's map files set in {}", file.display());
+    }
     Ok(())
 }
 
@@ -236,13 +254,6 @@ fn drive_of(bag: &Path) -> anyhow::Result<Series> {
     })
 }
 
-/// Writes `text` to `path` through a temporary file in the same directory.
-pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-}
-
 fn collect(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Result<()> {
     let plan = collect::pedal_plan(
         accelerator,
@@ -254,7 +265,7 @@ fn collect(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Res
         },
     );
     let pause = |i: usize, step: &collect::Step| {
-        (args.pause && step.start == Start::AtRest).then(|| {
+        (args.drive.pause && step.start == Start::AtRest).then(|| {
             format!(
                 "run {}/{}: {}",
                 i + 1,
@@ -266,8 +277,8 @@ fn collect(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Res
     let bag = Drive {
         what: "pedals",
         out: &args.out,
-        bridge: &args.bridge,
-        timeout: Duration::from_secs_f64(args.timeout),
+        bridge: &args.drive.bridge,
+        timeout: Duration::from_secs_f64(args.drive.timeout),
         pause: &pause,
     }
     .run(&plan)?;
@@ -278,4 +289,19 @@ fn collect(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Res
         args.out.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_map_parameters_are_the_bridges() {
+        let names: Vec<&str> = gem_nodes::pacmod_bridge::PARAMS
+            .iter()
+            .map(|p| p.name)
+            .collect();
+        assert!(names.contains(&BRIDGE_ACCELERATOR_MAP), "{names:?}");
+        assert!(names.contains(&BRIDGE_BRAKE_MAP), "{names:?}");
+    }
 }

@@ -5,7 +5,7 @@
 //! `~calibrate` service (`gem_calibrate::steering::circle_plan`) while `rosbag record`
 //! records them, and the bag is fitted.
 
-use super::drive::{topic, Drive};
+use super::drive::{topic, Drive, DriveArgs};
 use anyhow::{bail, ensure, Context};
 use gem_calibrate::collect;
 use gem_calibrate::steering::{
@@ -34,10 +34,14 @@ pub struct Args {
     /// fit that bag.
     #[arg(long)]
     collect: bool,
-    /// Where `steering.yaml` and `report.md` (and with --collect the bag) are written
-    /// (created if missing).
+    /// Where `steering.yaml` and `steering_report.md` (and with --collect the bag) are
+    /// written (created if missing).
     #[arg(long)]
     out: PathBuf,
+    /// Also set the fitted relation in this rosparam YAML file (created, or merged into),
+    /// for `calibration:=FILE`.
+    #[arg(long)]
+    params: Option<PathBuf>,
     /// How far the INS antenna (the point its solution describes) sits ahead of the rear
     /// axle, m: `gnss_pose`'s `~antenna_ahead_m`.
     #[arg(long, default_value_t = InsPoseConfig::DEFAULT.antenna_ahead_m)]
@@ -55,16 +59,8 @@ pub struct Args {
     /// --collect: the straight driving before each circle, s.
     #[arg(long, default_value_t = CirclePlanConfig::default().straight_s)]
     straight_s: f64,
-    /// --collect: wait for Enter before each straight and circle pair (the car brakes to
-    /// rest meanwhile; time for the safety driver to check the space ahead).
-    #[arg(long)]
-    pause: bool,
-    /// --collect: the bridge's node name.
-    #[arg(long, default_value = "/pacmod_bridge")]
-    bridge: String,
-    /// --collect: seconds to wait for the master, the bridge and the recorder.
-    #[arg(long, default_value_t = 15.0)]
-    timeout: f64,
+    #[command(flatten)]
+    drive: DriveArgs,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
@@ -109,7 +105,7 @@ fn fit_bags(args: &Args, bags: &[PathBuf]) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let yaml = args.out.join("steering.yaml");
-    let report = args.out.join("report.md");
+    let report = args.out.join("steering_report.md");
     write(&yaml, &rosparam_yaml(&fitted.relation, bags))?;
     write(&report, &report_markdown(&fitted, &data, bags, args))?;
     let r = fitted.relation;
@@ -122,6 +118,14 @@ fn fit_bags(args: &Args, bags: &[PathBuf]) -> anyhow::Result<()> {
         fitted.start_error_deg
     );
     println!("wrote {} and {}", yaml.display(), report.display());
+    if let Some(file) = &args.params {
+        for (node, values) in node_params(&fitted.relation) {
+            let values: Vec<(&str, serde_yaml::Value)> =
+                values.into_iter().map(|(k, v)| (k, v.into())).collect();
+            super::params::merge(file, node, &values)?;
+        }
+        println!("the relation set in {}", file.display());
+    }
     Ok(())
 }
 
@@ -243,22 +247,36 @@ fn rosparam_yaml(r: &SteeringRelation, bags: &[PathBuf]) -> String {
         s,
         "# <rosparam command=\"load\" file=\"/path/to/steering.yaml\"/>"
     );
+    for (node, values) in node_params(r) {
+        let _ = writeln!(s, "{node}:");
+        for (name, value) in values {
+            let _ = writeln!(s, "  {name}: {value:.6}");
+        }
+    }
+    s
+}
+
+/// The relation as each node's parameters: `pacmod_bridge`'s, and `gem_sim`'s (its
+/// simulated car), named as their tables name them.
+fn node_params(r: &SteeringRelation) -> [(&'static str, Vec<(&'static str, f64)>); 2] {
     let values = [
         (field!(SteeringRelation.quadratic_deg), r.quadratic_deg),
         (field!(SteeringRelation.linear), r.linear),
         (field!(SteeringRelation.offset_deg), r.offset_deg),
     ];
-    let tables: [(&str, &[ParamSpec]); 2] = [
-        ("pacmod_bridge", &gem_nodes::pacmod_bridge::params::PARAMS),
-        ("gem_sim", &gem_nodes::sim::params::PARAMS),
-    ];
-    for (node, table) in tables {
-        let _ = writeln!(s, "{node}:");
-        for (field, value) in values {
-            let _ = writeln!(s, "  {}: {value:.6}", param_name(table, field));
-        }
-    }
-    s
+    let of = |table: &[ParamSpec]| -> Vec<(&'static str, f64)> {
+        values
+            .iter()
+            .map(|&(field, v)| (param_name(table, field), v))
+            .collect()
+    };
+    [
+        (
+            "pacmod_bridge",
+            of(&gem_nodes::pacmod_bridge::params::PARAMS),
+        ),
+        ("gem_sim", of(&gem_nodes::sim::params::PARAMS)),
+    ]
 }
 
 /// The fit's report with where its data came from.
@@ -314,7 +332,7 @@ fn collect(args: &Args) -> anyhow::Result<PathBuf> {
     );
     let plan = circle_plan(&FitConfig::DEFAULT.start, &cfg);
     let pause = |i: usize, step: &collect::Step| {
-        (args.pause && step.request.steering_wheel_rad == 0.0).then(|| {
+        (args.drive.pause && step.request.steering_wheel_rad == 0.0).then(|| {
             format!(
                 "runs {}-{} of {}: straight, then the circle",
                 i + 1,
@@ -326,8 +344,8 @@ fn collect(args: &Args) -> anyhow::Result<PathBuf> {
     let bag = Drive {
         what: "steering",
         out: &args.out,
-        bridge: &args.bridge,
-        timeout: Duration::from_secs_f64(args.timeout),
+        bridge: &args.drive.bridge,
+        timeout: Duration::from_secs_f64(args.drive.timeout),
         pause: &pause,
     }
     .run(&plan)?;
