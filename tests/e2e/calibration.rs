@@ -8,7 +8,9 @@
 //! which stops it and keeps the bag.
 
 use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap, PedalMap};
-use gem_e2e::bags::{finish, gemctl_output, recording, said, scratch_dir, start_recording};
+use gem_e2e::bags::{
+    drive_tolerance, finish, gemctl_output, recording, said, scratch_dir, start_recording,
+};
 use gem_e2e::platform::{launch_with, stop};
 use gem_msgs::diagnostic_msgs::DiagnosticArray;
 use gem_testbed::{cli, cli_background, node_binary, repo_root, ros, wait_until, Collector};
@@ -68,7 +70,10 @@ fn pedal_maps_fitted_from_a_collected_drive_match_a_car_they_were_not_told() {
     let suite = launch_with(
         "gem_e2_sim",
         "",
-        &[format!("sim_car:={}", sim_car(&dir).display())],
+        &[
+            format!("sim_car:={}", sim_car(&dir).display()),
+            drive_tolerance(&dir),
+        ],
     );
     let out = dir.join("drive");
     let started = Instant::now();

@@ -6,7 +6,9 @@
 //! bad input: a bag without the steering report and the INS solution.
 
 use gem_core::pacmod::steering::SteeringRelation;
-use gem_e2e::bags::{finish, gemctl_output, recording, said, scratch_dir, start_recording};
+use gem_e2e::bags::{
+    drive_tolerance, finish, gemctl_output, recording, said, scratch_dir, start_recording,
+};
 use gem_e2e::platform::{launch_with, stop};
 use gem_testbed::ros;
 use std::collections::BTreeMap;
@@ -55,7 +57,10 @@ fn the_steering_relation_collected_and_fitted_matches_a_car_it_was_not_told() {
     let suite = launch_with(
         "gem_e2_sim",
         "",
-        &[format!("sim_car:={}", sim_car(&dir).display())],
+        &[
+            format!("sim_car:={}", sim_car(&dir).display()),
+            drive_tolerance(&dir),
+        ],
     );
     let out = dir.join("drive");
     let started = Instant::now();

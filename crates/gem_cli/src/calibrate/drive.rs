@@ -268,7 +268,8 @@ impl Recorder {
             names::SYSTEM_STATE,
             names::DIAGNOSTICS,
         ];
-        let child = Process::new("rosbag")
+        let mut command = Process::new("rosbag");
+        command
             .arg("record")
             .arg("-O")
             .arg(bag)
@@ -277,7 +278,17 @@ impl Recorder {
             .stdout(std::process::Stdio::null())
             // Its own process group: `rosbag` runs the recorder as a child, and both must
             // hear the SIGINT that ends the recording.
-            .process_group(0)
+            .process_group(0);
+        // Should gemctl die without stopping it, `rosbag` hears SIGINT all the same and
+        // stops its recorder, rather than recording on with no one to end it.
+        // SAFETY: prctl(2) only, between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT);
+                Ok(())
+            });
+        }
+        let child = command
             .spawn()
             .context("cannot start `rosbag record` (is ROS's rosbag installed?)")?;
         let mut r = Recorder {
