@@ -9,13 +9,13 @@
 
 use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap, PedalMap};
 use gem_e2e::bags::{
-    drive_tolerance, finish, gemctl_output, recording, said, scratch_dir, start_recording,
+    collect_on_sim, finish, gemctl_output, recording, said, scratch_dir, start_recording,
 };
 use gem_e2e::platform::{launch_with, stop};
 use gem_msgs::diagnostic_msgs::DiagnosticArray;
 use gem_testbed::{cli, cli_background, node_binary, repo_root, ros, wait_until, Collector};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Bound of a whole collecting drive (wall time, at the demo's speed-up of 5: about a
 /// minute).
@@ -67,28 +67,7 @@ fn rms(fitted: &PedalMap, truth: &PedalMap, cells: &[(f64, f64)]) -> f64 {
 fn pedal_maps_fitted_from_a_collected_drive_match_a_car_they_were_not_told() {
     let _ros = ros();
     let dir = scratch_dir("pedals");
-    let suite = launch_with(
-        "gem_e2_sim",
-        "",
-        &[
-            format!("sim_car:={}", sim_car(&dir).display()),
-            drive_tolerance(&dir),
-        ],
-    );
-    let out = dir.join("drive");
-    let started = Instant::now();
-    let collected = gemctl_output(
-        &[
-            "calibrate",
-            "pedals",
-            "--collect",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        DRIVE,
-    );
-    let drive_s = started.elapsed().as_secs_f64();
-    stop(suite);
+    let (collected, out, drive_s) = collect_on_sim("pedals", &sim_car(&dir), &dir, DRIVE);
     assert!(collected.status.success(), "{}", said(&collected));
     let bag = std::fs::read_dir(&out)
         .unwrap()

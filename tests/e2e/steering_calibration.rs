@@ -7,13 +7,12 @@
 
 use gem_core::pacmod::steering::SteeringRelation;
 use gem_e2e::bags::{
-    drive_tolerance, finish, gemctl_output, recording, said, scratch_dir, start_recording,
+    collect_on_sim, finish, gemctl_output, recording, said, scratch_dir, start_recording,
 };
-use gem_e2e::platform::{launch_with, stop};
 use gem_testbed::ros;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Bound of the whole collecting drive (wall time; about 265 simulated seconds at the
 /// demo's speed-up of 5).
@@ -54,28 +53,7 @@ fn yaml_section(yaml: &str, node: &str) -> BTreeMap<String, f64> {
 fn the_steering_relation_collected_and_fitted_matches_a_car_it_was_not_told() {
     let _ros = ros();
     let dir = scratch_dir("steering");
-    let suite = launch_with(
-        "gem_e2_sim",
-        "",
-        &[
-            format!("sim_car:={}", sim_car(&dir).display()),
-            drive_tolerance(&dir),
-        ],
-    );
-    let out = dir.join("drive");
-    let started = Instant::now();
-    let collected = gemctl_output(
-        &[
-            "calibrate",
-            "steering",
-            "--collect",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        DRIVE,
-    );
-    let drive_s = started.elapsed().as_secs_f64();
-    stop(suite);
+    let (collected, out, drive_s) = collect_on_sim("steering", &sim_car(&dir), &dir, DRIVE);
     assert!(collected.status.success(), "{}", said(&collected));
     assert!(
         std::fs::read_dir(&out).unwrap().any(|e| e

@@ -109,3 +109,38 @@ pub fn drive_tolerance(dir: &Path) -> String {
     std::fs::write(&file, "pacmod_bridge:\n  report_timeout_s: 0.5\n").expect("a rosparam file");
     format!("calibration:={}", file.display())
 }
+
+/// `gemctl calibrate <what> --collect --out DIR/drive` against the suite on `gem_e2_sim`,
+/// its car described by the rosparam file `sim_car`, with [`drive_tolerance`]; the
+/// suite stopped after. The command's output, the drive's directory and the wall
+/// seconds the drive took.
+pub fn collect_on_sim(
+    what: &str,
+    sim_car: &Path,
+    dir: &Path,
+    timeout: Duration,
+) -> (std::process::Output, PathBuf, f64) {
+    let suite = crate::platform::launch_with(
+        "gem_e2_sim",
+        "",
+        &[
+            format!("sim_car:={}", sim_car.display()),
+            drive_tolerance(dir),
+        ],
+    );
+    let out = dir.join("drive");
+    let started = std::time::Instant::now();
+    let collected = gemctl_output(
+        &[
+            "calibrate",
+            what,
+            "--collect",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        timeout,
+    );
+    let took = started.elapsed().as_secs_f64();
+    crate::platform::stop(suite);
+    (collected, out, took)
+}

@@ -39,9 +39,10 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    // ROS remapping arguments (`__ns:=/car`, `__name:=…`, `from:=to`) are the node's, read
-    // when it starts; they are not the command line's.
-    let args = std::env::args().filter(|a| !a.contains(":="));
+    // ROS's special arguments (`__ns:=/car`, `__name:=…`, `__log:=…`) are the node's, read
+    // when it starts; they are not the command line's. Other `a:=b` words stay: they can
+    // be option values (`--launch-arg waypoints:=…`).
+    let args = std::env::args().filter(|a| !(a.starts_with("__") && a.contains(":=")));
     let result = match Cli::parse_from(args).command {
         Command::Status(args) => status::run(&args),
         Command::Demo(args) => demo::run(&args),

@@ -324,13 +324,19 @@ fn subscribe_ins(
         let mut s = s.locked();
         s.recorder.health(f64::from(verdict.accuracy_mm()), now);
         s.health_heard = true;
-        if let Ok(Served::Fresh(r)) = src.served(now) {
-            let sample = PoseSample {
-                stamp: r.stamp,
-                position: r.pose.point(),
-            };
-            s.recorder.pose(sample, now);
-            s.pose_heard = true;
+        match src.served(now) {
+            Ok(Served::Fresh(r)) => {
+                let sample = PoseSample {
+                    stamp: r.stamp,
+                    position: r.pose.point(),
+                };
+                s.recorder.pose(sample, now);
+                s.pose_heard = true;
+                s.pose_error = None;
+            }
+            Ok(Served::Held(_, fault)) | Err(fault) => {
+                s.pose_error = Some(format!("{}: no good solution: {fault}", names::INSPVA))
+            }
         }
     })
     .map_err(|e| anyhow!("subscribe {}: {e}", names::INSPVA))
