@@ -40,6 +40,9 @@ if docker info >/dev/null 2>&1; then
   step "rostests in docker (runners/run_integration_tests.sh, run_state_manager_rostests.sh)"
   bash runners/run_integration_tests.sh
   bash runners/run_state_manager_rostests.sh
+  # The rostest files ran (and count) in the image: tests/e2e/rostest_files.rs does not
+  # run them natively again.
+  export GEM_ROSTESTS_RAN_IN_DOCKER=build/docker/rostest
 elif [ "${CI:-}" = true ]; then
   echo "[test] error: CI=true but no Docker engine answers (docker info): the Docker steps cannot run" >&2
   exit 1
@@ -47,6 +50,11 @@ else
   echo "[test] Docker steps skipped: no Docker engine answers (docker info); tests/e2e/containers.rs reports its scenarios as skipped"
 fi
 step "cargo test --release --workspace"
+# Each test that holds the machine (gem_testbed::exclusive) appends its name and seconds.
+export GEM_TEST_TIMES="$ROOT/build/test-times.tsv"
+: >"$GEM_TEST_TIMES"
 cargo test --release --workspace -- --nocapture
 
+echo "[test] the slowest tests (seconds holding the machine; all in $GEM_TEST_TIMES):"
+sort -t$'\t' -k2,2 -rn "$GEM_TEST_TIMES" | awk -F'\t' 'NR <= 25 { printf "[test] %7.1f  %s\n", $2, $1 }'
 echo "[test] all checks passed in $(( $(date +%s) - start )) s"

@@ -6,7 +6,7 @@
 //! `tests/e2e/hosts.rs` (`gem_e2e::lap`). Each scenario prints its figures.
 //!
 //! Without a Docker engine, docker-compose or the image, every scenario writes
-//! `skipped: <reason>` and passes (`runners/test.sh` fails instead when `CI=true`).
+//! `skipped: <reason>` and passes; under `CI=true` it fails naming what is missing.
 //! `cargo test --release --test e2e containers::` runs them.
 
 use gem_e2e::containers::{available, Compose, Service};

@@ -423,7 +423,10 @@ fn runners_answer_help_refuse_bad_options_and_name_what_is_missing() {
 #[test]
 fn docker_scripts_refuse_what_is_missing_before_building() {
     if !docker_answers() {
-        println!("skipped: no Docker engine answers");
+        crate::skip_or_fail(
+            "docker_scripts_refuse_what_is_missing_before_building",
+            "no Docker engine answers (docker info)",
+        );
         return;
     }
     let image_id = |image: &str| {

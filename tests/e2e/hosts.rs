@@ -3,7 +3,8 @@
 //! killed, the master killed and restarted. Sim time comes from the vehicle (gem_sim at
 //! 5×). Each scenario prints its figures.
 //!
-//! Without root or iproute2 every scenario writes `skipped: <reason>` and passes.
+//! Without root or iproute2 every scenario writes `skipped: <reason>` and passes; under
+//! `CI=true` it fails naming what is missing.
 //! `cargo test --release --test e2e hosts::` runs them.
 
 use gem_e2e::hosts::{available, HostProc, Hosts, Role};

@@ -65,7 +65,8 @@ use std::time::Instant;
 
 /// Runs a scenario that needs the machine to itself and what `available` checks for (root
 /// and iproute2, a Docker engine...). Without it the test writes `skipped: <reason>` to
-/// stderr, past the output capture, and passes; an error of the scenario fails the test.
+/// stderr, past the output capture, and passes, except under `CI=true`, where it fails
+/// naming what is missing ([`skip_or_fail`]); an error of the scenario fails the test.
 pub(crate) fn scenario(
     available: impl FnOnce() -> Result<(), String>,
     run: impl FnOnce() -> Result<(), String>,
@@ -76,7 +77,7 @@ pub(crate) fn scenario(
         .unwrap_or("scenario")
         .to_owned();
     if let Err(why) = available() {
-        let _ = writeln!(std::io::stderr(), "test {name} ... skipped: {why}");
+        skip_or_fail(&name, &why);
         return;
     }
     let started = Instant::now();
@@ -86,6 +87,17 @@ pub(crate) fn scenario(
         Ok(()) => println!("{name}: ok ({secs:.1} s)"),
         Err(e) => panic!("{name}: failed after {secs:.1} s: {e}"),
     }
+}
+
+/// A test that cannot run here because `why` (root, iproute2 or a Docker engine missing):
+/// a `skipped` line past the output capture on a developer's machine; under `CI=true`, where
+/// every scenario must run, a failure naming what is missing.
+#[track_caller]
+pub(crate) fn skip_or_fail(name: &str, why: &str) {
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{name}: cannot run under CI=true: {why}");
+    }
+    let _ = writeln!(std::io::stderr(), "test {name} ... skipped: {why}");
 }
 
 /// A deployment of the suite driving a lap (on hosts or in containers).

@@ -20,13 +20,14 @@ use anyhow::{anyhow, bail, Context};
 use gem_core::geometry::Point;
 use gem_core::gnss::health::InsHealthConfig;
 use gem_core::gnss::pose::{InsPose, InsPoseConfig};
-use gem_core::gnss::source::{PoseSource, Served, Solution};
+use gem_core::gnss::source::{PoseSource, Served};
 use gem_core::names;
 use gem_core::route_recorder::{self, Health, PoseSample, Recorder, RecorderConfig, Status};
 use gem_core::time::Time;
 use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateReq};
 use gem_msgs::gem_state_msgs::GpsAccuracyStamped;
 use gem_msgs::novatel_gps_msgs::Inspva;
+use gem_ros::convert::inspva_solution;
 use gem_ros::time::{self, to_core};
 use ros1_protocols::clock::{wait_for_clock_or, Timing};
 use ros1_protocols::direct::{Arrival, DirectSubscriber};
@@ -308,18 +309,8 @@ fn subscribe_ins(
     let s = shared.clone();
     ros1_protocols::direct::subscribe(names::INSPVA, move |m: Inspva, at: Arrival| {
         let now = time::at(at.read);
-        let solution = Solution {
-            stamp: to_core(m.header.stamp),
-            status: m.status,
-            lat_deg: m.latitude,
-            lon_deg: m.longitude,
-            azimuth_deg: m.azimuth,
-            velocity_en_mps: Some([m.east_velocity, m.north_velocity]),
-            yaw_rate_rad_s: None,
-            horizontal_sigma_m: None,
-        };
         let mut src = source.locked();
-        let _refused = src.offer(solution, now);
+        let _refused = src.offer(inspva_solution(&m), now);
         let verdict = src.verdict(now);
         let mut s = s.locked();
         s.recorder.health(f64::from(verdict.accuracy_mm()), now);

@@ -221,3 +221,52 @@ mod interfaces {
         }
     }
 }
+
+/// The steering relation's three parameters in both nodes that take one (the bridge's
+/// `~steering_*`, the simulated car's `~pacmod_steering_*`): read as given, and a bad one
+/// refused naming its parameter.
+#[test]
+fn the_steering_relation_is_read_and_a_bad_one_names_its_parameter() {
+    use gem_core::pacmod::steering::SteeringRelation;
+    type Load = fn(&[(&'static str, Default)]) -> Result<SteeringRelation, String>;
+    let nodes: [(&str, Load); 2] = [
+        ("", |v| {
+            with_values(v, pacmod_bridge::params::Params::load)
+                .map(|p| p.bridge.steering)
+                .map_err(|e| e.to_string())
+        }),
+        ("pacmod_", |v| {
+            with_values(v, sim::params::Params::load)
+                .map(|p| p.pacmod.steering)
+                .map_err(|e| e.to_string())
+        }),
+    ];
+    for (prefix, load) in nodes {
+        let name = |n: &str| -> &'static str {
+            Box::leak(format!("{prefix}steering_{n}").into_boxed_str())
+        };
+        let read = load(&[
+            (name("quadratic_deg"), Default::Float(-0.09)),
+            (name("linear"), Default::Float(19.8)),
+            (name("offset_deg"), Default::Float(1.0)),
+        ]);
+        assert_eq!(
+            read,
+            Ok(SteeringRelation {
+                quadratic_deg: -0.09,
+                linear: 19.8,
+                offset_deg: 1.0,
+            }),
+            "{prefix}steering_*"
+        );
+        // An offset beyond 5°; a relation that folds back before 35°; no ratio.
+        for (n, value) in [
+            ("offset_deg", 6.0),
+            ("quadratic_deg", -0.5),
+            ("linear", 0.0),
+        ] {
+            let e = load(&[(name(n), Default::Float(value))]).unwrap_err();
+            assert!(e.starts_with(&format!("parameter ~{}:", name(n))), "{e}");
+        }
+    }
+}

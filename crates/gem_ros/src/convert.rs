@@ -1,14 +1,33 @@
 //! Conversions between message types and core types (the core never sees a message).
 
 use crate::time::to_core;
+use gem_core::gnss::source::Solution;
 use gem_core::state_manager::{ErrorBits, SystemState};
 use gem_core::time::Time;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
+use gem_msgs::novatel_gps_msgs::Inspva;
 use gem_msgs::std_msgs::Header;
 
 /// The core time of a message header's stamp (zero stays zero: the core decides).
 pub fn stamp(header: &Header) -> Time {
     to_core(header.stamp)
+}
+
+/// The solution of a NovAtel `INSPVA` message: the antenna's position, heading (azimuth)
+/// and east/north velocity with the receiver's status, stamped with the measurement time.
+/// It gives no yaw rate and no position sigma (the pose source estimates the one and
+/// judges the fix by its status).
+pub fn inspva_solution(m: &Inspva) -> Solution {
+    Solution {
+        stamp: stamp(&m.header),
+        status: m.status.clone(),
+        lat_deg: m.latitude,
+        lon_deg: m.longitude,
+        azimuth_deg: m.azimuth,
+        velocity_en_mps: Some([m.east_velocity, m.north_velocity]),
+        yaw_rate_rad_s: None,
+        horizontal_sigma_m: None,
+    }
 }
 
 /// A `SystemStateStamped` for `state` and `errors`, stamped `now`.

@@ -15,7 +15,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Directory holding the build's binaries (`target/release` or `target/debug`), found
 /// from the running executable: a test (`target/<profile>/deps/<test>-<hash>`) or a
@@ -57,13 +57,42 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// The machine for the calling test alone: no other caller of [`exclusive`] or [`ros`]
 /// runs until the guard is dropped. For a scenario that starts its own masters and whose
 /// bounds hold on a machine that is not running another scenario.
-pub fn exclusive() -> MutexGuard<'static, ()> {
-    SERIAL.locked()
+pub fn exclusive() -> Machine {
+    let lock = SERIAL.locked();
+    Machine {
+        _lock: lock,
+        test: std::thread::current().name().unwrap_or("?").to_owned(),
+        since: Instant::now(),
+    }
+}
+
+/// The machine held by one test ([`exclusive`]). When dropped it appends the test's name
+/// and how long it held the machine (seconds) as a tab-separated line to the file
+/// `GEM_TEST_TIMES` names, if set: `runners/test.sh` prints the slowest from it.
+pub struct Machine {
+    _lock: MutexGuard<'static, ()>,
+    test: String,
+    since: Instant,
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        let Some(path) = std::env::var_os("GEM_TEST_TIMES") else {
+            return;
+        };
+        let line = format!("{}\t{:.1}\n", self.test, self.since.elapsed().as_secs_f64());
+        // One short append per test; a failure to record loses a timing, not a result.
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    }
 }
 
 /// Exclusive use of this process's master and of the in-process node.
 pub struct RosGuard {
-    _lock: MutexGuard<'static, ()>,
+    _lock: Machine,
 }
 
 impl RosGuard {

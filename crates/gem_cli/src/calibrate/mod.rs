@@ -2,6 +2,7 @@
 //! from drives. The fitting is `gem_calibrate`'s; this module reads the bags, drives the
 //! calibration runs through `pacmod_bridge` (`--collect`) and writes the files.
 
+mod args;
 mod drive;
 mod params;
 mod pedals;
@@ -13,7 +14,8 @@ pub enum Command {
     /// maps from bags of such runs or of ordinary driving.
     Pedals(pedals::Args),
     /// The steering relation and offset: drive circles (`--collect`), or fit them from bags
-    /// of circles and straight driving.
+    /// of circles and straight driving holding `/pacmod/parsed_tx/steer_rpt` and
+    /// `/novatel/inspva` (`rosbag record /pacmod/parsed_tx/steer_rpt /novatel/inspva`).
     Steering(steering::Args),
 }
 

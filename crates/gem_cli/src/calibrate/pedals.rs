@@ -3,7 +3,8 @@
 //! while `rosbag record` records the PACMod topics; with bags, fits the accelerator and
 //! brake maps (`gem_calibrate::pedals`) and writes them, a report and a plot per map.
 
-use super::drive::{topic, Drive, DriveArgs};
+use super::args::CommonArgs;
+use super::drive::topic;
 use super::params::{self, write_atomically};
 use crate::bag::{read_numbers, Numbers};
 use anyhow::{anyhow, bail, ensure, Context};
@@ -13,7 +14,6 @@ use gem_calibrate::pedals::{self, Drive as Series, ExtractConfig, Extracted, Fit
 use gem_core::names;
 use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap, Pedal, PedalMap};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// `pacmod_bridge`'s map parameters (pinned to its table by a test below).
 const BRIDGE_ACCELERATOR_MAP: &str = "accelerator_map_file";
@@ -21,14 +21,8 @@ const BRIDGE_BRAKE_MAP: &str = "brake_map_file";
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Bags to fit the maps from (without --collect).
-    bags: Vec<PathBuf>,
-    /// Drive the calibration runs through pacmod_bridge and record them as DIR/pedals-*.bag.
-    #[arg(long)]
-    collect: bool,
-    /// The output directory.
-    #[arg(long)]
-    out: PathBuf,
+    #[command(flatten)]
+    common: CommonArgs,
     /// The starting accelerator map, CSV (default: the shipped one). Its grid is the
     /// fitted map's, and its rows are the fractions a drive holds.
     #[arg(long)]
@@ -51,27 +45,13 @@ pub struct Args {
     /// --collect: the longest run, m (the straight's usable length).
     #[arg(long, default_value_t = PlanConfig::DEFAULT.distance_m)]
     distance_m: f64,
-    /// Also set the fitted maps' absolute paths as `pacmod_bridge`'s parameters in this
-    /// rosparam YAML file (created, or merged into), for `calibration:=FILE`.
-    #[arg(long)]
-    params: Option<PathBuf>,
-    #[command(flatten)]
-    drive: DriveArgs,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let (accelerator, brake) = priors(args)?;
-    if args.collect {
-        ensure!(
-            args.bags.is_empty(),
-            "--collect records new bags; give bags to fit without it"
-        );
+    if args.common.collecting()? {
         return collect(args, &accelerator, &brake);
     }
-    ensure!(
-        !args.bags.is_empty(),
-        "no bags: give the bags to fit, or --collect to drive and record them"
-    );
     fit(args, &accelerator, &brake)
 }
 
@@ -104,7 +84,7 @@ fn fit(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Result<
         ..ExtractConfig::DEFAULT
     };
     let mut all = Extracted::default();
-    for bag in &args.bags {
+    for bag in &args.common.bags {
         let drive = drive_of(bag)?;
         let x = pedals::extract(&drive, &cfg);
         all.reports += x.reports;
@@ -136,16 +116,16 @@ fn fit(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Result<
             .collect::<Vec<_>>()
             .join("; ")
     );
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    std::fs::create_dir_all(&args.common.out)
+        .with_context(|| format!("cannot create {}", args.common.out.display()))?;
     for (pedal, f) in &fitted {
         let name = pedals::pedal_name(*pedal);
         match f {
             Ok(f) => {
-                write_atomically(&args.out.join(format!("{name}_map.csv")), &f.csv)?;
+                write_atomically(&args.common.out.join(format!("{name}_map.csv")), &f.csv)?;
                 let svg = pedal_report::svg(&f.map, &all.samples)
                     .map_err(|e| anyhow!("the {name} plot: {e}"))?;
-                write_atomically(&args.out.join(format!("{name}_map.svg")), &svg)?;
+                write_atomically(&args.common.out.join(format!("{name}_map.svg")), &svg)?;
                 println!(
                     "{name} map: {} samples, {}/{} cells fitted, RMS error {:.3} → {:.3} m/s² → {}",
                     f.samples,
@@ -153,7 +133,7 @@ fn fit(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Result<
                     f.cells.len(),
                     f.rmse_before,
                     f.rmse_after,
-                    args.out.join(format!("{name}_map.csv")).display()
+                    args.common.out.join(format!("{name}_map.csv")).display()
                 );
             }
             Err(why) => eprintln!("{name} map not written: {why}"),
@@ -164,18 +144,18 @@ fn fit(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Result<
         .map(|(p, f)| (*p, f.as_ref().map_err(Clone::clone)))
         .collect();
     write_atomically(
-        &args.out.join("report.md"),
+        &args.common.out.join("report.md"),
         &pedal_report::markdown(&all, &outcomes),
     )?;
     println!(
         "{} speed reports, {} samples; report: {}",
         all.reports,
         all.samples.len(),
-        args.out.join("report.md").display()
+        args.common.out.join("report.md").display()
     );
-    if let Some(file) = &args.params {
-        let dir = std::fs::canonicalize(&args.out)
-            .with_context(|| format!("cannot resolve {}", args.out.display()))?;
+    if let Some(file) = &args.common.params {
+        let dir = std::fs::canonicalize(&args.common.out)
+            .with_context(|| format!("cannot resolve {}", args.common.out.display()))?;
         let values: Vec<(&str, serde_yaml::Value)> = fitted
             .iter()
             .filter(|(_, f)| f.is_ok())
@@ -265,7 +245,7 @@ fn collect(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Res
         },
     );
     let pause = |i: usize, step: &collect::Step| {
-        (args.drive.pause && step.start == Start::AtRest).then(|| {
+        (args.common.drive.pause && step.start == Start::AtRest).then(|| {
             format!(
                 "run {}/{}: {}",
                 i + 1,
@@ -274,19 +254,12 @@ fn collect(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Res
             )
         })
     };
-    let bag = Drive {
-        what: "pedals",
-        out: &args.out,
-        bridge: &args.drive.bridge,
-        timeout: Duration::from_secs_f64(args.drive.timeout),
-        pause: &pause,
-    }
-    .run(&plan)?;
+    let bag = args.common.driving("pedals", &pause).run(&plan)?;
     println!(
         "recorded {}; fit it with: gemctl calibrate pedals {} --out {}",
         bag.display(),
         bag.display(),
-        args.out.display()
+        args.common.out.display()
     );
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! `~calibrate` service (`gem_calibrate::steering::circle_plan`) while `rosbag record`
 //! records them, and the bag is fitted.
 
-use super::drive::{topic, Drive, DriveArgs};
+use super::args::CommonArgs;
+use super::drive::topic;
 use anyhow::{bail, ensure, Context};
 use gem_calibrate::collect;
 use gem_calibrate::steering::{
@@ -20,28 +21,13 @@ use gem_core::pacmod::steering::SteeringRelation;
 use gem_ros::params::ParamSpec;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::bag::Numbers;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Bags holding `/pacmod/parsed_tx/steer_rpt` and `/novatel/inspva` of steady circles
-    /// both ways and straight driving (`rosbag record /pacmod/parsed_tx/steer_rpt
-    /// /novatel/inspva`); without --collect.
-    bags: Vec<PathBuf>,
-    /// Drive the circles through pacmod_bridge, record them as DIR/steering-*.bag, and
-    /// fit that bag.
-    #[arg(long)]
-    collect: bool,
-    /// Where `steering.yaml` and `steering_report.md` (and with --collect the bag) are
-    /// written (created if missing).
-    #[arg(long)]
-    out: PathBuf,
-    /// Also set the fitted relation in this rosparam YAML file (created, or merged into),
-    /// for `calibration:=FILE`.
-    #[arg(long)]
-    params: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
     /// How far the INS antenna (the point its solution describes) sits ahead of the rear
     /// axle, m: `gnss_pose`'s `~antenna_ahead_m`.
     #[arg(long, default_value_t = InsPoseConfig::DEFAULT.antenna_ahead_m)]
@@ -59,8 +45,6 @@ pub struct Args {
     /// --collect: the straight driving before each circle, s.
     #[arg(long, default_value_t = CirclePlanConfig::default().straight_s)]
     straight_s: f64,
-    #[command(flatten)]
-    drive: DriveArgs,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
@@ -70,26 +54,18 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             args.antenna_ahead_m
         );
     }
-    if args.collect {
-        ensure!(
-            args.bags.is_empty(),
-            "--collect records a new bag; give bags to fit without it"
-        );
+    if args.common.collecting()? {
         let bag = collect(args)?;
         return fit_bags(args, std::slice::from_ref(&bag)).with_context(|| {
             format!(
                 "the drive is kept in {}: drive more circles, or fit it with others: gemctl calibrate steering {} OTHER.bag --out {}",
                 bag.display(),
                 bag.display(),
-                args.out.display()
+                args.common.out.display()
             )
         });
     }
-    ensure!(
-        !args.bags.is_empty(),
-        "no bags: give the bags to fit, or --collect to drive and record the circles"
-    );
-    fit_bags(args, &args.bags)
+    fit_bags(args, &args.common.bags)
 }
 
 /// Fits `bags` and writes the YAML and the report.
@@ -102,10 +78,10 @@ fn fit_bags(args: &Args, bags: &[PathBuf]) -> anyhow::Result<()> {
     let samples = samples_from_ins(&data.wheel, &data.ins, &cfg);
     let fitted = fit(&samples, &FitConfig::DEFAULT)
         .context("no steering relation fitted, nothing written")?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let yaml = args.out.join("steering.yaml");
-    let report = args.out.join("steering_report.md");
+    std::fs::create_dir_all(&args.common.out)
+        .with_context(|| format!("cannot create {}", args.common.out.display()))?;
+    let yaml = args.common.out.join("steering.yaml");
+    let report = args.common.out.join("steering_report.md");
     write(&yaml, &rosparam_yaml(&fitted.relation, bags))?;
     write(&report, &report_markdown(&fitted, &data, bags, args))?;
     let r = fitted.relation;
@@ -118,7 +94,7 @@ fn fit_bags(args: &Args, bags: &[PathBuf]) -> anyhow::Result<()> {
         fitted.start_error_deg
     );
     println!("wrote {} and {}", yaml.display(), report.display());
-    if let Some(file) = &args.params {
+    if let Some(file) = &args.common.params {
         for (node, values) in node_params(&fitted.relation) {
             let values: Vec<(&str, serde_yaml::Value)> =
                 values.into_iter().map(|(k, v)| (k, v.into())).collect();
@@ -332,7 +308,7 @@ fn collect(args: &Args) -> anyhow::Result<PathBuf> {
     );
     let plan = circle_plan(&FitConfig::DEFAULT.start, &cfg);
     let pause = |i: usize, step: &collect::Step| {
-        (args.drive.pause && step.request.steering_wheel_rad == 0.0).then(|| {
+        (args.common.drive.pause && step.request.steering_wheel_rad == 0.0).then(|| {
             format!(
                 "runs {}-{} of {}: straight, then the circle",
                 i + 1,
@@ -341,14 +317,7 @@ fn collect(args: &Args) -> anyhow::Result<PathBuf> {
             )
         })
     };
-    let bag = Drive {
-        what: "steering",
-        out: &args.out,
-        bridge: &args.drive.bridge,
-        timeout: Duration::from_secs_f64(args.drive.timeout),
-        pause: &pause,
-    }
-    .run(&plan)?;
+    let bag = args.common.driving("steering", &pause).run(&plan)?;
     println!("recorded {}", bag.display());
     Ok(bag)
 }

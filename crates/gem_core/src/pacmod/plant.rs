@@ -447,11 +447,12 @@ mod tests {
         assert!((p.report(Time::ZERO, 2.0).wheel_rad - 1.0).abs() < 1e-9);
     }
 
-    #[test]
-    fn the_steering_wheel_moves_at_the_rate_limit_and_the_front_wheel_follows_the_relation() {
-        // Without lag or dead time: the rate limit alone.
+    /// An enabled plant whose steering is `relation` with neither lag nor dead time (the
+    /// rate limit alone).
+    fn instant_steering(relation: SteeringRelation) -> Plant {
         let mut p = Plant::new(
             PlantConfig {
+                steering: relation,
                 steering_lag_s: 0.0,
                 steering_dead_time_s: 0.0,
                 ..PlantConfig::default()
@@ -460,6 +461,13 @@ mod tests {
             BrakeMap::default(),
         );
         p.enable_command(true);
+        p
+    }
+
+    #[test]
+    fn the_steering_wheel_moves_at_the_rate_limit_and_the_front_wheel_follows_the_relation() {
+        // Without lag or dead time: the rate limit alone.
+        let mut p = instant_steering(SteeringRelation::GEM_E2);
         p.steer_command(5.0, 2.0, ON);
         let a = p.step(Duration::from_secs(1), 0.0);
         let wheel = p.report(Time::ZERO, 0.0).wheel_rad;
@@ -492,17 +500,7 @@ mod tests {
             linear: 19.8,
             offset_deg: 1.0,
         };
-        let mut p = Plant::new(
-            PlantConfig {
-                steering: truth,
-                steering_lag_s: 0.0,
-                steering_dead_time_s: 0.0,
-                ..PlantConfig::default()
-            },
-            AcceleratorMap::default(),
-            BrakeMap::default(),
-        );
-        p.enable_command(true);
+        let mut p = instant_steering(truth);
         let centred = p.step(DT, 0.0).front_wheel_rad.to_degrees();
         assert!((centred - 1.0).abs() < 1e-12, "{centred}");
         // 19.8·10 − 0.09·100 = 189° of steering wheel: 10° of turn, 11° of front wheel.

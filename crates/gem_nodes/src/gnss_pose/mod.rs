@@ -28,7 +28,7 @@ use gem_msgs::geometry_msgs::{Pose as PoseMsg, Twist};
 use gem_msgs::novatel_gps_msgs::Inspva;
 use gem_msgs::sensor_msgs::{Imu, NavSatFix};
 use gem_msgs::std_msgs::Header;
-use gem_ros::convert::stamp;
+use gem_ros::convert::{inspva_solution, stamp};
 use gem_ros::time::{self, to_ros, Ticker};
 use gem_ros::topics::Decl;
 use params::{Input, Params};
@@ -171,17 +171,7 @@ fn subscribe(p: &Params, shared: &SharedRef) -> anyhow::Result<Vec<DirectSubscri
     let s = shared.clone();
     Ok(match p.input {
         Input::Inspva => vec![crate::interface::subscribe(&INSPVA, move |m, _| {
-            let solution = Solution {
-                stamp: stamp(&m.header),
-                status: m.status,
-                lat_deg: m.latitude,
-                lon_deg: m.longitude,
-                azimuth_deg: m.azimuth,
-                velocity_en_mps: Some([m.east_velocity, m.north_velocity]),
-                yaw_rate_rad_s: None,
-                horizontal_sigma_m: None,
-            };
-            offer(&s, solution);
+            offer(&s, inspva_solution(&m));
         })?],
         Input::NavSatFix => {
             let stale_after = p.stale_after();
