@@ -20,15 +20,16 @@ fn ran_in_docker() -> Option<PathBuf> {
     Some(repo_root().join(dir))
 }
 
-/// Checks the image's JUnit XML of `launch/test/<stem>.test` (under `results/<run>/`):
-/// `tests` test cases and neither a failure nor an error.
-fn passed_in_docker(results: &std::path::Path, run: &str, stem: &str, tests: usize) {
+/// Checks the image's JUnit XML of the test node `test` (under `results/<run>/`, written
+/// by our rostest runner as `rosunit-<test>.xml`): `tests` test cases, neither a failure
+/// nor an error.
+fn passed_in_docker(results: &std::path::Path, run: &str, test: &str, tests: usize) {
     let path = results
         .join(run)
-        .join(format!("test_results/gem_bringup/rostest-test_{stem}.xml"));
+        .join(format!("test_results/gem_bringup/rosunit-{test}.xml"));
     let xml = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{stem}.test: no result of the run in the image ({}: {e})",
+            "{test}: no result of the run in the image ({}: {e})",
             path.display()
         )
     });
@@ -39,7 +40,7 @@ fn passed_in_docker(results: &std::path::Path, run: &str, stem: &str, tests: usi
     assert_eq!(attr("tests"), Some(tests), "{}:\n{xml}", path.display());
     assert_eq!(attr("failures"), Some(0), "{}:\n{xml}", path.display());
     assert_eq!(attr("errors"), Some(0), "{}:\n{xml}", path.display());
-    println!("{stem}.test: passed in the image ({})", path.display());
+    println!("{test}: passed in the image ({})", path.display());
 }
 
 #[test]
@@ -48,7 +49,7 @@ fn state_manager_test_file_passes_under_rostest() {
         passed_in_docker(
             &results,
             "state_manager",
-            "state_manager",
+            "state_manager_scenarios",
             STATE_MANAGER_TESTS,
         );
         return;
@@ -102,7 +103,7 @@ fn every_suite_scenario_has_a_matching_test_file() {
 fn suite_test_files_pass_under_rostest() {
     if let Some(results) = ran_in_docker() {
         for sc in &gem_e2e::suite::SCENARIOS {
-            passed_in_docker(&results, "integration", &format!("suite_{}", sc.name), 1);
+            passed_in_docker(&results, "integration", sc.name, 1);
         }
         return;
     }
