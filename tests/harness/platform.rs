@@ -32,14 +32,25 @@ pub fn spawn_at(row: &[f64]) -> Vec<String> {
 /// [`launch`] with `extra` arguments instead of the spawn on the path (an empty
 /// `waypoints`: nothing served at start-up).
 pub fn launch_with(platform: &str, waypoints: &str, extra: &[String]) -> NodeProc {
-    let timeout = TIMEOUT_S.to_string();
+    launch_within(platform, waypoints, TIMEOUT_S, extra)
+}
+
+/// [`launch_with`] with the staleness, `system_state`, pose and clock timeouts all
+/// `timeout_s` (ROS time) instead of [`TIMEOUT_S`].
+pub fn launch_within(
+    platform: &str,
+    waypoints: &str,
+    timeout_s: f64,
+    extra: &[String],
+) -> NodeProc {
+    let timeout = timeout_s.to_string();
     let mut args = vec![
         "gem_bringup".to_string(),
         "integration_run.launch".into(),
         format!("platform:={platform}"),
         format!("speedup:={SPEEDUP}"),
         format!("waypoints:={waypoints}"),
-        format!("state_timeout_ms:={}", TIMEOUT_S * 1000.0),
+        format!("state_timeout_ms:={}", timeout_s * 1000.0),
         format!("system_state_timeout_s:={timeout}"),
         format!("pose_timeout_s:={timeout}"),
         format!("clock_stall_s:={timeout}"),

@@ -62,7 +62,6 @@ use crate::time::Time;
 use crate::vehicle::actuator::SteeringActuator;
 use crate::vehicle::dynamic::DynamicParams;
 use crate::vehicle::VehicleParams;
-use std::collections::VecDeque;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -321,13 +320,8 @@ pub struct Tracker {
     /// Arc length of the progress so far.
     s: f64,
     last_update: Option<Time>,
-    last_steering: f64,
-    /// Steering commands of the last [`COMMAND_MEMORY_S`], oldest first.
-    commands: VecDeque<(Time, f64)>,
-    /// The yaw rate of the last observation (NaN: not measured), rad/s.
-    last_yaw_rate: f64,
-    /// The filtered pose and the measurement time it belongs to.
-    filtered: Option<(Time, Pose)>,
+    /// The pose filter, the commands sent and the yaw rate carried to now.
+    motion: Motion,
     /// The LQR's gains, designed when the goal starts (LQR only).
     lqr: Option<LqrGains>,
     /// The twist's checks and its move to the rear axle.
@@ -367,19 +361,17 @@ impl Tracker {
             )),
             _ => None,
         };
+        let motion = Motion::new(cfg.wheelbase_m, cfg.yaw_rate_lag_s, cfg.pose_filter_gain);
         Ok(Tracker {
             lqr,
             predictive,
+            motion,
             join: None,
             source: TwistSource::new(cfg.twist_reference_x_m),
             path,
             cfg,
             s,
             last_update: None,
-            last_steering: 0.0,
-            last_yaw_rate: f64::NAN,
-            commands: VecDeque::new(),
-            filtered: None,
             done: false,
         })
     }
@@ -448,6 +440,40 @@ impl Tracker {
         now: Time,
         check_twist: bool,
     ) -> Result<Command, UpdateError> {
+        let (obs, yaw_rate_age_s) = self.checked(obs, check_twist)?;
+        let dt = self
+            .last_update
+            .map_or(f64::INFINITY, |t| now.saturating_since(t).as_secs_f64());
+        self.last_update = Some(now);
+        let pose = self.pose_at_command(&obs, yaw_rate_age_s, now);
+        let rear = self.advance(pose.point(), obs.speed_mps, dt);
+        if self.reached_goal(pose.point()) {
+            self.done = true;
+        }
+        if self.done {
+            return Ok(self.stopped(rear.cross_track_m));
+        }
+        let (steering_rad, target_point) = self.law(pose, &obs, &rear, dt, now);
+        self.motion.remember_command(now, steering_rad);
+        Ok(Command {
+            steering_rad,
+            speed_mps: self.speed_at(self.s, rear.cross_track_m),
+            target_index: self.path.target_index(self.s),
+            progress: self.path.passed_count(self.s) as f64 / self.path.original_len() as f64,
+            cross_track_m: rear.cross_track_m,
+            target_point,
+            done: false,
+        })
+    }
+
+    /// `obs` with a finite pose and speeds (or why not) and its twist at the rear axle:
+    /// through the source's checks if `check_twist`, else as given; and the yaw rate's age
+    /// beyond the pose's, s.
+    fn checked(
+        &mut self,
+        obs: Observation,
+        check_twist: bool,
+    ) -> Result<(Observation, f64), UpdateError> {
         let Observation {
             pose,
             speed_mps,
@@ -480,52 +506,64 @@ impl Tracker {
                 yaw_rate_age_s: 0.0,
             }
         };
-        let (speed_mps, lateral_speed_mps, yaw_rate_rad_s) =
-            (rear.speed_mps, rear.lateral_speed_mps, rear.yaw_rate_rad_s);
         let obs = Observation {
-            speed_mps,
-            lateral_speed_mps,
-            yaw_rate_rad_s,
+            speed_mps: rear.speed_mps,
+            lateral_speed_mps: rear.lateral_speed_mps,
+            yaw_rate_rad_s: rear.yaw_rate_rad_s,
             ..obs
         };
-        let dt = self
-            .last_update
-            .map_or(f64::INFINITY, |t| now.saturating_since(t).as_secs_f64());
-        self.last_update = Some(now);
-        let pose = self.filter(obs);
+        Ok((obs, rear.yaw_rate_age_s))
+    }
+
+    /// Where the rear axle will be when the command acts, as the laws see it: the filtered
+    /// pose, headed along its course (slip), moved over the pose's age and, except for the
+    /// MPC (which predicts through the actuator itself), the latency.
+    fn pose_at_command(&mut self, obs: &Observation, yaw_rate_age_s: f64, now: Time) -> Pose {
+        let twist = BodyTwist {
+            speed_mps: obs.speed_mps,
+            lateral_speed_mps: obs.lateral_speed_mps,
+            yaw_rate_rad_s: obs.yaw_rate_rad_s,
+        };
+        let pose = self.motion.filter(obs.pose, twist, obs.measured_at);
         let course = Pose::new(
             pose.x,
             pose.y,
-            pose.yaw + rear_slip_angle(speed_mps, lateral_speed_mps),
+            pose.yaw + rear_slip_angle(obs.speed_mps, obs.lateral_speed_mps),
         );
-        let age_s = now.saturating_since(measured_at).as_secs_f64().min(1.0);
-        // The MPC predicts through the actuator itself: only the pose's age here.
+        let age_s = now.saturating_since(obs.measured_at).as_secs_f64().min(1.0);
         let latency_s = if self.predictive.is_some() {
             0.0
         } else {
             self.cfg.latency_s
         };
-        // The measured yaw rate is as old as the pose: carried to now by the steering
-        // commanded since, the pose on the arcs between.
-        let yaw_rate_at = measured_at.saturating_sub(Duration::from_secs_f64(rear.yaw_rate_age_s));
-        let carried = self.yaw_rate_now(yaw_rate_rad_s, speed_mps, yaw_rate_at, now);
-        self.last_yaw_rate = carried;
-        let pose = if carried.is_finite() {
-            let mean = 0.5 * (yaw_rate_rad_s + carried);
-            let pose = course.on_arc(speed_mps, mean, age_s);
-            pose.on_arc(speed_mps, carried, latency_s)
-        } else {
-            self.predict(course, speed_mps, latency_s + age_s)
-        };
-        let rear = self.advance(pose.point(), speed_mps, dt);
-        if self.reached_goal(pose.point()) {
-            self.done = true;
-        }
-        if self.done {
-            return Ok(self.stopped(rear.cross_track_m));
-        }
+        // The measured yaw rate is as old as the pose (or older): carried to now by the
+        // steering commanded since, the pose on the arcs between.
+        let yaw_rate_at = obs
+            .measured_at
+            .saturating_sub(Duration::from_secs_f64(yaw_rate_age_s));
+        self.motion.predict(
+            course,
+            obs.speed_mps,
+            (obs.yaw_rate_rad_s, yaw_rate_at),
+            (age_s, latency_s),
+            now,
+        )
+    }
+
+    /// The law's steering at `pose` (`rear`: its projection on the path) and the point it
+    /// steered at: the MPC's plan, or a reactive law's (on the join while there is one)
+    /// with its yaw-rate and understeer terms, moved within the actuator's rate.
+    fn law(
+        &mut self,
+        pose: Pose,
+        obs: &Observation,
+        rear: &super::path::Projection,
+        dt: f64,
+        now: Time,
+    ) -> (f64, Point) {
+        let (speed_mps, yaw_rate_rad_s) = (obs.speed_mps, obs.yaw_rate_rad_s);
         let max = self.cfg.max_steer_rad;
-        let (steering_rad, target_point) = match self.predictive.take() {
+        match self.predictive.take() {
             Some(mut law) => {
                 let sit = predictive::Situation {
                     path: &self.path,
@@ -539,7 +577,7 @@ impl Tracker {
                     } else {
                         DEFAULT_PERIOD_S
                     },
-                    command_rad: self.last_steering,
+                    command_rad: self.motion.last_command(),
                     settings: predictive::Settings {
                         wheelbase_m: self.cfg.wheelbase_m,
                         max_steer_rad: max,
@@ -555,10 +593,10 @@ impl Tracker {
                 (steering, self.path.point_at(self.s))
             }
             None => {
-                let on_join = self.follow_join(pose, speed_mps, &rear);
+                let on_join = self.follow_join(pose, speed_mps, rear);
                 let (path, s, near) = match (&self.join, on_join) {
                     (Some(j), Some(p)) => (j.path(), j.progress_s(), p),
-                    _ => (&self.path, self.s, rear),
+                    _ => (&self.path, self.s, *rear),
                 };
                 let (steering, target) = self.steer(path, s, pose, speed_mps, &near);
                 let yaw = self.yaw_rate_term(
@@ -571,18 +609,7 @@ impl Tracker {
                 let steering = steering + yaw + self.understeer(path, s, speed_mps);
                 (self.within_rate(steering, dt).clamp(-max, max), target)
             }
-        };
-        self.last_steering = steering_rad;
-        self.remember_command(now, steering_rad);
-        Ok(Command {
-            steering_rad,
-            speed_mps: self.speed_at(self.s, rear.cross_track_m),
-            target_index: self.path.target_index(self.s),
-            progress: self.path.passed_count(self.s) as f64 / self.path.original_len() as f64,
-            cross_track_m: rear.cross_track_m,
-            target_point,
-            done: false,
-        })
+        }
     }
 
     /// Moves progress forward to the rear axle's projection, within the search window and
@@ -653,7 +680,7 @@ impl Tracker {
         }
         // The wheels' curvature is the course's (the yaw rate over the speed): on slow
         // steering the last command is often far from where the wheels are.
-        let yaw_rate = self.last_yaw_rate;
+        let yaw_rate = self.motion.last_yaw_rate();
         let curvature = if yaw_rate.is_finite() && speed_mps > 0.5 {
             yaw_rate / speed_mps
         } else {
@@ -687,7 +714,8 @@ impl Tracker {
             DEFAULT_PERIOD_S
         };
         let step = rate * period;
-        self.last_steering + (steering - self.last_steering).clamp(-step, step)
+        let last = self.motion.last_command();
+        last + (steering - last).clamp(-step, step)
     }
 
     /// The law's steering for the (predicted, slip-corrected) `pose` on `path` at progress
@@ -737,50 +765,15 @@ impl Tracker {
                 let input = LqrInput {
                     cross_track_m: rear.cross_track_m,
                     heading_error_rad: -path.chord_heading_error(s, pose.yaw),
-                    yaw_rate_error_rad_s: self.yaw_rate(speed_mps) - path_rate,
+                    yaw_rate_error_rad_s: self.motion.yaw_rate(speed_mps) - path_rate,
                     feed_forward_rad: (l * path.curvature_at(ahead)).atan(),
                     speed_mps,
                 };
                 (gains.steering(input, max), path.point_at(ahead))
             }
             // Steered by `predictive` in `command`.
-            Law::Mpc(_) => (self.last_steering, path.point_at(s)),
+            Law::Mpc(_) => (self.motion.last_command(), path.point_at(s)),
         }
-    }
-
-    /// Pose noise filter: the last filtered pose is carried forward by the measured
-    /// velocities (far less noisy than a GNSS position) to the new measurement's time, and
-    /// moved a fraction `pose_filter_gain` of the way to the measurement. A measurement
-    /// seen before (a pose held between localization updates) changes nothing; a jump of
-    /// more than 1 m (a teleport) resets the filter.
-    fn filter(&mut self, obs: Observation) -> Pose {
-        let g = self.cfg.pose_filter_gain;
-        let fused = match self.filtered {
-            Some((at, pose)) if at == obs.measured_at => pose,
-            Some((at, pose)) if g < 1.0 && obs.yaw_rate_rad_s.is_finite() => {
-                let dt = obs.measured_at.saturating_since(at).as_secs_f64().min(0.5);
-                let mid = pose.yaw + 0.5 * obs.yaw_rate_rad_s * dt;
-                let (sin, cos) = mid.sin_cos();
-                let (u, w) = (obs.speed_mps, obs.lateral_speed_mps);
-                let predicted = Pose::new(
-                    pose.x + dt * (u * cos - w * sin),
-                    pose.y + dt * (u * sin + w * cos),
-                    pose.yaw + obs.yaw_rate_rad_s * dt,
-                );
-                if predicted.point().distance(obs.pose.point()) > 1.0 {
-                    obs.pose
-                } else {
-                    Pose::new(
-                        predicted.x + g * (obs.pose.x - predicted.x),
-                        predicted.y + g * (obs.pose.y - predicted.y),
-                        wrap_angle(predicted.yaw + g * wrap_angle(obs.pose.yaw - predicted.yaw)),
-                    )
-                }
-            }
-            _ => obs.pose,
-        };
-        self.filtered = Some((obs.measured_at, fused));
-        fused
     }
 
     /// The yaw-rate term of each law (0 without a measured yaw rate).
@@ -828,65 +821,6 @@ impl Tracker {
         k * speed_mps * speed_mps * path.curvature_at(s + self.cfg.wheelbase_m)
     }
 
-    /// Where the rear axle will be after `t` seconds at `speed_mps`, on the arc of the
-    /// measured yaw rate, or without one of the last steering command on the kinematic
-    /// bicycle.
-    fn predict(&self, pose: Pose, speed_mps: f64, t: f64) -> Pose {
-        pose.on_arc(speed_mps, self.yaw_rate(speed_mps), t)
-    }
-
-    /// The yaw rate `measured` at `measured_at`, carried to `now`: following the
-    /// kinematic bicycle's yaw rate for the steering commanded since through a first-order
-    /// lag of `yaw_rate_lag_s` (the actuators' delay and lag, and the tyres'). NaN stays
-    /// NaN.
-    fn yaw_rate_now(&self, measured: f64, speed_mps: f64, measured_at: Time, now: Time) -> f64 {
-        if !measured.is_finite() || measured_at >= now {
-            return measured;
-        }
-        let age = now.saturating_since(measured_at).as_secs_f64().min(1.0);
-        let n = (age / YAW_RATE_STEP_S).ceil().max(1.0);
-        let h = age / n;
-        let mut r = measured;
-        for i in 0..n as u32 {
-            let t = measured_at.saturating_add(Duration::from_secs_f64(h * f64::from(i)));
-            let target = speed_mps * self.commanded_at(t).tan() / self.cfg.wheelbase_m;
-            // Exact for a constant target over the step.
-            r = target + (r - target) * (-h / self.cfg.yaw_rate_lag_s).exp();
-        }
-        r
-    }
-
-    /// Keeps the steering commanded at `now` for [`Tracker::commanded_at`].
-    fn remember_command(&mut self, now: Time, steering_rad: f64) {
-        self.commands.push_back((now, steering_rad));
-        while self.commands.len() > 1
-            && now.saturating_since(self.commands[1].0).as_secs_f64() > COMMAND_MEMORY_S
-        {
-            self.commands.pop_front();
-        }
-    }
-
-    /// The steering command in effect at `t`: the last given at or before it (the oldest
-    /// remembered one before that, 0 before any).
-    fn commanded_at(&self, t: Time) -> f64 {
-        self.commands
-            .iter()
-            .rev()
-            .find(|(at, _)| *at <= t)
-            .or(self.commands.front())
-            .map_or(0.0, |(_, s)| *s)
-    }
-
-    /// The yaw rate measured last or, where none is, the one the last steering command
-    /// gives the kinematic bicycle at `speed_mps`, rad/s.
-    fn yaw_rate(&self, speed_mps: f64) -> f64 {
-        if self.last_yaw_rate.is_finite() {
-            self.last_yaw_rate
-        } else {
-            speed_mps * self.last_steering.tan() / self.cfg.wheelbase_m
-        }
-    }
-
     fn stopped(&self, cross_track_m: f64) -> Command {
         Command {
             steering_rad: 0.0,
@@ -914,13 +848,6 @@ const DEFAULT_PERIOD_S: f64 = 0.05;
 
 /// The longest control period the MPC integrates a rate over, s.
 const MAX_PERIOD_S: f64 = 0.2;
-
-/// Step of the yaw rate's carry to now, s.
-const YAW_RATE_STEP_S: f64 = 0.01;
-
-/// How long steering commands are remembered, s (beyond a late pose's age and the
-/// latency).
-const COMMAND_MEMORY_S: f64 = 2.0;
 
 /// Largest `k·u/L` of Stanley's yaw-rate term.
 const STANLEY_YAW_LOOP_GAIN: f64 = 0.6;
@@ -969,8 +896,10 @@ fn front_axle_offset(kappa: f64, wheelbase_m: f64) -> f64 {
 }
 
 pub mod join;
+mod motion;
 mod predictive;
 use join::Join;
+use motion::{BodyTwist, Motion};
 pub use predictive::MpcReport;
 use predictive::Predictive;
 

@@ -3,6 +3,9 @@
 //! bad input. Time starts at T0 = 1000 s so "before start" stamps exist.
 
 use super::*;
+use crate::field;
+use crate::time::Time;
+use std::time::Duration;
 
 const T0: f64 = 1000.0;
 

@@ -1,8 +1,8 @@
 //! What the runtime's tests share: a private `rosmaster` on a free loopback port, ROS's
 //! command-line tools and rospy run against it, the runtime's log, bounded waits.
 //!
-//! (Not `gem_testbed`: it joins its master as a rosrust node and pulls in the node crates;
-//! these tests must show the runtime working with rosrust's singleton never started.)
+//! (Not `gem_testbed`: it sits above this crate and pulls in the node crates; these tests
+//! start each runtime node themselves, against a master of their own.)
 #![allow(dead_code)]
 
 use std::io::Write;

@@ -498,12 +498,15 @@ fn a_late_pose_yaw_rate_follows_the_steering_commanded_since() {
         yaw_rate_rad_s: 0.0,
         measured_at: t(at),
     };
-    tracker.remember_command(t(0.0), 0.3);
-    let r = tracker.yaw_rate_now(0.0, 5.0, t(0.0), t(0.2));
+    tracker.motion.remember_command(t(0.0), 0.3);
+    let r = tracker.motion.yaw_rate_now(0.0, 5.0, t(0.0), t(0.2));
     let steady = 5.0 * 0.3f64.tan() / VehicleParams::DEFAULT.wheelbase_m;
     let expected = steady * (1.0 - (-0.2f64 / 0.3).exp());
     assert!((r - expected).abs() < 1e-9, "{r} vs {expected}");
-    assert!(tracker.yaw_rate_now(f64::NAN, 5.0, t(0.0), t(0.2)).is_nan());
+    assert!(tracker
+        .motion
+        .yaw_rate_now(f64::NAN, 5.0, t(0.0), t(0.2))
+        .is_nan());
     let late = tracker.observe(obs(0.0), t(0.2)).unwrap().steering_rad;
     let mut fresh = Tracker::new(
         &line(50, 1.0),
