@@ -5,8 +5,10 @@
 
 use gem_msgs::jsk_rviz_plugins::OverlayText;
 use gem_testbed::{
-    cli, cli_background, cli_ok, master_log, ros, wait_until, Collector, NodeProc, RosGuard,
+    cli, cli_background, cli_ok, master_log, ros, wait_until, Collector, NodeProc, OwnMaster,
+    RosGuard,
 };
+use ros1_protocols::master_api::{Master, MASTER_CALL_WITHIN};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(20);
@@ -94,7 +96,12 @@ fn nodes() -> Vec<Case> {
 
 /// What the master lists under `node`: `pub /topic`, `sub /topic`, `srv /service`.
 fn entries_of(node: &str) -> Vec<String> {
-    let Ok(state) = ros1_protocols::this_node::state() else {
+    ros1_protocols::this_node::master().map_or(vec![], |m| entries_at(&m, node))
+}
+
+/// What `master` lists under `node`, as [`entries_of`].
+fn entries_at(master: &Master, node: &str) -> Vec<String> {
+    let Ok(state) = master.system_state() else {
         return vec![];
     };
     let mut out = vec![];
@@ -242,6 +249,76 @@ fn every_node_ends_at_once_and_leaves_nothing_in_the_master_on_every_way_out() {
     println!("time to exit after being told:\n  {}", figures.join("\n  "));
 }
 
+/// How long a node may take to end on SIGINT while its master does not answer.
+const EXIT_WITHOUT_MASTER_WITHIN: Duration = Duration::from_secs(2);
+
+#[test]
+fn every_node_whose_master_stops_answering_says_so_in_time_and_still_ends_on_sigint() {
+    let ros = ros();
+    let own = OwnMaster::start();
+    let probe = Master::new(own.uri(), "/e2e_probe", "");
+    let mut running = vec![];
+    for case in nodes() {
+        let mut b = ros
+            .node(case.binary)
+            .name(case.binary)
+            .env("ROS_MASTER_URI", own.uri());
+        for (k, v) in &case.params {
+            b = b.param(k, v);
+        }
+        running.push((case, b.spawn()));
+    }
+    // Two nodes serve /gazebo/get_model_state: the master lists only the later one.
+    let contested = |e: &str| running.iter().filter(|(c, _)| c.up.contains(&e)).count() > 1;
+    for (case, node) in &running {
+        let full = format!("/{}", case.binary);
+        let up = wait_until(T, || {
+            let have = entries_at(&probe, &full);
+            case.up
+                .iter()
+                .all(|e| contested(e) || have.iter().any(|h| h == e))
+        });
+        assert!(
+            up,
+            "{full} never registered with its master\n{}",
+            node.output()
+        );
+    }
+    own.stop();
+    let stopped = Instant::now();
+    // The master watch asks once a period; its call fails after the time limit.
+    let told_within = MASTER_CALL_WITHIN + ros1_protocols::master::PERIOD + Duration::from_secs(3);
+    let mut figures = vec![];
+    for (case, node) in &mut running {
+        let name = case.binary;
+        let said = wait_until(told_within.saturating_sub(stopped.elapsed()), || {
+            node.output()
+                .lines()
+                .any(|l| l.contains("unreachable") && l.contains("lookupNode"))
+        });
+        assert!(
+            said,
+            "{name} did not log its failing master call within {told_within:?} of the master stopping\n{}",
+            node.output()
+        );
+        let told = Instant::now();
+        let status = node.signal(libc::SIGINT, EXIT_WITHOUT_MASTER_WITHIN);
+        let took = told.elapsed();
+        assert!(
+            status.is_some() && took <= EXIT_WITHOUT_MASTER_WITHIN,
+            "{name} did not end within {EXIT_WITHOUT_MASTER_WITHIN:?} of SIGINT with its master stopped\n{}",
+            node.output()
+        );
+        figures.push(format!("{name} {:.0} ms", took.as_secs_f64() * 1e3));
+    }
+    own.resume();
+    println!(
+        "master stopped: every node logged it within {:.1} s; time to exit on SIGINT:\n  {}",
+        stopped.elapsed().as_secs_f64(),
+        figures.join("\n  ")
+    );
+}
+
 /// The private parameters `binary`'s page under docs/nodes lists (`| `~name` | ...` rows).
 fn documented_parameters(binary: &str) -> Vec<String> {
     let page = match binary {
@@ -306,8 +383,8 @@ fn rosnode_cleanup_purges_a_killed_node_and_keeps_the_live_ones() {
 #[test]
 fn a_node_that_fails_at_start_up_unregisters_what_it_had_registered() {
     let ros = ros();
-    // rosrust registers /rosout (and the parameter reads) before our code reads the
-    // parameters; a rate of -1 is then refused.
+    // The node registers /rosout before it reads its parameters; a rate of -1 is then
+    // refused.
     let mut node = ros
         .node("state_manager")
         .name("bad_rate")

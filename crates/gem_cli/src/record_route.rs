@@ -353,7 +353,8 @@ fn ins_frame(node: &str) -> anyhow::Result<InsPose> {
         let value = this_node::param(&key)
             .ok_or_else(|| anyhow!("{key} is not a parameter name"))?
             .get_raw()
-            .map_err(|e| anyhow!("{e}"));
+            .map_err(|e| anyhow!("{e}"))
+            .and_then(|v| v.ok_or_else(|| anyhow!("not set")));
         match value {
             Ok(xml_rpc::Value::Double(v)) => Ok(v),
             Ok(xml_rpc::Value::Int(v)) => Ok(f64::from(v)),

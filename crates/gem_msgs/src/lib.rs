@@ -5,6 +5,11 @@
 //! build needs no ROS installation. Our own packages sit directly in `msg/`; byte-identical
 //! copies of the standard packages sit in `msg/std/`. The MD5 sums the generated types report
 //! are checked against docs/spec.md §1 by the `md5` end-to-end test.
+//!
+//! This is the one set of generated types: `ros1_protocols` speaks the standard ones from
+//! here (rosrust generates a type again in every crate that includes it, and an action's
+//! wrappers embed the `Header` and `GoalStatus` of their own crate), and nothing uses the
+//! copies rosrust bundles (`rosrust::msg`).
 #![allow(missing_docs, clippy::all)]
 
 rosrust::rosmsg_include!(
@@ -19,6 +24,7 @@ rosrust::rosmsg_include!(
     std_srvs / Trigger,
     std_srvs / SetBool,
     rosgraph_msgs / Clock,
+    rosgraph_msgs / Log,
     geometry_msgs / Pose2D,
     geometry_msgs / Pose,
     geometry_msgs / PoseStamped,

@@ -3,7 +3,6 @@
 
 ros1_protocols::impl_action!(
     NavigateWaypoints,
-    gem_msgs,
     gem_msgs::gem_controller_action,
     NavigateWaypointsGoal,
     NavigateWaypointsResult,

@@ -58,7 +58,7 @@ impl<S: Subscriber> Layer<S> for RosoutLayer {
 }
 
 fn rosout_level(level: Level) -> i8 {
-    use rosrust::msg::rosgraph_msgs::Log;
+    use gem_msgs::rosgraph_msgs::Log;
     match level {
         Level::ERROR => Log::ERROR,
         Level::WARN => Log::WARN,

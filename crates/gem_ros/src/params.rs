@@ -507,12 +507,10 @@ pub fn with_values<R>(values: &[(&'static str, Default)], f: impl FnOnce() -> R)
 /// The value of the parameter `name` (any graph name), `None` when unset; the error is
 /// why the parameter server could not be asked.
 fn raw_at(name: &str) -> Result<Option<Value>, String> {
-    let param = ros1_protocols::this_node::param(name)
-        .ok_or_else(|| "the name does not resolve".to_string())?;
-    if !param.exists().map_err(|e| e.to_string())? {
-        return Ok(None);
-    }
-    param.get_raw().map(Some).map_err(|e| e.to_string())
+    ros1_protocols::this_node::param(name)
+        .ok_or_else(|| "the name does not resolve".to_string())?
+        .get_raw()
+        .map_err(|e| e.to_string())
 }
 
 /// Why another node's parameter could not be read.

@@ -21,7 +21,9 @@ mod process;
 mod wait;
 
 pub use command::{repo_root, sourced, succeeded};
-pub use master::{bin_dir, exclusive, master_log, node_binary, ros, user_env, Machine, RosGuard};
+pub use master::{
+    bin_dir, exclusive, master_log, node_binary, ros, user_env, Machine, OwnMaster, RosGuard,
+};
 pub use process::{
     cli, cli_background, cli_ok, dynparam_set, fresh_ns, tool_command, NodeBuilder, NodeProc,
 };

@@ -167,38 +167,89 @@ fn free_port() -> u16 {
 
 fn start_master() -> Master {
     let home = std::env::temp_dir().join(format!("gem_e2e_ros_home_{}", std::process::id()));
-    std::fs::create_dir_all(&home).expect("ROS_HOME");
+    let (uri, child) = spawn_master(&home);
+    // Kill the master when this process exits, however its tests ended.
+    extern "C" fn kill_master() {
+        if let Some(m) = MASTER.get() {
+            kill_group(m.pgid);
+        }
+    }
+    unsafe { libc::atexit(kill_master) };
+    Master {
+        uri,
+        pgid: child.id() as i32,
+        home,
+        _child: Mutex::new(child),
+    }
+}
+
+/// Starts a `rosmaster` on a free loopback port with its home in `home`, in a process
+/// group of its own; its URI and process once it accepts connections.
+fn spawn_master(home: &Path) -> (String, Child) {
+    std::fs::create_dir_all(home).expect("ROS_HOME");
     for _attempt in 0..5 {
         let port = free_port();
         let uri = format!("http://127.0.0.1:{port}/");
         let mut cmd = Command::new("/usr/bin/rosmaster");
         cmd.args(["--core", "-p", &port.to_string(), "-w", "3"]);
-        apply_env(&mut cmd, &uri, &home);
+        apply_env(&mut cmd, &uri, home);
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
         let mut child =
             spawn_in_own_group(&mut cmd).expect("start /usr/bin/rosmaster (run runners/setup.sh)");
-        let pgid = child.id() as i32;
         if wait_until(Duration::from_secs(10), || {
             std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
         }) {
-            // Kill the master when this process exits, however its tests ended.
-            extern "C" fn kill_master() {
-                if let Some(m) = MASTER.get() {
-                    kill_group(m.pgid);
-                }
-            }
-            unsafe { libc::atexit(kill_master) };
-            return Master {
-                uri,
-                pgid,
-                home,
-                _child: Mutex::new(child),
-            };
+            return (uri, child);
         }
-        kill_group(pgid);
+        kill_group(child.id() as i32);
         let _ = child.wait();
     }
     panic!("rosmaster did not come up on a free port in 5 attempts");
+}
+
+/// A master of a test's own, beside this process's: one the test may stop (`SIGSTOP`,
+/// as a debugger or a starved machine would) and resume. Killed when dropped. Nodes join
+/// it with `__master:=` + [`OwnMaster::uri`].
+pub struct OwnMaster {
+    uri: String,
+    child: Child,
+}
+
+impl OwnMaster {
+    /// Starts one on a free port.
+    pub fn start() -> OwnMaster {
+        let home = std::env::temp_dir().join(format!(
+            "gem_e2e_own_master_{}_{}",
+            std::process::id(),
+            free_port()
+        ));
+        let (uri, child) = spawn_master(&home);
+        OwnMaster { uri, child }
+    }
+
+    /// Its URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Stops it (`SIGSTOP`): it keeps its sockets and answers nothing.
+    pub fn stop(&self) {
+        // SAFETY: signalling the process group this value owns.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGSTOP) };
+    }
+
+    /// Lets it run again (`SIGCONT`).
+    pub fn resume(&self) {
+        // SAFETY: as in `stop`.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGCONT) };
+    }
+}
+
+impl Drop for OwnMaster {
+    fn drop(&mut self) {
+        kill_group(self.child.id() as i32);
+        let _ = self.child.wait();
+    }
 }
 
 /// The variables `runners/env.sh` sets, captured once by sourcing it in bash.

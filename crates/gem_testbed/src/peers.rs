@@ -5,80 +5,43 @@
 //! gives for a topic, a service's port, as a ROS client finds them.
 
 use crate::master::master;
-use ros1_protocols::xmlrpc::xmlrpc_call;
+use ros1_protocols::master_api::Master;
 use std::io::Write;
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use xml_rpc::Value;
 
 /// The caller id the peers give in their XML-RPC calls and connection headers.
 const CALLER: &str = "/hostile_peer";
 
-/// `[code, message, value]` of an XML-RPC call: `value` when `code` is 1.
-fn value_of(what: &str, answer: Vec<Value>) -> Result<Value, String> {
-    match <[Value; 3]>::try_from(answer) {
-        Ok([Value::Int(1), _, value]) => Ok(value),
-        Ok(other) => Err(format!("{what}: {other:?}")),
-        Err(other) => Err(format!("{what}: {other:?}")),
-    }
+/// The master, asked as [`CALLER`] (which serves no slave API).
+fn master_as_peer() -> Master {
+    Master::new(&master().uri, CALLER, "http://127.0.0.1:1/")
 }
 
 /// The slave API URI of `node`, as the master gives it (`lookupNode`).
 pub fn slave_uri(node: &str) -> Result<String, String> {
-    let answer = xmlrpc_call(
-        &master().uri,
-        "lookupNode",
-        vec![Value::String(CALLER.into()), Value::String(node.into())],
-    )
-    .map_err(|e| e.to_string())?;
-    match value_of(&format!("lookupNode {node}"), answer)? {
-        Value::String(uri) => Ok(uri),
-        other => Err(format!("lookupNode {node}: {other:?}")),
-    }
+    master_as_peer()
+        .lookup_node(node)
+        .map_err(|e| e.to_string())
 }
 
 /// The TCPROS endpoint that `node`'s slave API gives for `topic` (`requestTopic`), as
 /// every subscriber asks for it.
 pub fn tcpros_endpoint(node: &str, topic: &str) -> Result<SocketAddr, String> {
     let uri = slave_uri(node)?;
-    let protocols = Value::Array(vec![Value::Array(vec![Value::String("TCPROS".into())])]);
-    let answer = xmlrpc_call(
-        &uri,
-        "requestTopic",
-        vec![
-            Value::String(CALLER.into()),
-            Value::String(topic.into()),
-            protocols,
-        ],
-    )
-    .map_err(|e| e.to_string())?;
-    let what = format!("requestTopic {topic} at {uri}");
-    match value_of(&what, answer)? {
-        Value::Array(p) => match p.as_slice() {
-            [Value::String(proto), Value::String(host), Value::Int(port)] if proto == "TCPROS" => {
-                resolve(host, *port as u16)
-            }
-            other => Err(format!("{what}: {other:?}")),
-        },
-        other => Err(format!("{what}: {other:?}")),
-    }
+    let (host, port) =
+        ros1_protocols::xmlrpc::request_topic(&uri, CALLER, topic).map_err(|e| e.to_string())?;
+    resolve(&host, port)
 }
 
 /// The endpoint of `service` (`lookupService`: its `rosrpc://host:port`).
 pub fn service_endpoint(service: &str) -> Result<SocketAddr, String> {
-    let answer = xmlrpc_call(
-        &master().uri,
-        "lookupService",
-        vec![Value::String(CALLER.into()), Value::String(service.into())],
-    )
-    .map_err(|e| e.to_string())?;
     let what = format!("lookupService {service}");
-    let uri = match value_of(&what, answer)? {
-        Value::String(uri) => uri,
-        other => return Err(format!("{what}: {other:?}")),
-    };
+    let uri = master_as_peer()
+        .lookup_service(service)
+        .map_err(|e| e.to_string())?;
     let (host, port) = uri
         .trim_start_matches("rosrpc://")
         .trim_end_matches('/')

@@ -81,38 +81,15 @@ pub trait Action: Send + Sync + 'static {
     fn unwrap_feedback(f: Self::ActionFeedback) -> (Header, GoalStatus, Self::Feedback);
 }
 
-/// Implements [`Action`] for action messages generated in another crate:
-/// `impl_action!(Name, msgs_crate, action_module, Goal, Result, Feedback, ActionGoal,
-/// ActionResult, ActionFeedback)`, where `msgs_crate` is the crate whose generated
-/// `std_msgs` and `actionlib_msgs` the action messages embed. Rosrust generates a message
-/// type in every crate that includes it, so the wrappers' `Header`, `GoalID` and
-/// `GoalStatus` are that crate's types; they are converted field by field to and from
-/// this crate's [`crate::msgs`].
+/// Implements [`Action`] for an action's generated messages:
+/// `impl_action!(Name, action_module, Goal, Result, Feedback, ActionGoal, ActionResult,
+/// ActionFeedback)`. The wrappers embed `gem_msgs`' `Header`, `GoalID` and `GoalStatus`,
+/// the very types of [`crate::msgs`], so wrapping and unwrapping only moves fields.
 #[macro_export]
 macro_rules! impl_action {
-    ($name:ident, $($msgs:ident)::+, $($m:ident)::+, $goal:ident, $result:ident, $feedback:ident, $agoal:ident, $aresult:ident, $afeedback:ident) => {
+    ($name:ident, $($m:ident)::+, $goal:ident, $result:ident, $feedback:ident, $agoal:ident, $aresult:ident, $afeedback:ident) => {
         /// Marker type for the action.
         pub struct $name;
-
-        impl $name {
-            fn header_out(h: $crate::msgs::std_msgs::Header) -> $($msgs)::+::std_msgs::Header {
-                use $($msgs)::+ as m;
-                m::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id }
-            }
-            fn header_in(h: $($msgs)::+::std_msgs::Header) -> $crate::msgs::std_msgs::Header {
-                $crate::msgs::std_msgs::Header { seq: h.seq, stamp: h.stamp, frame_id: h.frame_id }
-            }
-            fn status_out(s: $crate::msgs::actionlib_msgs::GoalStatus) -> $($msgs)::+::actionlib_msgs::GoalStatus {
-                use $($msgs)::+ as m;
-                let id = m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id };
-                m::actionlib_msgs::GoalStatus { goal_id: id, status: s.status, text: s.text }
-            }
-            fn status_in(s: $($msgs)::+::actionlib_msgs::GoalStatus) -> $crate::msgs::actionlib_msgs::GoalStatus {
-                use $crate::msgs as m;
-                let id = m::actionlib_msgs::GoalID { stamp: s.goal_id.stamp, id: s.goal_id.id };
-                m::actionlib_msgs::GoalStatus { goal_id: id, status: s.status, text: s.text }
-            }
-        }
 
         impl $crate::actionlib::Action for $name {
             type Goal = $($m)::+::$goal;
@@ -121,26 +98,23 @@ macro_rules! impl_action {
             type ActionGoal = $($m)::+::$agoal;
             type ActionResult = $($m)::+::$aresult;
             type ActionFeedback = $($m)::+::$afeedback;
-            fn wrap_goal(h: $crate::msgs::std_msgs::Header, id: $crate::msgs::actionlib_msgs::GoalID, goal: Self::Goal) -> Self::ActionGoal {
-                use $($msgs)::+ as m;
-                let goal_id = m::actionlib_msgs::GoalID { stamp: id.stamp, id: id.id };
-                Self::ActionGoal { header: Self::header_out(h), goal_id, goal }
+            fn wrap_goal(header: $crate::msgs::std_msgs::Header, goal_id: $crate::msgs::actionlib_msgs::GoalID, goal: Self::Goal) -> Self::ActionGoal {
+                Self::ActionGoal { header, goal_id, goal }
             }
             fn unwrap_goal(g: Self::ActionGoal) -> ($crate::msgs::std_msgs::Header, $crate::msgs::actionlib_msgs::GoalID, Self::Goal) {
-                let id = $crate::msgs::actionlib_msgs::GoalID { stamp: g.goal_id.stamp, id: g.goal_id.id };
-                (Self::header_in(g.header), id, g.goal)
+                (g.header, g.goal_id, g.goal)
             }
-            fn wrap_result(h: $crate::msgs::std_msgs::Header, s: $crate::msgs::actionlib_msgs::GoalStatus, result: Self::Result) -> Self::ActionResult {
-                Self::ActionResult { header: Self::header_out(h), status: Self::status_out(s), result }
+            fn wrap_result(header: $crate::msgs::std_msgs::Header, status: $crate::msgs::actionlib_msgs::GoalStatus, result: Self::Result) -> Self::ActionResult {
+                Self::ActionResult { header, status, result }
             }
             fn unwrap_result(r: Self::ActionResult) -> ($crate::msgs::std_msgs::Header, $crate::msgs::actionlib_msgs::GoalStatus, Self::Result) {
-                (Self::header_in(r.header), Self::status_in(r.status), r.result)
+                (r.header, r.status, r.result)
             }
-            fn wrap_feedback(h: $crate::msgs::std_msgs::Header, s: $crate::msgs::actionlib_msgs::GoalStatus, feedback: Self::Feedback) -> Self::ActionFeedback {
-                Self::ActionFeedback { header: Self::header_out(h), status: Self::status_out(s), feedback }
+            fn wrap_feedback(header: $crate::msgs::std_msgs::Header, status: $crate::msgs::actionlib_msgs::GoalStatus, feedback: Self::Feedback) -> Self::ActionFeedback {
+                Self::ActionFeedback { header, status, feedback }
             }
             fn unwrap_feedback(f: Self::ActionFeedback) -> ($crate::msgs::std_msgs::Header, $crate::msgs::actionlib_msgs::GoalStatus, Self::Feedback) {
-                (Self::header_in(f.header), Self::status_in(f.status), f.feedback)
+                (f.header, f.status, f.feedback)
             }
         }
     };
@@ -633,6 +607,17 @@ struct ClientShared {
     feedback_links: Mutex<HashSet<String>>,
     result_links: Mutex<HashSet<String>>,
     endings: Mutex<Endings>,
+    /// Told when a server's status arrives or a link to our subscriptions is made
+    /// ([`ActionClient::wait_for_server`] sleeps on it).
+    linked: (Mutex<()>, std::sync::Condvar),
+}
+
+impl ClientShared {
+    /// Wakes [`ActionClient::wait_for_server`] to look again.
+    fn tell_linked(&self) {
+        let _guard = self.linked.0.locked();
+        self.linked.1.notify_all();
+    }
 }
 
 /// `on_connect` for a client subscription: records the publishing node in `links`.
@@ -643,6 +628,7 @@ fn record_link(
     let shared = shared.clone();
     move |link| {
         links(&shared).locked().insert(link.caller_id().to_owned());
+        shared.tell_linked();
     }
 }
 
@@ -712,6 +698,7 @@ impl<A: Action> ActionClient<A> {
             feedback_links: Mutex::default(),
             result_links: Mutex::default(),
             endings: Mutex::default(),
+            linked: Default::default(),
         });
         let (tx, rx) = mpsc::channel();
         let goal_pub = this_node::publish(&format!("{ns}/goal"), 50)?;
@@ -722,7 +709,10 @@ impl<A: Action> ActionClient<A> {
             let (shared, tx) = (shared.clone(), tx.clone());
             let (goals, cancels) = (goals.clone(), cancels.clone());
             move |m: GoalStatusArray, _, link: &Link| {
-                *shared.server.locked() = Some(link.caller_id().to_owned());
+                let heard = Some(link.caller_id().to_owned());
+                if std::mem::replace(&mut *shared.server.locked(), heard.clone()) != heard {
+                    shared.tell_linked();
+                }
                 let status = |id: &str| {
                     m.status_list
                         .iter()
@@ -831,16 +821,32 @@ impl<A: Action> ActionClient<A> {
     /// Waits (bounded) until a server subscribes to our goal and cancel topics, its status
     /// heartbeat reaches us, and it has established connections to our feedback and result
     /// subscriptions.
+    ///
+    /// Each step sleeps until what it waits for tells it: our publishers' new links, then
+    /// the status callback and the links to our subscriptions (waking at least every
+    /// [`crate::clock::MAX_NAP`] to see a shutdown).
     pub fn wait_for_server(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
+        let left = || deadline.saturating_duration_since(Instant::now());
+        if !self.goals.publisher.wait_for_subscribers(1, left())
+            || !self.cancel_pub.wait_for_subscribers(1, left())
+        {
+            return false;
+        }
+        let (lock, told) = &self.shared.linked;
+        let mut guard = lock.locked();
         loop {
             if self.is_server_connected() {
                 return true;
             }
-            if Instant::now() >= deadline || !this_node::is_ok() {
+            let left = left();
+            if left.is_zero() || !this_node::is_ok() {
                 return false;
             }
-            std::thread::sleep(Duration::from_millis(10));
+            guard = told
+                .wait_timeout(guard, left.min(crate::clock::MAX_NAP))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 

@@ -380,29 +380,9 @@ fn connect(
     inner: &Inner,
     uri: &str,
 ) -> Result<(TcpStream, TcpStream, HashMap<String, String>), String> {
-    use xml_rpc::Value;
-    let protocols = Value::Array(vec![Value::Array(vec![Value::String("TCPROS".into())])]);
     // Bounded: a publisher that never answers is tried again later, not waited for.
-    let answer = crate::xmlrpc::xmlrpc_call(
-        uri,
-        "requestTopic",
-        vec![
-            Value::String(inner.caller_id.clone()),
-            Value::String(inner.topic.clone()),
-            protocols,
-        ],
-    )
-    .map_err(|e| e.to_string())?;
-    let (host, port) = match answer.as_slice() {
-        [Value::Int(1), _, Value::Array(p)] => match p.as_slice() {
-            [Value::String(proto), Value::String(host), Value::Int(port)] if proto == "TCPROS" => {
-                (host.clone(), *port)
-            }
-            other => return Err(format!("requestTopic: unexpected protocol {other:?}")),
-        },
-        other => return Err(format!("requestTopic refused: {other:?}")),
-    };
-    let port = u16::try_from(port).map_err(|_| format!("requestTopic: port {port}"))?;
+    let (host, port) = crate::xmlrpc::request_topic(uri, &inner.caller_id, &inner.topic)
+        .map_err(|e| e.to_string())?;
     let within = crate::xmlrpc::SLAVE_CALL_WITHIN;
     let address = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
         .map_err(|e| format!("{host}:{port}: {e}"))?

@@ -445,18 +445,16 @@ fn apply(
 }
 
 fn read_param(p: &DynParam) -> Option<Value> {
-    let param = this_node::param(&format!("~{}", p.name))?;
-    if !param.exists().unwrap_or(false) {
-        return None;
-    }
-    match p.kind {
-        Kind::Bool { .. } => param.get::<bool>().ok().map(Value::Bool),
-        Kind::Int { .. } => param.get::<i32>().ok().map(Value::Int),
-        Kind::Double { .. } => param
-            .get::<f64>()
-            .ok()
-            .or_else(|| param.get::<i32>().ok().map(f64::from))
-            .map(Value::Double),
+    // One `getParam`: unset, unreadable and mistyped all leave the default in place.
+    let raw = this_node::param(&format!("~{}", p.name))?
+        .get_raw()
+        .ok()??;
+    match (&p.kind, raw) {
+        (Kind::Bool { .. }, xml_rpc::Value::Bool(b)) => Some(Value::Bool(b)),
+        (Kind::Int { .. }, xml_rpc::Value::Int(i)) => Some(Value::Int(i)),
+        (Kind::Double { .. }, xml_rpc::Value::Double(d)) => Some(Value::Double(d)),
+        (Kind::Double { .. }, xml_rpc::Value::Int(i)) => Some(Value::Double(f64::from(i))),
+        _ => None,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The ROS 1 client library this suite runs on: a node runtime of our own and the protocols
 //! above it; it knows nothing of the vehicle or of the nodes that use it. rosrust
-//! contributes its generated message types and its master client.
+//! contributes its generated message types and nothing else.
 //!
 //! rosrust 0.9 is maintenance-only, and its own versions of these fall short where a car's
 //! safety path runs through them. Each module says what it does differently and why:
@@ -28,9 +28,11 @@
 //! - [`clock`]: ROS time that follows `/clock` under `/use_sim_time`, read lazily, with
 //!   waits that sleep on the clock's measured pace and end on the message that reaches
 //!   their deadline, on a [`clock::Waker`] or on shutdown.
-//! - [`xmlrpc`], [`registration`], [`master`]: XML-RPC calls bounded in time, an orderly
-//!   withdrawal from the master on shutdown, and a watch that registers again with a
-//!   restarted master (rosrust never does).
+//! - [`master_api`], [`xmlrpc`], [`registration`], [`master`]: the one client of the
+//!   master (parameters, services, look-ups, registration), XML-RPC calls bounded in time
+//!   and ended by SIGINT, an orderly withdrawal from the master on shutdown, and a watch
+//!   that registers again with a restarted master (rosrust's client has no time limit and
+//!   never registers again).
 //! - [`names`], [`net`], [`wire`]: ROS name resolution, socket options for every link,
 //!   TCPROS framing.
 //!
@@ -38,7 +40,7 @@
 //! the wire:
 //!
 //! ```text
-//! master ─→ registration ─→ clock ─→ lazy ─→ direct ─→ this_node ─→ runtime ─→ xmlrpc, names, net, wire
+//! master ─→ registration ─→ clock ─→ lazy ─→ direct ─→ this_node ─→ runtime ─→ master_api ─→ xmlrpc, names, net, wire
 //!   polled ─→ clock, lazy, direct
 //!   actionlib ─→ clock, lazy, direct      service ─→ this_node, runtime
 //!   dynamic_reconfigure ─→ service, this_node
@@ -51,6 +53,7 @@ pub mod direct;
 pub mod dynamic_reconfigure;
 pub mod lazy;
 pub mod master;
+pub mod master_api;
 pub mod msgs;
 pub mod names;
 pub mod net;
@@ -62,8 +65,7 @@ pub mod this_node;
 mod wire;
 pub mod xmlrpc;
 
-/// An error of a ROS call as a plain, thread-safe error (rosrust's own is not `Sync`, so
-/// it cannot travel through `anyhow`).
+/// An error of a ROS call: a plain, thread-safe message naming the call.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct RosError(String);
@@ -72,12 +74,6 @@ impl RosError {
     /// An error with this message.
     pub fn new(message: impl Into<String>) -> Self {
         RosError(message.into())
-    }
-}
-
-impl From<rosrust::error::Error> for RosError {
-    fn from(e: rosrust::error::Error) -> Self {
-        RosError(e.to_string())
     }
 }
 

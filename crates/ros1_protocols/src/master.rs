@@ -149,23 +149,20 @@ pub fn watch() {
     }
 }
 
-/// One look: does the master answer (within [`crate::xmlrpc::SLAVE_CALL_WITHIN`]), and
+/// One look: does the master answer (within [`crate::master_api::MASTER_CALL_WITHIN`]), and
 /// does it know this node at this node's URI?
 fn look() -> Seen {
+    let Ok(master) = master() else {
+        return Seen::Unreachable("the node has ended".into());
+    };
     let name = crate::this_node::name();
-    let answer = crate::xmlrpc::xmlrpc_call(
-        &master_uri(),
-        "lookupNode",
-        vec![
-            xml_rpc::Value::String(name.clone()),
-            xml_rpc::Value::String(name),
-        ],
-    );
-    match answer.map(|a| crate::xmlrpc::value_of("lookupNode", a)) {
-        Err(e) => Seen::Unreachable(e.to_string()),
-        Ok(Ok(xml_rpc::Value::String(uri))) if uri == crate::this_node::uri() => Seen::Registered,
+    match master.answer("lookupNode", vec![xml_rpc::Value::String(name)]) {
+        Ok((_, _, xml_rpc::Value::String(uri))) if uri == crate::this_node::uri() => {
+            Seen::Registered
+        }
         // Another URI, or the master's "unknown node": an answer all the same.
         Ok(_) => Seen::Unknown,
+        Err(e) => Seen::Unreachable(e.to_string()),
     }
 }
 

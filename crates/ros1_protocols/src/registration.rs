@@ -6,9 +6,10 @@
 //! that register beside the node (the master watch) announce their calls through
 //! [`registering`], so none lands after the withdrawal.
 
+use crate::master_api::Master;
 use crate::xmlrpc::master_uri;
-use crate::RosError;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::{Lock, RosError};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 /// True once [`shutdown`] has begun: from then on nothing of ours registers with the
@@ -21,15 +22,20 @@ pub fn running() -> bool {
     crate::this_node::is_ok()
 }
 
-/// Registration calls to the master in progress (see [`registering`]).
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Registration calls to the master in progress (see [`registering`]), and the
+/// condition [`shutdown`] waits on for the count to reach zero.
+static IN_FLIGHT: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
 
 /// A registration call to the master in progress; dropping it ends it.
 pub struct Registering(());
 
 impl Drop for Registering {
     fn drop(&mut self) {
-        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+        let mut n = IN_FLIGHT.0.locked();
+        *n -= 1;
+        if *n == 0 {
+            IN_FLIGHT.1.notify_all();
+        }
     }
 }
 
@@ -39,7 +45,7 @@ impl Drop for Registering {
 /// registration lands after the node's withdrawal. (Counted before the check: a call
 /// either sees the node leaving or is seen by it.)
 pub fn registering() -> Option<Registering> {
-    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    *IN_FLIGHT.0.locked() += 1;
     let call = Registering(());
     running().then_some(call)
 }
@@ -64,9 +70,13 @@ pub fn shutdown() {
         .spawn(move || {
             // The registrations already on their way finish first (bounded by the wait
             // below, like everything here).
-            while IN_FLIGHT.load(Ordering::SeqCst) > 0 {
-                std::thread::sleep(Duration::from_millis(2));
-            }
+            let in_flight = IN_FLIGHT.0.locked();
+            drop(
+                IN_FLIGHT
+                    .1
+                    .wait_while(in_flight, |n| *n > 0)
+                    .unwrap_or_else(|e| e.into_inner()),
+            );
             let master = crate::this_node::master();
             let uri = crate::this_node::uri();
             // The runtime node withdraws its topics as it ends.
@@ -132,11 +142,8 @@ pub fn registrations() -> Result<Registrations, RosError> {
     registrations_at(&crate::this_node::master()?)
 }
 
-fn registrations_at(master: &rosrust::api::Master) -> Result<Registrations, RosError> {
-    let state: rosrust::api::SystemState = master
-        .get_system_state()
-        .map_err(|e| RosError::new(format!("getSystemState: {e}")))?
-        .into();
+fn registrations_at(master: &Master) -> Result<Registrations, RosError> {
+    let state = master.system_state()?;
     let [publishers, subscribers, services] = [state.publishers, state.subscribers, state.services]
         .map(|list| {
             list.into_iter()
@@ -153,7 +160,7 @@ fn registrations_at(master: &rosrust::api::Master) -> Result<Registrations, RosE
 
 /// Withdraws every entry the master lists for this node (its slave URI was `uri`);
 /// returns how many.
-fn unregister_all(master: &rosrust::api::Master, uri: &str) -> Result<usize, RosError> {
+fn unregister_all(master: &Master, uri: &str) -> Result<usize, RosError> {
     let mine = registrations_at(master)?;
     // Services are withdrawn by name and URI, and the master gives the URI of whichever
     // node holds the name now: when another node has taken this node's name (the master
@@ -161,30 +168,19 @@ fn unregister_all(master: &rosrust::api::Master, uri: &str) -> Result<usize, Ros
     let named_here = master
         .lookup_node(&crate::this_node::name())
         .is_ok_and(|listed| listed == uri);
-    fn fail(what: &str, name: &str, e: impl std::fmt::Display) -> RosError {
-        RosError::new(format!("{what} {name}: {e}"))
-    }
     for topic in &mine.publications {
-        master
-            .unregister_publisher(topic)
-            .map_err(|e| fail("unregisterPublisher", topic, e))?;
+        master.unregister_publisher(topic)?;
     }
     for topic in &mine.subscriptions {
-        master
-            .unregister_subscriber(topic)
-            .map_err(|e| fail("unregisterSubscriber", topic, e))?;
+        master.unregister_subscriber(topic)?;
     }
     for service in &mine.services {
         // The master withdraws a service only for the URI it was registered with.
-        let api = master
-            .lookup_service(service)
-            .map_err(|e| fail("lookupService", service, e))?;
+        let api = master.lookup_service(service)?;
         if !named_here && !crate::service::serves(&api) {
             continue;
         }
-        master
-            .unregister_service(service, &api)
-            .map_err(|e| fail("unregisterService", service, e))?;
+        master.unregister_service(service, &api)?;
     }
     Ok(mine.publications.len() + mine.subscriptions.len() + mine.services.len())
 }

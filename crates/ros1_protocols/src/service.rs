@@ -103,9 +103,7 @@ where
         inner,
         listener: Some(listener),
     };
-    crate::this_node::master()?
-        .register_service(&service.inner.name, service.inner.api())
-        .map_err(|e| RosError::new(format!("registerService {}: {e}", service.inner.name)))?;
+    crate::this_node::master()?.register_service(&service.inner.name, service.inner.api())?;
     SERVED.locked().push(Arc::downgrade(&service.inner));
     Ok(service)
 }
@@ -134,7 +132,7 @@ pub(crate) fn serves(api: &str) -> bool {
 /// Registers every live service of this process that `master` does not list (`listed`)
 /// again (a restarted master, which the master watch finds); returns how many.
 pub(crate) fn register_missing(
-    master: &rosrust::api::Master,
+    master: &crate::master_api::Master,
     listed: &[String],
 ) -> Result<usize, RosError> {
     let live: Vec<Arc<Served>> = {
@@ -145,9 +143,7 @@ pub(crate) fn register_missing(
     let mut registered = 0;
     for s in &live {
         if !s.stop.load(Ordering::SeqCst) && !listed.contains(&s.name) {
-            master
-                .register_service(&s.name, s.api())
-                .map_err(|e| RosError::new(format!("registerService {}: {e}", s.name)))?;
+            master.register_service(&s.name, s.api())?;
             registered += 1;
         }
     }
@@ -170,11 +166,14 @@ impl Drop for Service {
     fn drop(&mut self) {
         let s = &self.inner;
         s.stop.store(true, Ordering::SeqCst);
-        if let Err(e) = crate::this_node::master().and_then(|m| {
-            m.unregister_service(&s.name, s.api())
-                .map_err(|e| RosError::new(e.to_string()))
-        }) {
-            tracing::debug!("unregisterService {}: {e}", s.name);
+        // A node that is leaving (or interrupted, and so about to) withdraws its services
+        // in one bounded pass: asking here would only wait on a master that may not answer.
+        if !crate::this_node::leaving() && !crate::xmlrpc::interrupted() {
+            if let Err(e) =
+                crate::this_node::master().and_then(|m| m.unregister_service(&s.name, s.api()))
+            {
+                tracing::debug!("unregisterService {}: {e}", s.name);
+            }
         }
         // Stops accepting; connections already open are shut down below.
         self.listener.take();
@@ -520,8 +519,7 @@ impl<T: ServicePair> Client<T> {
             Some(a) => a,
             None => {
                 let uri = crate::this_node::master()
-                    .map_err(|e| Fault::Other(e.to_string()))?
-                    .lookup_service(&self.service)
+                    .and_then(|m| m.lookup_service(&self.service))
                     .map_err(|e| Fault::Other(format!("not advertised ({e})")))?;
                 let addr = uri
                     .trim_start_matches("rosrpc://")

@@ -3,11 +3,13 @@
 //!
 //! It is a [`crate::runtime::Node`], so every publisher, subscriber and the slave API of a
 //! process of this suite runs on our runtime, which no stalled peer can hold up and which
-//! sleeps when idle; rosrust contributes its message types and its master client only.
+//! sleeps when idle, and every master call goes through [`crate::master_api`]; rosrust
+//! contributes its message types only.
 //! What a ROS 1 client library does beside the node lives here too: the command line
 //! (`__name:=`, `__ns:=`, `__master:=`, `__ip:=`, `__hostname:=`, `_param:=value`,
 //! `from:=to`), parameters ([`param`]), SIGINT, `/rosout`, and waiting for a service.
 
+use crate::master_api::{Master, SystemState, Topic};
 use crate::runtime::{Config, Node, Publisher, RuntimeError, TypeInfo};
 use crate::{Lock, RosError};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +29,7 @@ static CATCH_SIGINT: AtomicBool = AtomicBool::new(true);
 /// `/rosout`, once the node runs.
 static ROSOUT: Mutex<Option<Publisher<Log>>> = Mutex::new(None);
 
-use rosrust::msg::rosgraph_msgs::Log;
+use crate::msgs::rosgraph_msgs::Log;
 
 /// Why [`init`] did not start the node.
 #[derive(Debug, thiserror::Error)]
@@ -136,11 +138,7 @@ pub fn init(name: &str) -> Result<(), InitError> {
     }
     config.remappings = line.remappings.clone();
     // The master first: without it nothing can register, and a launch may be a moment late.
-    let reached = crate::xmlrpc::xmlrpc_call(
-        &config.master_uri,
-        "getUri",
-        vec![xml_rpc::Value::String(full.clone())],
-    );
+    let reached = Master::new(&config.master_uri, &full, "").call("getUri", vec![]);
     if let Err(e) = reached {
         return Err(InitError::NoMaster {
             uri: config.master_uri,
@@ -158,11 +156,8 @@ pub fn init(name: &str) -> Result<(), InitError> {
         let key = node
             .resolve(&format!("~{key}"))
             .map_err(|e| InitError::BadArgument(e.to_string()))?;
-        crate::xmlrpc::master_as(node.name(), node.uri(), node.master_uri())
-            .and_then(|m| {
-                m.set_param_any(&key, value)
-                    .map_err(|e| RosError::new(format!("setParam {key}: {e}")))
-            })
+        Master::new(node.master_uri(), node.name(), node.uri())
+            .set_param(&key, value)
             .map_err(|e| InitError::NoMaster {
                 uri: node.master_uri().to_owned(),
                 why: e.to_string(),
@@ -172,7 +167,12 @@ pub fn init(name: &str) -> Result<(), InitError> {
     if CATCH_SIGINT.load(Ordering::SeqCst) {
         // A second handler cannot be set: the first stays. The node's loops see the flag
         // at their next wake-up (`crate::clock` waits at most `MAX_NAP`).
-        let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+        // Calls to the master in progress end at once: a master that does not answer
+        // must not hold up the exit.
+        let _ = ctrlc::set_handler(|| {
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            crate::xmlrpc::interrupt_calls();
+        });
     }
     let rosout = node.advertise::<Log>("/rosout", 100, false).ok();
     *NODE.locked() = Some(node);
@@ -300,7 +300,7 @@ pub fn rosout(level: i8, msg: &str, file: &str, line: u32) {
     };
     let stamp = wall_now();
     let log = Log {
-        header: rosrust::msg::std_msgs::Header {
+        header: crate::msgs::std_msgs::Header {
             seq: 0,
             stamp,
             frame_id: String::new(),
@@ -330,44 +330,42 @@ pub fn wall_now() -> rosrust::Time {
     }
 }
 
-/// A client of the master, calling as this node.
-pub fn master() -> Result<rosrust::api::Master, RosError> {
+/// A client of the master, calling as this node (every call bounded in time).
+pub fn master() -> Result<Master, RosError> {
     let node = get()?;
-    crate::xmlrpc::master_as(node.name(), node.uri(), node.master_uri())
+    Ok(Master::new(node.master_uri(), node.name(), node.uri()))
 }
 
 /// The master's system state: who publishes, subscribes to and serves what.
-pub fn state() -> Result<rosrust::api::SystemState, RosError> {
-    master()?
-        .get_system_state()
-        .map(Into::into)
-        .map_err(|e| RosError::new(format!("getSystemState: {e}")))
+pub fn state() -> Result<SystemState, RosError> {
+    master()?.system_state()
 }
 
 /// Every topic the master knows of, with its type.
-pub fn topics() -> Result<Vec<rosrust::api::Topic>, RosError> {
-    master()?
-        .get_topic_types()
-        .map(|t| t.into_iter().map(Into::into).collect())
-        .map_err(|e| RosError::new(format!("getTopicTypes: {e}")))
+pub fn topics() -> Result<Vec<Topic>, RosError> {
+    master()?.topic_types()
 }
 
 /// Waits until the master lists `service` (resolved as this node resolves it), for at
-/// most `timeout`; an error naming it otherwise. Asks every 50 ms: a tool's wait, not a
-/// node's.
+/// most `timeout`; an error naming it otherwise. The master tells nobody of a new
+/// service (its API has no such notice, unlike `publisherUpdate` for topics), so this
+/// asks it: at once, then after 20 ms, doubling up to 500 ms, and at the deadline.
 pub fn wait_for_service(service: &str, timeout: Duration) -> Result<(), RosError> {
     let name = resolve(service)?;
-    let started = Instant::now();
+    let deadline = Instant::now() + timeout;
+    let mut gap = Duration::from_millis(20);
     loop {
         if master()?.lookup_service(&name).is_ok() {
             return Ok(());
         }
-        if started.elapsed() >= timeout || !is_ok() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || !is_ok() {
             return Err(RosError::new(format!(
                 "service {name} not advertised within {timeout:?}"
             )));
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(gap.min(left));
+        gap = (gap * 2).min(Duration::from_millis(500));
     }
 }
 
@@ -375,10 +373,9 @@ pub fn wait_for_service(service: &str, timeout: Duration) -> Result<(), RosError
 /// and returns the value of a successful answer (`[1, message, value]`).
 pub fn slave_call(name: &str, method: &str) -> Result<xml_rpc::Value, RosError> {
     let fail = |what: String| RosError::new(format!("{method} of {name}: {what}"));
-    let master = master().map_err(|e| fail(e.to_string()))?;
-    let uri = master
-        .lookup_node(name)
-        .map_err(|e| fail(format!("lookupNode: {e}")))?;
+    let uri = master()
+        .and_then(|m| m.lookup_node(name))
+        .map_err(|e| fail(e.to_string()))?;
     crate::xmlrpc::call_slave(&uri, method, &self::name()).map_err(|e| fail(e.to_string()))
 }
 
@@ -440,56 +437,48 @@ impl Param {
         RosError::new(format!("{what} {}: {e}", self.key))
     }
 
-    /// The value, as `T`.
+    /// The value, as `T`; an error when it is not set or not a `T`.
     pub fn get<T: serde::de::DeserializeOwned>(&self) -> Result<T, RosError> {
-        master()?
-            .get_param::<T>(&self.key)
-            .map_err(|e| self.fail("getParam", e))
+        let value = self
+            .get_raw()?
+            .ok_or_else(|| self.fail("getParam", "not set"))?;
+        T::deserialize(value).map_err(|e| self.fail("getParam", e))
     }
 
-    /// The value as the master holds it.
-    pub fn get_raw(&self) -> Result<xml_rpc::Value, RosError> {
-        master()?
-            .get_param_any(&self.key)
-            .map_err(|e| self.fail("getParam", e))
+    /// The value as the master holds it; `None` when it is not set (one `getParam`).
+    pub fn get_raw(&self) -> Result<Option<xml_rpc::Value>, RosError> {
+        master()?.get_param(&self.key)
     }
 
     /// Sets it.
     pub fn set<T: serde::Serialize>(&self, value: &T) -> Result<(), RosError> {
-        master()?
-            .set_param(&self.key, value)
-            .map(|_| ())
-            .map_err(|e| self.fail("setParam", e))
+        // A one-element tuple is a one-element parameter list: the value itself.
+        let value = xml_rpc::into_params(&(value,))
+            .ok()
+            .and_then(|mut p| p.pop())
+            .ok_or_else(|| self.fail("setParam", "not an XML-RPC value"))?;
+        self.set_raw(value)
     }
 
     /// Sets it from an XML-RPC value.
     pub fn set_raw(&self, value: xml_rpc::Value) -> Result<(), RosError> {
-        master()?
-            .set_param_any(&self.key, value)
-            .map_err(|e| self.fail("setParam", e))
+        master()?.set_param(&self.key, value)
     }
 
     /// Whether the master has it.
     pub fn exists(&self) -> Result<bool, RosError> {
-        master()?
-            .has_param(&self.key)
-            .map_err(|e| self.fail("hasParam", e))
+        master()?.has_param(&self.key)
     }
 
     /// Deletes it.
     pub fn delete(&self) -> Result<(), RosError> {
-        master()?
-            .delete_param(&self.key)
-            .map(|_| ())
-            .map_err(|e| self.fail("deleteParam", e))
+        master()?.delete_param(&self.key)
     }
 }
 
 /// Every parameter name the master holds.
 pub fn parameters() -> Result<Vec<String>, RosError> {
-    master()?
-        .get_param_names()
-        .map_err(|e| RosError::new(format!("getParamNames: {e}")))
+    master()?.param_names()
 }
 
 /// A command-line value (`_rate:=20`, `_name:=[1, 2]`) as XML-RPC, read as YAML the way

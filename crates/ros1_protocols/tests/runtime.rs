@@ -6,7 +6,7 @@ mod support;
 
 use ros1_protocols::msgs::std_msgs::String as Text;
 use ros1_protocols::runtime::{Config, Node, Publisher};
-use ros1_protocols::xmlrpc::xmlrpc_call;
+use ros1_protocols::xmlrpc::{xmlrpc_call, SLAVE_CALL_WITHIN};
 use std::io::Write;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,7 +94,8 @@ fn ticking(name: &str, topic: &str) -> Bed {
 fn slave(node: &Node, method: &str, args: &[Value]) -> Vec<Value> {
     let mut params = vec![Value::String("/tester".into())];
     params.extend_from_slice(args);
-    xmlrpc_call(node.uri(), method, params).unwrap_or_else(|e| panic!("{method}: {e}"))
+    xmlrpc_call(node.uri(), method, params, SLAVE_CALL_WITHIN)
+        .unwrap_or_else(|e| panic!("{method}: {e}"))
 }
 
 /// The TCPROS endpoint `requestTopic` gives for `topic`.

@@ -50,18 +50,25 @@ pub(crate) struct Shared {
 impl Shared {
     /// A call to the master as this node; the value of a successful answer.
     pub(crate) fn master_call(&self, method: &str, args: &[&str]) -> Result<Value, RosError> {
-        let params = std::iter::once(self.name.as_str())
-            .chain(args.iter().copied())
-            .map(|s| Value::String(s.to_owned()))
+        let args = args
+            .iter()
+            .map(|s| Value::String((*s).to_owned()))
             .collect();
-        let answer = crate::xmlrpc::xmlrpc_call(&self.config.master_uri, method, params)?;
-        crate::xmlrpc::value_of(method, answer)
+        crate::master_api::Master::new(&self.config.master_uri, &self.name, &self.uri)
+            .call(method, args)
     }
 
     /// Withdraws this node's registration of `topic` (`method`: `unregisterPublisher` or
     /// `unregisterSubscriber`); a failure (the master gone) is only worth a debug line, the
     /// node being on its way out.
+    ///
+    /// Nothing is asked once the process is interrupted: its shutdown withdraws what is
+    /// left in one bounded pass, and a master that does not answer must not hold up each
+    /// drop on the way out.
     pub(crate) fn withdraw(&self, method: &str, topic: &str) {
+        if crate::xmlrpc::interrupted() {
+            return;
+        }
         if let Err(e) = self.master_call(method, &[topic, &self.uri]) {
             tracing::debug!("{method} {topic}: {e}");
         }

@@ -51,12 +51,9 @@ impl Master {
             std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
             let mut child = cmd.spawn().expect("start /usr/bin/rosmaster");
             let up = wait_until(Duration::from_secs(10), || {
-                ros1_protocols::xmlrpc::xmlrpc_call(
-                    &uri,
-                    "getPid",
-                    vec![xml_rpc::Value::String("/test".into())],
-                )
-                .is_ok()
+                ros1_protocols::master_api::Master::new(&uri, "/test", "")
+                    .call("getPid", vec![])
+                    .is_ok()
             });
             if up {
                 return Master { uri, home, child };
