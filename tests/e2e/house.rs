@@ -413,3 +413,98 @@ fn a_circle_is_found() {
     assert!(graph["a::inner"].is_empty(), "{graph:?}");
     assert_eq!(cycles(&graph), vec![vec!["b".to_string(), "c".to_string()]]);
 }
+
+/// What of rosrust the suite may use: its message traits and types, which its generator
+/// (`rosmsg_include!`) implements. Its node runtime, its master client and its bundled
+/// messages (`rosrust::msg`) are not used: `ros1_protocols` is the client library.
+const ROSRUST_MESSAGE_TYPES: &[&str] = &[
+    "Message",
+    "RosMsg",
+    "ServicePair",
+    "RawMessage",
+    "RawMessageDescription",
+    "Time",
+    "Duration",
+    "rosmsg_include",
+];
+
+/// The files allowed more: the benchmarks that measure rosrust's runtime beside ours.
+const ROSRUST_COMPARED_IN: &[&str] = &[
+    "crates/gem_bench/src/subscribe.rs",
+    "crates/gem_bench/src/service.rs",
+];
+
+/// Every name a file's code takes from rosrust: `rosrust::name` and the names of a
+/// `use rosrust::{a, b}` group.
+fn rosrust_names(code: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = BTreeSet::new();
+    for (at, _) in code.match_indices("rosrust::") {
+        let rest = &code[at + "rosrust::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            names.extend(group[..end].split(',').map(|n| ident(n.trim())));
+        } else {
+            names.insert(ident(rest));
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names
+}
+
+#[test]
+fn the_suite_takes_only_message_types_from_rosrust() {
+    let mut files = Vec::new();
+    let mut dirs: Vec<PathBuf> = LAYERS
+        .iter()
+        .map(|c| root().join("crates").join(c).join("src"))
+        .collect();
+    dirs.extend(["tests", "crates/ros1_protocols/tests"].map(|d| root().join(d)));
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{dir:?}: {e}"))
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut misuse = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(root()).unwrap_or(file);
+        if ROSRUST_COMPARED_IN.iter().any(|f| relative == Path::new(f)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        for name in rosrust_names(&code_of(&text)) {
+            if !ROSRUST_MESSAGE_TYPES.contains(&name.as_str()) {
+                misuse.push(format!("{}: rosrust::{name}", relative.display()));
+            }
+        }
+    }
+    assert!(files.len() > 100, "only {} files read", files.len());
+    assert!(
+        misuse.is_empty(),
+        "rosrust beyond its message types:\n{}",
+        misuse.join("\n")
+    );
+}
+
+#[test]
+fn a_use_of_rosrusts_runtime_is_found() {
+    let code = "use rosrust::{Message, api::Master};\nfn f() { rosrust::init(\"x\"); let t: rosrust::Time; }";
+    let names = rosrust_names(code);
+    let wrong: Vec<&String> = names
+        .iter()
+        .filter(|n| !ROSRUST_MESSAGE_TYPES.contains(&n.as_str()))
+        .collect();
+    assert_eq!(wrong, ["api", "init"]);
+}

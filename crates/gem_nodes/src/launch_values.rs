@@ -14,7 +14,7 @@ use crate::{
     controller, gnss_pose, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim,
     state_manager,
 };
-use gem_ros::params::{Default, ParamSpec};
+use gem_ros::params::{ParamSpec, ParamValue};
 use std::path::{Path, PathBuf};
 use xml::reader::{EventReader, XmlEvent};
 
@@ -207,10 +207,10 @@ fn parse(path: &Path) -> (Vec<NodeParam>, Vec<Arg>) {
 /// Whether `value` is what `spec` defaults to.
 fn is_default(spec: &ParamSpec, value: &str) -> bool {
     match spec.default {
-        Default::Float(d) => value.parse::<f64>() == Ok(d),
-        Default::Int(d) => value.parse::<i64>() == Ok(d),
-        Default::Bool(d) => value.eq_ignore_ascii_case(&d.to_string()),
-        Default::Str(d) => value == d,
+        ParamValue::Float(d) => value.parse::<f64>() == Ok(d),
+        ParamValue::Int(d) => value.parse::<i64>() == Ok(d),
+        ParamValue::Bool(d) => value.eq_ignore_ascii_case(&d.to_string()),
+        ParamValue::Str(d) => value == d,
     }
 }
 

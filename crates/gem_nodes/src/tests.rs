@@ -9,7 +9,7 @@ use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_core::state_manager::StateManagerConfig;
 use gem_core::vehicle::VehicleParams;
 use gem_ros::params::{
-    check_docs, with_every_default, with_values, Default, ParamError, ParamSpec,
+    check_docs, with_every_default, with_values, ParamError, ParamSpec, ParamValue,
 };
 use gem_ros::topics::Entry;
 
@@ -134,10 +134,10 @@ fn every_default_passes_its_own_check() {
         for (params, _, page, _) in NODES {
             for p in params.iter() {
                 let read = match p.default {
-                    Default::Float(_) => p.f64().err(),
-                    Default::Int(_) => p.i64().err(),
-                    Default::Bool(_) => p.bool_value().err(),
-                    Default::Str(_) => p.string().err(),
+                    ParamValue::Float(_) => p.f64().err(),
+                    ParamValue::Int(_) => p.i64().err(),
+                    ParamValue::Bool(_) => p.bool_value().err(),
+                    ParamValue::Str(_) => p.string().err(),
                 };
                 assert_eq!(read, None, "{page}");
             }
@@ -180,10 +180,10 @@ fn a_refused_core_field_is_reported_as_the_parameter_that_feeds_it() {
     ];
     for (params, loads) in nodes {
         for p in params.iter().filter(|p| !p.feeds.is_empty()) {
-            if !matches!(p.default, Default::Float(_)) {
+            if !matches!(p.default, ParamValue::Float(_)) {
                 continue;
             }
-            let named: Vec<String> = with_values(&[(p.name, Default::Float(f64::NAN))], || {
+            let named: Vec<String> = with_values(&[(p.name, ParamValue::Float(f64::NAN))], || {
                 loads
                     .iter()
                     .filter_map(|load| load().err())
@@ -228,7 +228,7 @@ mod interfaces {
 #[test]
 fn the_steering_relation_is_read_and_a_bad_one_names_its_parameter() {
     use gem_core::pacmod::steering::SteeringRelation;
-    type Load = fn(&[(&'static str, Default)]) -> Result<SteeringRelation, String>;
+    type Load = fn(&[(&'static str, ParamValue)]) -> Result<SteeringRelation, String>;
     let nodes: [(&str, Load); 2] = [
         ("", |v| {
             with_values(v, pacmod_bridge::params::Params::load)
@@ -246,9 +246,9 @@ fn the_steering_relation_is_read_and_a_bad_one_names_its_parameter() {
             Box::leak(format!("{prefix}steering_{n}").into_boxed_str())
         };
         let read = load(&[
-            (name("quadratic_deg"), Default::Float(-0.09)),
-            (name("linear"), Default::Float(19.8)),
-            (name("offset_deg"), Default::Float(1.0)),
+            (name("quadratic_deg"), ParamValue::Float(-0.09)),
+            (name("linear"), ParamValue::Float(19.8)),
+            (name("offset_deg"), ParamValue::Float(1.0)),
         ]);
         assert_eq!(
             read,
@@ -265,7 +265,7 @@ fn the_steering_relation_is_read_and_a_bad_one_names_its_parameter() {
             ("quadratic_deg", -0.5),
             ("linear", 0.0),
         ] {
-            let e = load(&[(name(n), Default::Float(value))]).unwrap_err();
+            let e = load(&[(name(n), ParamValue::Float(value))]).unwrap_err();
             assert!(e.starts_with(&format!("parameter ~{}:", name(n))), "{e}");
         }
     }

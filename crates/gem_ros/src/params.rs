@@ -19,7 +19,7 @@ use xml_rpc::Value;
 
 /// A parameter's type and default value.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Default {
+pub enum ParamValue {
     /// A floating-point parameter (an integer value is accepted too: `_rate:=20`).
     Float(f64),
     /// An integer parameter.
@@ -30,14 +30,14 @@ pub enum Default {
     Str(&'static str),
 }
 
-impl Default {
+impl ParamValue {
     /// As the parameter server holds it.
     fn value(self) -> Value {
         match self {
-            Default::Float(v) => Value::Double(v),
-            Default::Int(v) => Value::Int(v as i32),
-            Default::Bool(v) => Value::Bool(v),
-            Default::Str(v) => Value::String(v.to_owned()),
+            ParamValue::Float(v) => Value::Double(v),
+            ParamValue::Int(v) => Value::Int(v as i32),
+            ParamValue::Bool(v) => Value::Bool(v),
+            ParamValue::Str(v) => Value::String(v.to_owned()),
         }
     }
 }
@@ -114,7 +114,7 @@ pub struct ParamSpec {
     /// Name without the `~` (e.g. `state_timeout_ms`).
     pub name: &'static str,
     /// Type and default.
-    pub default: Default,
+    pub default: ParamValue,
     /// What a value must be.
     pub check: Check,
     /// Unit, or "" when dimensionless.
@@ -198,7 +198,7 @@ pub enum ParamError {
 impl ParamSpec {
     const fn new(
         name: &'static str,
-        default: Default,
+        default: ParamValue,
         unit: &'static str,
         doc: &'static str,
     ) -> Self {
@@ -219,7 +219,7 @@ impl ParamSpec {
         unit: &'static str,
         doc: &'static str,
     ) -> Self {
-        ParamSpec::new(name, Default::Float(default), unit, doc)
+        ParamSpec::new(name, ParamValue::Float(default), unit, doc)
     }
 
     /// Declares an integer parameter.
@@ -229,17 +229,17 @@ impl ParamSpec {
         unit: &'static str,
         doc: &'static str,
     ) -> Self {
-        ParamSpec::new(name, Default::Int(default), unit, doc)
+        ParamSpec::new(name, ParamValue::Int(default), unit, doc)
     }
 
     /// Declares a boolean parameter.
     pub const fn bool(name: &'static str, default: bool, doc: &'static str) -> Self {
-        ParamSpec::new(name, Default::Bool(default), "", doc)
+        ParamSpec::new(name, ParamValue::Bool(default), "", doc)
     }
 
     /// Declares a string parameter.
     pub const fn str(name: &'static str, default: &'static str, doc: &'static str) -> Self {
-        ParamSpec::new(name, Default::Str(default), "", doc)
+        ParamSpec::new(name, ParamValue::Str(default), "", doc)
     }
 
     /// With the check `check`.
@@ -283,7 +283,7 @@ impl ParamSpec {
     /// Reads a float parameter (integers are widened), or its default when unset, and
     /// applies the check.
     pub fn f64(&self) -> Result<f64, ParamError> {
-        let Default::Float(default) = self.default else {
+        let ParamValue::Float(default) = self.default else {
             return Err(self.declared_as("float"));
         };
         let v = match self.raw()? {
@@ -297,7 +297,7 @@ impl ParamSpec {
 
     /// Reads an integer parameter, or its default when unset, and applies the check.
     pub fn i64(&self) -> Result<i64, ParamError> {
-        let Default::Int(default) = self.default else {
+        let ParamValue::Int(default) = self.default else {
             return Err(self.declared_as("int"));
         };
         let v = match self.raw()? {
@@ -310,7 +310,7 @@ impl ParamSpec {
 
     /// Reads a boolean parameter, or its default when unset.
     pub fn bool_value(&self) -> Result<bool, ParamError> {
-        let Default::Bool(default) = self.default else {
+        let ParamValue::Bool(default) = self.default else {
             return Err(self.declared_as("bool"));
         };
         match self.raw()? {
@@ -322,7 +322,7 @@ impl ParamSpec {
 
     /// Reads a string parameter, or its default when unset, and applies the check.
     pub fn string(&self) -> Result<String, ParamError> {
-        let Default::Str(default) = self.default else {
+        let ParamValue::Str(default) = self.default else {
             return Err(self.declared_as("string"));
         };
         let v = match self.raw()? {
@@ -416,10 +416,10 @@ impl ParamSpec {
 
     fn default_text(&self) -> String {
         match self.default {
-            Default::Float(v) => format!("{v}"),
-            Default::Int(v) => format!("{v}"),
-            Default::Bool(v) => format!("{v}"),
-            Default::Str(v) => format!("\"{v}\""),
+            ParamValue::Float(v) => format!("{v}"),
+            ParamValue::Int(v) => format!("{v}"),
+            ParamValue::Bool(v) => format!("{v}"),
+            ParamValue::Str(v) => format!("\"{v}\""),
         }
     }
 
@@ -438,10 +438,10 @@ impl ParamSpec {
 
     fn type_text(&self) -> &'static str {
         match self.default {
-            Default::Float(_) => "double",
-            Default::Int(_) => "int",
-            Default::Bool(_) => "bool",
-            Default::Str(_) => "string",
+            ParamValue::Float(_) => "double",
+            ParamValue::Int(_) => "int",
+            ParamValue::Bool(_) => "bool",
+            ParamValue::Str(_) => "string",
         }
     }
 }
@@ -489,7 +489,7 @@ pub fn with_every_default<R>(f: impl FnOnce() -> R) -> R {
 /// Runs `f` with the parameters read on this thread set to `values` (by name, without the
 /// `~`; each a type and value) and every other one unset, without asking the parameter
 /// server. Tests use it to see which parameter a node names for a value.
-pub fn with_values<R>(values: &[(&'static str, Default)], f: impl FnOnce() -> R) -> R {
+pub fn with_values<R>(values: &[(&'static str, ParamValue)], f: impl FnOnce() -> R) -> R {
     struct Restore(bool, Vec<(&'static str, Value)>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -624,7 +624,7 @@ mod tests {
 
     #[test]
     fn reading_applies_the_check_and_names_the_parameter() {
-        let read = |values: &[(&'static str, Default)]| {
+        let read = |values: &[(&'static str, ParamValue)]| {
             with_values(values, || {
                 [
                     RATE.f64().err(),
@@ -636,10 +636,10 @@ mod tests {
         };
         assert_eq!(read(&[]), [None, None, None, None]);
         let errors = read(&[
-            ("rate", Default::Float(f64::NAN)),
-            ("state_timeout_ms", Default::Int(-1)),
-            ("law", Default::Str("pd")),
-            ("model", Default::Str("c")),
+            ("rate", ParamValue::Float(f64::NAN)),
+            ("state_timeout_ms", ParamValue::Int(-1)),
+            ("law", ParamValue::Str("pd")),
+            ("model", ParamValue::Str("c")),
         ]);
         let text: Vec<String> = errors.iter().flatten().map(|e| e.to_string()).collect();
         assert_eq!(

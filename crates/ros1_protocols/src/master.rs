@@ -10,16 +10,13 @@
 //! Every node of ours runs [`watch`]: once a [`PERIOD`] it asks the master for its own
 //! registration (`lookupNode`, one call). It logs when the master becomes unreachable and
 //! when it is back, and when a master answers again or answers without knowing the node
-//! (a restarted one), it registers the node's publications and subscriptions again
-//! ([`crate::runtime::Node::register_again`], which hands each subscription the
-//! publishers the new master lists) and the services our layer serves
-//! ([`crate::service`]) that the master does not list. (Knowing the node is not enough: a
-//! restarted master may know it from one registration and still lack the rest.)
+//! (a restarted one), it registers the node's publications, subscriptions and services
+//! again, in one pass ([`crate::registration::register_missing`]). (Knowing the node is
+//! not enough: a restarted master may know it from one registration and still lack the
+//! rest.)
 //! Parameters set by a launch file are not restored (the nodes read theirs at start-up).
 
-use crate::this_node::master;
 use crate::xmlrpc::master_uri;
-use crate::RosError;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
@@ -112,7 +109,8 @@ pub fn watch() {
                     Some(change @ (Change::Back | Change::Replaced)) => {
                         // A node on its way out is unknown because it withdrew itself.
                         let Some(result) =
-                            crate::registration::registering().map(|_registering| register_missing())
+                            crate::registration::registering()
+                                .map(|_registering| crate::registration::register_missing())
                         else {
                             continue;
                         };
@@ -152,7 +150,7 @@ pub fn watch() {
 /// One look: does the master answer (within [`crate::master_api::MASTER_CALL_WITHIN`]), and
 /// does it know this node at this node's URI?
 fn look() -> Seen {
-    let Ok(master) = master() else {
+    let Ok(master) = crate::this_node::master() else {
         return Seen::Unreachable("the node has ended".into());
     };
     let name = crate::this_node::name();
@@ -164,19 +162,6 @@ fn look() -> Seen {
         Ok(_) => Seen::Unknown,
         Err(e) => Seen::Unreachable(e.to_string()),
     }
-}
-
-/// Registers this node's topics again, and our services that the master does not list;
-/// returns how many of each.
-fn register_missing() -> Result<(usize, usize), RosError> {
-    let node = crate::this_node::get()?;
-    let master = master()?;
-    let listed = crate::registration::registrations()?;
-    let topics = node
-        .register_again()
-        .map_err(|e| RosError::new(e.to_string()))?;
-    let services = crate::service::register_missing(&master, &listed.services)?;
-    Ok((topics, services))
 }
 
 #[cfg(test)]

@@ -97,6 +97,21 @@ pub fn shutdown() {
     }
 }
 
+/// Registers this node's topics again ([`crate::runtime::Node::register_again`], which
+/// hands each subscription the publishers the master lists) and the services of this
+/// process that the master does not list: the one way back into a master that lost the
+/// node (restarted, or answering again after a gap). Returns how many of each.
+pub(crate) fn register_missing() -> Result<(usize, usize), RosError> {
+    let node = crate::this_node::get()?;
+    let master = crate::this_node::master()?;
+    let listed = registrations_at(&master)?;
+    let topics = node
+        .register_again()
+        .map_err(|e| RosError::new(e.to_string()))?;
+    let services = crate::service::register_missing(&master, &listed.services)?;
+    Ok((topics, services))
+}
+
 /// What the master lists under one node: the topics it publishes and subscribes to and
 /// the services it provides.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -204,10 +204,31 @@ pub enum Fault {
 }
 
 impl Fault {
-    /// The same fault: equal, or equal but for NaN values in it (a NaN command refused
-    /// twice is one refusal, not a change of fault).
+    /// The same fault: equal, or the same non-finite input refused again (a NaN equals
+    /// nothing, itself included, yet a NaN command refused twice is one refusal, not a
+    /// change of fault).
     pub fn same(self, other: Fault) -> bool {
-        self == other || format!("{self:?}") == format!("{other:?}")
+        self == other
+            || matches!(
+                (self.not_finite(), other.not_finite()),
+                (Some(a), Some(b)) if a == b
+            )
+    }
+
+    /// For a refusal of a NaN or infinite input: the fault's kind and the quantity
+    /// refused. NaN can only reach a fault through these (every other value in a fault
+    /// has been checked finite).
+    fn not_finite(self) -> Option<(std::mem::Discriminant<Fault>, &'static str)> {
+        let what = match self {
+            Fault::CommandRefused(CommandError::Steering(SteeringError::NotFinite {
+                what,
+                ..
+            }))
+            | Fault::CommandRefused(CommandError::Speed(InputError::NotFinite { what, .. }))
+            | Fault::SpeedReportBad(InputError::NotFinite { what, .. }) => what,
+            _ => return None,
+        };
+        Some((std::mem::discriminant(&self), what))
     }
 
     /// Whether only an enable request clears it.
@@ -396,13 +417,6 @@ impl fmt::Display for State {
     }
 }
 
-/// The gear to select.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shift {
-    /// Forward (`PacmodCmd.SHIFT_FORWARD`).
-    Forward,
-}
-
 /// A steering-wheel command (`PositionWithSpeed`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SteerCommand {
@@ -419,8 +433,9 @@ pub struct PacmodCommand {
     pub enable: bool,
     /// Each command's `clear` (clear a latched override).
     pub clear_override: bool,
-    /// The gear, if one is to be selected.
-    pub shift: Option<Shift>,
+    /// Select forward (`PacmodCmd.SHIFT_FORWARD`, with the turn signal off): the bridge
+    /// drives forward only, so the one gear it ever selects.
+    pub forward: bool,
     /// Accelerator and brake.
     pub pedals: Pedals,
     /// The steering wheel, if it is to be commanded.
@@ -845,7 +860,7 @@ impl Bridge {
                 return Output::Command(PacmodCommand {
                     enable: true,
                     clear_override: true,
-                    shift: None,
+                    forward: false,
                     pedals: self.longitudinal.hold(),
                     steer: None,
                 });
@@ -858,7 +873,7 @@ impl Bridge {
         Output::Command(PacmodCommand {
             enable: true,
             clear_override: false,
-            shift: Some(Shift::Forward),
+            forward: true,
             pedals,
             steer,
         })

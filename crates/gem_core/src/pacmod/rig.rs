@@ -22,7 +22,7 @@
 //!
 //! [`Pedals::send_order`]: super::longitudinal::Pedals::send_order
 
-use super::bridge::{Bridge, Event, Output, PacmodCommand, Shift, StateName};
+use super::bridge::{Bridge, Event, Output, PacmodCommand, StateName};
 use super::calibration::{Request, RunError};
 use super::pedal_map::Pedal;
 use super::plant::{Flags, Plant, Report};
@@ -191,7 +191,7 @@ impl Rig {
             }
             self.check_pedals();
         }
-        if let Some(Shift::Forward) = c.shift {
+        if c.forward {
             self.plant.shift_command(SHIFT_FORWARD, flags);
         }
         if let Some(s) = c.steer {

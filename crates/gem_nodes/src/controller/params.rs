@@ -238,7 +238,7 @@ impl Params {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gem_ros::params::{with_values, Default as Value};
+    use gem_ros::params::{with_values, ParamValue as Value};
 
     /// Loads `algorithm` with `values` set; the error's text, if any.
     fn load(algorithm: &str, values: &[(&'static str, Value)]) -> Result<Params, String> {

@@ -13,7 +13,7 @@ pub use params::PARAMS;
 use anyhow::Context;
 use gem_core::names;
 use gem_core::pacmod::bridge::{
-    Bridge, BridgeTransition, Event, Output, PacmodCommand, Shift, State, StateName,
+    Bridge, BridgeTransition, Event, Output, PacmodCommand, State, StateName,
 };
 use gem_core::pacmod::calibration::Request;
 use gem_core::pacmod::longitudinal::Longitudinal;
@@ -289,12 +289,12 @@ impl Shared {
         let sent = [
             o.enable.send(Bool { data: c.enable }),
             first.0.send(first.1).and(second.0.send(second.1)),
-            match c.shift {
-                Some(Shift::Forward) => o
+            match c.forward {
+                true => o
                     .shift
                     .send(cmd(0.0, SHIFT_FORWARD))
                     .and(o.turn.send(cmd(0.0, TURN_NONE))),
-                None => Ok(()),
+                false => Ok(()),
             },
             match c.steer {
                 Some(s) => o.steer.send(PositionWithSpeed {

@@ -134,20 +134,16 @@ fn looks(out: Output) -> Looks {
     };
     assert!(c.enable);
     let brake = c.pedals.brake_frac() > 0.0;
-    match (c.clear_override, c.shift, c.steer, brake) {
-        (true, None, None, true) => Looks::AskingEnable,
-        (false, Some(Shift::Forward), None, true) if c.pedals == Pedals::Brake(0.4) => {
-            Looks::Holding
-        }
-        (false, Some(Shift::Forward), None, true) => Looks::BrakingUnsteered,
-        (false, Some(Shift::Forward), Some(s), true)
+    match (c.clear_override, c.forward, c.steer, brake) {
+        (true, false, None, true) => Looks::AskingEnable,
+        (false, true, None, true) if c.pedals == Pedals::Brake(0.4) => Looks::Holding,
+        (false, true, None, true) => Looks::BrakingUnsteered,
+        (false, true, Some(s), true)
             if s.angle_rad == go_wheel_rad() && !matches!(c.pedals, Pedals::Accelerate(_)) =>
         {
             Looks::BrakingSteered
         }
-        (false, Some(Shift::Forward), Some(s), false) if s.angle_rad == go_wheel_rad() => {
-            Looks::Driving
-        }
+        (false, true, Some(s), false) if s.angle_rad == go_wheel_rad() => Looks::Driving,
         other => panic!("unexpected output {other:?} from {c:?}"),
     }
 }
@@ -594,6 +590,34 @@ fn a_stream_of_nan_commands_makes_one_transition() {
     }
     assert_eq!(made.len(), 1, "{:?}", made.get(..3));
     assert_eq!(b.state().name(), StateName::Braking);
+}
+
+#[test]
+fn a_non_finite_input_refused_again_is_the_same_fault_and_another_one_is_not() {
+    let speed = |v: f64| {
+        Fault::CommandRefused(CommandError::Speed(InputError::NotFinite {
+            what: "commanded speed",
+            value: v,
+        }))
+    };
+    let report = Fault::SpeedReportBad(InputError::NotFinite {
+        what: "commanded speed",
+        value: f64::NAN,
+    });
+    let steering = Fault::CommandRefused(CommandError::Steering(SteeringError::NotFinite {
+        what: "front-wheel angle",
+        value: f64::NAN,
+    }));
+    assert_ne!(speed(f64::NAN), speed(f64::NAN), "NaN equals nothing");
+    assert!(speed(f64::NAN).same(speed(f64::NAN)));
+    assert!(
+        speed(f64::NAN).same(speed(f64::INFINITY)),
+        "one refusal of the speed"
+    );
+    assert!(!speed(f64::NAN).same(steering), "another quantity");
+    assert!(!speed(f64::NAN).same(report), "another kind of fault");
+    assert!(Fault::Override.same(Fault::Override));
+    assert!(!Fault::Override.same(Fault::EnableDropped));
 }
 
 mod calibration;

@@ -51,7 +51,7 @@ fn a_run_starts_when_no_controller_drives_and_holds_its_pedal_and_steering() {
     let c = command(&t);
     assert_eq!(c.pedals, Pedals::Accelerate(0.42));
     assert_eq!(c.steer.map(|s| s.angle_rad), Some(0.5));
-    assert_eq!(c.shift, Some(Shift::Forward));
+    assert!(c.forward);
     assert_eq!(t.state.level(), Level::Ok);
     // Drive commands wait while the run holds.
     b.handle(go(3.0), at(550));
