@@ -2,6 +2,10 @@
 //! `roslaunch gem_bringup integration_run.launch` (gem_sim at 3×, real master, every node
 //! a process, faults injected with Debian's `dynparam`). The same scenarios run under
 //! rostest from `launch/test/suite_*.test` (see `tests/e2e/rostest_files.rs`).
+//!
+//! In the test command the image's rostest run is the one that counts
+//! (`GEM_ROSTESTS_RAN_IN_DOCKER` set; `rostest_files` checks each scenario's result there),
+//! and these native runs, the developer's fast loop, stand aside.
 
 use gem_e2e::suite::{scenario, tool_result, Suite, COMMON_ARGS};
 use gem_testbed::{cli, cli_background, ros};
@@ -10,6 +14,10 @@ use std::time::Duration;
 const T: Duration = Duration::from_secs(60);
 
 fn run(name: &str) {
+    if std::env::var_os("GEM_ROSTESTS_RAN_IN_DOCKER").is_some() {
+        eprintln!("{name}: ran under rostest in the image; rostest_files checks its result");
+        return;
+    }
     let _ros = ros();
     let sc = scenario(name).expect("a known scenario");
     let suite = Suite::new(
