@@ -26,6 +26,7 @@ mod pacmod;
 mod replay;
 mod resources;
 mod service;
+mod soak;
 mod state_manager;
 mod steering;
 mod stop;
@@ -167,6 +168,22 @@ enum Bench {
         #[arg(long)]
         alone: bool,
     },
+    /// Memory over a long run: laps of the GEM track with random faults; each node's RSS
+    /// after the first lap and at the end.
+    Soak {
+        /// Wall minutes to run.
+        #[arg(long, default_value_t = 60.0)]
+        minutes: f64,
+        /// Simulated seconds per wall second.
+        #[arg(long, default_value_t = 5.0)]
+        speedup: f64,
+        /// Mean gap between faults, simulated seconds.
+        #[arg(long, default_value_t = 20.0)]
+        fault_every_s: f64,
+        /// Seed of the faults' order and gaps.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Emergency and comfortable stops on a straight and in the tightest bend.
     Stop,
     /// Load time of a large waypoint file.
@@ -239,6 +256,17 @@ fn main() -> anyhow::Result<()> {
         }
         Bench::Waypoints { rows } => waypoints::run(rows),
         Bench::Stop => stop::run_all(),
+        Bench::Soak {
+            minutes,
+            speedup,
+            fault_every_s,
+            seed,
+        } => soak::run(&soak::Soak {
+            minutes,
+            speedup,
+            fault_every_s,
+            seed,
+        }),
         Bench::Resources {
             idle_s,
             lap_s,

@@ -37,9 +37,10 @@ const UP_WITHIN: Duration = Duration::from_secs(60);
 const SETTLE: Duration = Duration::from_secs(5);
 
 /// The launched suite; stopped (SIGINT, then the group) when dropped.
-struct Launch {
+pub(crate) struct Launch {
     child: Child,
-    log: PathBuf,
+    /// roslaunch's output.
+    pub(crate) log: PathBuf,
 }
 
 impl Drop for Launch {
@@ -48,9 +49,9 @@ impl Drop for Launch {
     }
 }
 
-/// Starts the suite at 1× with a master of its own on a free port, and points this
-/// process's ROS environment at it.
-fn launch() -> anyhow::Result<Launch> {
+/// Starts the suite with the launch arguments `args` (`name:=value`) and a master of its
+/// own on a free port, and points this process's ROS environment at it.
+fn launch(args: &[&str]) -> anyhow::Result<Launch> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
@@ -68,8 +69,8 @@ fn launch() -> anyhow::Result<Launch> {
         &port.to_string(),
         "gem_bringup",
         "integration_run.launch",
-        "speedup:=1",
     ])
+    .args(args)
     .envs(gem_testbed::user_env().iter().map(|(k, v)| (k, v)))
     .env("ROS_MASTER_URI", &uri)
     .env("ROS_IP", "127.0.0.1")
@@ -83,6 +84,39 @@ fn launch() -> anyhow::Result<Launch> {
         .context("cannot run roslaunch (source runners/env.sh)")?;
     println!("suite launched on {uri} (log: {})", log.display());
     Ok(Launch { child, log })
+}
+
+/// The suite launched with `args` ([`launch`]), this process joined to it as
+/// `gem_bench_<bench>`, every node of [`SUITE`] listed and the planner idle; the launch and
+/// every node the master lists with its process id.
+pub(crate) fn launch_up(
+    bench: &str,
+    args: &[&str],
+) -> anyhow::Result<(Launch, Vec<(String, u32)>)> {
+    let launch = launch(args)?;
+    gem_ros::node::start_within(
+        &format!("gem_bench_{bench}_{}", std::process::id()),
+        Duration::from_secs(30),
+    )?;
+    if !wait_until(UP_WITHIN, || {
+        let listed = listed_nodes();
+        SUITE.iter().all(|n| listed.iter().any(|l| l == n))
+    }) {
+        bail!(
+            "the suite did not come up; the master lists {:?} (see {})",
+            listed_nodes(),
+            launch.log.display()
+        );
+    }
+    wait_planner(UP_WITHIN, "no task", |s| {
+        s == TaskPlannerStatus::STATUS_NO_TASK
+    })?;
+    let mut nodes = Vec::new();
+    for n in listed_nodes() {
+        let pid = ros1_protocols::this_node::pid_of(&n).map_err(|e| anyhow!("{e}"))?;
+        nodes.push((n, pid));
+    }
+    Ok((launch, nodes))
 }
 
 /// Every node the master lists (publishing, subscribing or serving), but this one.
@@ -231,29 +265,7 @@ pub fn run(idle_s: f64, lap_s: f64) -> anyhow::Result<()> {
         idle_s > 0.0 && lap_s > 0.0 && idle_s.is_finite() && lap_s.is_finite(),
         "--idle-s and --lap-s must be > 0"
     );
-    let launch = launch()?;
-    gem_ros::node::start_within(
-        &format!("gem_bench_resources_{}", std::process::id()),
-        Duration::from_secs(30),
-    )?;
-    if !wait_until(UP_WITHIN, || {
-        let listed = listed_nodes();
-        SUITE.iter().all(|n| listed.iter().any(|l| l == n))
-    }) {
-        bail!(
-            "the suite did not come up; the master lists {:?} (see {})",
-            listed_nodes(),
-            launch.log.display()
-        );
-    }
-    wait_planner(UP_WITHIN, "no task", |s| {
-        s == TaskPlannerStatus::STATUS_NO_TASK
-    })?;
-    let mut nodes = Vec::new();
-    for n in listed_nodes() {
-        let pid = ros1_protocols::this_node::pid_of(&n).map_err(|e| anyhow!("{e}"))?;
-        nodes.push((n, pid));
-    }
+    let (launch, nodes) = launch_up("resources", &["speedup:=1"])?;
     std::thread::sleep(SETTLE);
     println!("idle (the suite up, no goal): {idle_s:.0} s");
     let idle = window(&nodes, Duration::from_secs_f64(idle_s))?;

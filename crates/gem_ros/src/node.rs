@@ -17,6 +17,7 @@ pub use ros1_protocols::registration::shutdown;
 /// Starts this process's node as `name`, waiting for the master, and installs the
 /// `/rosout` logging bridge.
 pub fn start(name: &str) {
+    map_large_buffers();
     crate::log::install();
     // Before the runtime starts its threads, so they inherit the policy.
     let scheduling = crate::realtime::from_env();
@@ -56,4 +57,22 @@ pub fn start_within(name: &str, timeout: Duration) -> Result<(), RosError> {
         other => RosError::new(other.to_string()),
     })?;
     Ok(())
+}
+
+/// Buffers of this size or more are mapped from the system on their own and unmapped when
+/// freed. A route (about 100 KB of waypoints for the GEM track) is built, encoded, sent and
+/// dropped again with every goal, on whichever thread handled it; below glibc's default
+/// threshold those buffers came from the threads' arenas, which keep what is freed
+/// resident, and a node serving goals all day crept up by a few hundred KB a lap.
+pub const MAP_BUFFERS_FROM: usize = 64 << 10;
+
+/// Makes buffers of [`MAP_BUFFERS_FROM`] or more come straight from the system (glibc's
+/// `M_MMAP_THRESHOLD`; fixed, not raised by glibc as large buffers are freed). Every node
+/// calls it at start-up (in [`start`]).
+fn map_large_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes the allocator's policy for later allocations.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MAP_BUFFERS_FROM as libc::c_int);
+    }
 }

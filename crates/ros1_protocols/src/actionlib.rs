@@ -42,7 +42,7 @@ use crate::runtime::Publisher;
 use crate::this_node;
 use crate::Lock;
 use crate::RosError;
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -514,29 +514,59 @@ pub const RESULT_GRACE: Duration = Duration::from_secs(1);
 /// as terminal without their result reaching us.
 #[derive(Default)]
 struct Endings {
-    ended: HashSet<String>,
+    /// The goals this client sent that have not ended: an ended goal leaves only a place
+    /// among the [`RECENTLY_ENDED`] newest, so a client that sends goals all day keeps
+    /// those in flight and a few more.
+    open: HashSet<String>,
+    /// The goals that ended last, newest at the back: their feedback sent before the end
+    /// but read after it (a feedback subscription read on demand) is still theirs.
+    ended: VecDeque<String>,
     terminal_since: HashMap<String, Instant>,
 }
 
+/// How many ended goals a client still counts as its own (see `Endings::ended`).
+const RECENTLY_ENDED: usize = 8;
+
 impl Endings {
+    /// A goal was sent.
+    fn sent(&mut self, id: &str) {
+        self.open.insert(id.to_owned());
+    }
+
+    /// Whether goal `id` was sent by this client and has not ended or ended lately.
+    fn is_ours(&self, id: &str) -> bool {
+        self.open.contains(id) || self.ended.iter().any(|e| e == id)
+    }
+
+    /// Goal `id` ends now: true when it was open (its first ending).
+    fn end(&mut self, id: &str) -> bool {
+        self.terminal_since.remove(id);
+        if !self.open.remove(id) {
+            return false;
+        }
+        if self.ended.len() == RECENTLY_ENDED {
+            self.ended.pop_front();
+        }
+        self.ended.push_back(id.to_owned());
+        true
+    }
+
     /// A result arrived: true when it is the goal's first ending.
     fn result(&mut self, id: &str) -> bool {
-        self.terminal_since.remove(id);
-        self.ended.insert(id.to_owned())
+        self.end(id)
     }
 
     /// The server lists goal `id` with `status` at `now`: true when the client should end
     /// it from the status (terminal for [`RESULT_GRACE`] with no result).
     fn listed(&mut self, id: &str, status: u8, now: Instant) -> bool {
-        if !status::is_terminal(status) || self.ended.contains(id) {
+        if !status::is_terminal(status) || !self.open.contains(id) {
             return false;
         }
         let since = *self.terminal_since.entry(id.to_owned()).or_insert(now);
         if now.duration_since(since) < RESULT_GRACE {
             return false;
         }
-        self.terminal_since.remove(id);
-        self.ended.insert(id.to_owned())
+        self.end(id)
     }
 }
 
@@ -597,8 +627,6 @@ impl<M: rosrust::Message> Outstanding<M> {
 }
 
 struct ClientShared {
-    /// Ids of the goals this client sent.
-    mine: Mutex<HashSet<String>>,
     /// Latest status of each of our goals.
     statuses: Mutex<Vec<GoalStatus>>,
     /// The node whose status reached us last.
@@ -606,6 +634,7 @@ struct ClientShared {
     /// Nodes with an established connection on the feedback and on the result topic.
     feedback_links: Mutex<HashSet<String>>,
     result_links: Mutex<HashSet<String>>,
+    /// The goals this client sent and has not seen end, and how they end.
     endings: Mutex<Endings>,
     /// Told when a server's status arrives or a link to our subscriptions is made
     /// ([`ActionClient::wait_for_server`] sleeps on it).
@@ -692,7 +721,6 @@ impl<A: Action> ActionClient<A> {
 
     fn connect(ns: &str, feedback_on_demand: bool) -> Result<Self, RosError> {
         let shared = Arc::new(ClientShared {
-            mine: Mutex::default(),
             statuses: Mutex::default(),
             server: Mutex::default(),
             feedback_links: Mutex::default(),
@@ -722,10 +750,10 @@ impl<A: Action> ActionClient<A> {
                 goals.review(|id| status(id).is_some());
                 cancels.review(|id| !matches!(status(id), Some(status::PENDING | status::ACTIVE)));
                 let ours: Vec<GoalStatus> = {
-                    let mine = shared.mine.locked();
+                    let endings = shared.endings.locked();
                     m.status_list
                         .into_iter()
-                        .filter(|g| mine.contains(&g.goal_id.id))
+                        .filter(|g| endings.is_ours(&g.goal_id.id))
                         .collect()
                 };
                 let now = Instant::now();
@@ -756,7 +784,11 @@ impl<A: Action> ActionClient<A> {
             move |m: A::ActionFeedback| {
                 let (_, st, feedback) = A::unwrap_feedback(m);
                 let id = st.goal_id.id;
-                shared.mine.locked().contains(&id).then_some((id, feedback))
+                shared
+                    .endings
+                    .locked()
+                    .is_ours(&id)
+                    .then_some((id, feedback))
             }
         };
         let on_link = record_link(&shared, |s| &s.feedback_links);
@@ -793,7 +825,7 @@ impl<A: Action> ActionClient<A> {
                 move |m: A::ActionResult, _, _: &Link| {
                     let (_, st, result) = A::unwrap_result(m);
                     let id = st.goal_id.id;
-                    if shared.mine.locked().contains(&id) && shared.endings.locked().result(&id) {
+                    if shared.endings.locked().result(&id) {
                         let _ = tx.send(ClientEvent::Done {
                             id,
                             status: st.status,
@@ -902,7 +934,7 @@ impl<A: Action> ActionClient<A> {
         let now = crate::clock::now();
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let id = format!("{}-{n}-{}.{:09}", this_node::name(), now.sec, now.nsec);
-        self.shared.mine.locked().insert(id.clone());
+        self.shared.endings.locked().sent(&id);
         let goal_id = GoalID {
             stamp: now,
             id: id.clone(),
@@ -974,8 +1006,28 @@ mod tests {
     }
 
     #[test]
+    fn an_ended_goal_leaves_nothing_behind() {
+        let mut e = Endings::default();
+        let t = Instant::now();
+        for n in 0..1000 {
+            let (a, b) = (format!("a{n}"), format!("b{n}"));
+            e.sent(&a);
+            e.sent(&b);
+            assert!(!e.listed(&a, status::ABORTED, t));
+            assert!(e.result(&a));
+            assert!(!e.listed(&b, status::PREEMPTED, t));
+            assert!(e.listed(&b, status::PREEMPTED, t + RESULT_GRACE));
+        }
+        assert!(e.open.is_empty() && e.terminal_since.is_empty());
+        assert_eq!(e.ended.len(), RECENTLY_ENDED, "the newest ended goals only");
+        assert!(e.is_ours("b999") && !e.is_ours("a0"));
+        assert!(!e.result("never sent"));
+    }
+
+    #[test]
     fn a_result_ends_a_goal_once() {
         let mut e = Endings::default();
+        e.sent("a");
         assert!(e.result("a"));
         assert!(!e.result("a"));
         let t = Instant::now();
@@ -985,6 +1037,7 @@ mod tests {
     #[test]
     fn a_goal_listed_terminal_without_its_result_ends_after_the_grace() {
         let mut e = Endings::default();
+        e.sent("a");
         let t = Instant::now();
         assert!(!e.listed("a", status::ACTIVE, t));
         assert!(!e.listed("a", status::ABORTED, t));
@@ -998,6 +1051,7 @@ mod tests {
     #[test]
     fn a_result_within_the_grace_wins_over_the_status() {
         let mut e = Endings::default();
+        e.sent("a");
         let t = Instant::now();
         assert!(!e.listed("a", status::PREEMPTED, t));
         assert!(e.result("a"));

@@ -10,7 +10,7 @@
 //! A parameter is read with one `getParam`: the master's "not set" answer is `None`, not an
 //! error, so no `hasParam` has to come first.
 
-use crate::xmlrpc::{xmlrpc_call, ROS_SUCCESS};
+use crate::xmlrpc::{strings, xmlrpc_call, ROS_SUCCESS};
 use crate::RosError;
 use std::time::Duration;
 use xml_rpc::Value;
@@ -220,20 +220,6 @@ fn string(method: &str, value: Value) -> Result<String, RosError> {
     match value {
         Value::String(s) => Ok(s),
         other => Err(RosError::new(format!("{method}: not a string: {other:?}"))),
-    }
-}
-
-/// The strings of a list (others skipped).
-pub(crate) fn strings(v: &Value) -> Vec<String> {
-    match v {
-        Value::Array(items) => items
-            .iter()
-            .filter_map(|s| match s {
-                Value::String(s) => Some(s.clone()),
-                _ => None,
-            })
-            .collect(),
-        _ => vec![],
     }
 }
 

@@ -125,6 +125,20 @@ pub fn value_of(method: &str, answer: Vec<xml_rpc::Value>) -> Result<xml_rpc::Va
     }
 }
 
+/// The strings of an XML-RPC list (others left out).
+pub(crate) fn strings(v: &xml_rpc::Value) -> Vec<String> {
+    match v {
+        xml_rpc::Value::Array(items) => items
+            .iter()
+            .filter_map(|i| match i {
+                xml_rpc::Value::String(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// A connected flag as rospy (bool) or roscpp (bool or int) sends it; absent counts as
 /// connected (older implementations list established connections only).
 pub(crate) fn is_true(v: Option<&xml_rpc::Value>) -> bool {

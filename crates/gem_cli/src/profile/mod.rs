@@ -233,15 +233,9 @@ impl Profiler<'_> {
 
     /// Sets `kind`'s mock_signals parameter to `value`.
     fn set(&self, kind: FaultKind, value: Value) -> anyhow::Result<()> {
-        let param = Injection::of(kind).param;
-        let answer = self
-            .mock
-            .set(&[(param, value)])
-            .map_err(|e| anyhow!("mock_signals: {e}"))?;
-        match answer.iter().find(|(n, _)| n == param) {
-            Some((_, v)) if *v == value => Ok(()),
-            other => bail!("mock_signals did not take {param} = {value:?} (now {other:?})"),
-        }
+        Injection::of(kind)
+            .set_on(&self.mock, value)
+            .map_err(|e| anyhow!("{e}"))
     }
 
     fn set_speedup(&self, speedup: f64) -> anyhow::Result<()> {
@@ -749,7 +743,7 @@ fn publishers(topic: &str) -> anyhow::Result<Vec<String>> {
 
 /// The profiler is the measuring instrument: when allowed (root or CAP_SYS_NICE), it runs
 /// at SCHED_FIFO `rt_priority` (or else nice -5) so its subscriber threads wake at once on
-/// a busy CPU and its receive times stay close to the arrivals. Called before rosrust
+/// a busy CPU and its receive times stay close to the arrivals. Called before the node
 /// starts its threads (they inherit it); the programs it starts later (rosbag) are started
 /// through [`gem_ros::realtime::run_normally`]. Returns what it got, for the report.
 fn raise_priority(rt_priority: i32) -> String {

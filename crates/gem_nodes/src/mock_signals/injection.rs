@@ -10,7 +10,7 @@ use super::DYN_PARAMS;
 use crate::state_manager::params::hold_off_param;
 use gem_core::faults::{FaultKind, CATALOGUE};
 use gem_core::state_manager::StateManagerConfig;
-use ros1_protocols::dynamic_reconfigure::{DynParam, Value};
+use ros1_protocols::dynamic_reconfigure::{Client, DynParam, Value};
 
 /// How one failure type is injected.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,6 +74,22 @@ impl Injection {
     /// The healthy value that clears the fault: the value's default.
     pub fn healthy(&self) -> Value {
         self.dyn_param().default_value()
+    }
+
+    /// Sets this injection's value to `value` (the faulty or the healthy one) on a running
+    /// `mock_signals` through its reconfigure service; an error when the call fails or the
+    /// node kept another value.
+    pub fn set_on(&self, mock: &Client, value: Value) -> Result<(), String> {
+        let param = self.param;
+        let answer = mock
+            .set(&[(param, value)])
+            .map_err(|e| format!("mock_signals {param}: {e}"))?;
+        match answer.iter().find(|(n, _)| n == param) {
+            Some((_, v)) if *v == value => Ok(()),
+            other => Err(format!(
+                "mock_signals did not take {param} = {value:?} (now {other:?})"
+            )),
+        }
     }
 }
 

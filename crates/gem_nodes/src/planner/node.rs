@@ -129,6 +129,10 @@ impl PlannerNode {
             if let Some(outcome) = outcome(s) {
                 self.handle(Event::Done { goal, outcome });
             }
+            // The goal is over: its ids go with it (a planner serves goals all day).
+            let mut ids = self.ids.locked();
+            ids.by_id.remove(&id);
+            ids.by_seq.remove(&goal);
         }
     }
 

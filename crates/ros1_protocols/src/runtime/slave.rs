@@ -16,8 +16,9 @@
 
 use super::config::Config;
 use super::serve::{self, read_exact_by, read_some_by, write_all_by, Gate, Pass};
-use super::state::{strings, Shared, Topic};
+use super::state::{Shared, Topic};
 use super::xml;
+use crate::xmlrpc::strings;
 use crate::Lock;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, OnceLock, Weak};

@@ -309,17 +309,3 @@ impl Topic {
         ])
     }
 }
-
-/// The strings of an XML-RPC list (others left out).
-pub(crate) fn strings(v: &Value) -> Vec<String> {
-    match v {
-        Value::Array(items) => items
-            .iter()
-            .filter_map(|i| match i {
-                Value::String(s) => Some(s.clone()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
