@@ -394,6 +394,19 @@ pub fn pid_of(name: &str) -> Result<u32, RosError> {
 /// connected yet, so the flag is checked too (a recorder counted "subscribed" by the entry
 /// alone missed the first message now and then).
 pub fn inbound_topics(name: &str) -> Result<std::collections::BTreeSet<String>, RosError> {
+    Ok(connected_links(name, "i")?
+        .into_iter()
+        .map(|(topic, _)| topic)
+        .collect())
+}
+
+/// The connected links node `name` lists in its slave API's `getBusInfo` in `direction`
+/// (`"i"` inbound, `"o"` outbound): each as (topic, the node or URI at the other end). A
+/// publisher of ours lists a subscriber once messages go to it.
+pub fn connected_links(
+    name: &str,
+    direction: &str,
+) -> Result<std::collections::BTreeSet<(String, String)>, RosError> {
     let xml_rpc::Value::Array(connections) = slave_call(name, "getBusInfo")? else {
         return Err(RosError::new(format!("getBusInfo of {name}: not a list")));
     };
@@ -401,11 +414,14 @@ pub fn inbound_topics(name: &str) -> Result<std::collections::BTreeSet<String>, 
     Ok(connections
         .into_iter()
         .filter_map(|c| match c {
-            xml_rpc::Value::Array(f) => match (f.get(2), f.get(4), f.get(5)) {
-                (Some(xml_rpc::Value::String(d)), Some(xml_rpc::Value::String(t)), connected)
-                    if d == "i" && crate::xmlrpc::is_true(connected) =>
-                {
-                    Some(t.clone())
+            xml_rpc::Value::Array(f) => match (f.get(1), f.get(2), f.get(4), f.get(5)) {
+                (
+                    Some(xml_rpc::Value::String(other)),
+                    Some(xml_rpc::Value::String(d)),
+                    Some(xml_rpc::Value::String(t)),
+                    connected,
+                ) if d == direction && crate::xmlrpc::is_true(connected) => {
+                    Some((t.clone(), other.clone()))
                 }
                 _ => None,
             },

@@ -34,9 +34,6 @@ fn topics() -> Vec<&'static str> {
         .collect()
 }
 
-/// See [`Recorder::start`].
-const PUBLISHER_SIDE_MARGIN: Duration = Duration::from_millis(200);
-
 /// Starts recorders in one directory.
 pub struct Recorder {
     dir: PathBuf,
@@ -79,12 +76,11 @@ impl Recorder {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let connected = ros1_protocols::this_node::inbound_topics(&node).unwrap_or_default();
-            if topics.iter().all(|t| connected.contains(*t)) {
-                // The recorder's side is connected; a rosrust publisher adds the new
-                // subscriber from its own writer thread a moment later and cannot be asked
-                // (its slave API has no getBusInfo). Without this margin about one bag in
-                // twenty missed the goal's result.
-                std::thread::sleep(PUBLISHER_SIDE_MARGIN);
+            // The recorder's side is connected, and every publisher sends to it: a
+            // publisher adds a new subscriber to its send list a moment after the
+            // subscriber's side is up (without this wait about one bag in twenty missed
+            // the goal's result).
+            if topics.iter().all(|t| connected.contains(*t)) && publishers_send_to(&node, &topics) {
                 return Ok(bag);
             }
             if let Ok(Some(status)) = bag.child.try_wait() {
@@ -105,6 +101,25 @@ impl Recorder {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// Whether every publisher the master lists for each of `topics` lists a connected
+/// outbound link to `node` in its `getBusInfo`.
+fn publishers_send_to(node: &str, topics: &[&str]) -> bool {
+    let Ok(state) = ros1_protocols::this_node::state() else {
+        return false;
+    };
+    topics.iter().all(|topic| {
+        let publishers = state
+            .publishers
+            .iter()
+            .find(|l| l.name == *topic)
+            .map_or(&[][..], |l| &l.connections[..]);
+        publishers.iter().all(|p| {
+            ros1_protocols::this_node::connected_links(p, "o")
+                .is_ok_and(|links| links.contains(&(topic.to_string(), node.to_owned())))
+        })
+    })
 }
 
 impl Bag {
