@@ -15,7 +15,7 @@ use gem_ros::procfs;
 use gem_testbed::{wait_until, Collector};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 /// The lap: the demo's track, served from gem_bringup/waypoints.
@@ -52,36 +52,20 @@ impl Drop for Launch {
 /// Starts the suite with the launch arguments `args` (`name:=value`) and a master of its
 /// own on a free port, and points this process's ROS environment at it.
 fn launch(args: &[&str]) -> anyhow::Result<Launch> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let uri = format!("http://127.0.0.1:{port}/");
     let home = std::env::temp_dir().join(format!("gem_bench_resources_{}", std::process::id()));
     std::fs::create_dir_all(home.join("log"))?;
     // Read when this process's node starts; no other thread exists yet.
-    std::env::set_var("ROS_MASTER_URI", &uri);
     std::env::set_var("ROS_IP", "127.0.0.1");
     let log = home.join("roslaunch.log");
-    let file = std::fs::File::create(&log)?;
-    let mut cmd = Command::new("roslaunch");
-    cmd.args([
-        "-p",
-        &port.to_string(),
-        "gem_bringup",
-        "integration_run.launch",
-    ])
-    .args(args)
-    .envs(gem_testbed::user_env().iter().map(|(k, v)| (k, v)))
-    .env("ROS_MASTER_URI", &uri)
-    .env("ROS_IP", "127.0.0.1")
-    .env("ROS_HOME", &home)
-    .env("ROS_LOG_DIR", home.join("log"))
-    .env_remove("ROS_HOSTNAME")
-    .stdin(Stdio::null())
-    .stdout(file.try_clone()?)
-    .stderr(file);
-    let child = gem_ros::launch::spawn_group(&mut cmd)
-        .context("cannot run roslaunch (source runners/env.sh)")?;
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let (uri, child) = gem_ros::launch::suite_on_own_master(&args, &log, |cmd| {
+        cmd.envs(gem_testbed::user_env().iter().map(|(k, v)| (k, v)))
+            .env("ROS_IP", "127.0.0.1")
+            .env("ROS_HOME", &home)
+            .env("ROS_LOG_DIR", home.join("log"))
+            .env_remove("ROS_HOSTNAME");
+    })
+    .context("cannot run roslaunch (source runners/env.sh)")?;
     println!("suite launched on {uri} (log: {})", log.display());
     Ok(Launch { child, log })
 }

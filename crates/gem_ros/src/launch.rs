@@ -41,6 +41,39 @@ pub enum Stopped {
     Killed,
 }
 
+/// Starts the whole suite as a user does, `roslaunch -p PORT gem_bringup
+/// integration_run.launch ARGS...`, with a master of the launch's own on a free loopback
+/// port, its output to `log`, in a process group of its own ([`spawn_group`]); `adjust`
+/// sets anything else of the command (its environment) first. Points this process's
+/// `ROS_MASTER_URI` at that master: call it before this process's node starts (no other
+/// thread reads the environment yet). Returns the master's URI and the launch.
+pub fn suite_on_own_master(
+    args: &[String],
+    log: &std::path::Path,
+    adjust: impl FnOnce(&mut Command),
+) -> std::io::Result<(String, Child)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let uri = format!("http://127.0.0.1:{port}/");
+    std::env::set_var("ROS_MASTER_URI", &uri);
+    let file = std::fs::File::create(log)?;
+    let mut cmd = Command::new("roslaunch");
+    cmd.args([
+        "-p",
+        &port.to_string(),
+        "gem_bringup",
+        "integration_run.launch",
+    ])
+    .args(args)
+    .env("ROS_MASTER_URI", &uri)
+    .stdin(std::process::Stdio::null())
+    .stdout(file.try_clone()?)
+    .stderr(file);
+    adjust(&mut cmd);
+    Ok((uri, spawn_group(&mut cmd)?))
+}
+
 /// Stops `child` (a group leader from [`spawn_group`]) and every process in its group:
 /// SIGINT to the leader, [`SIGINT_GRACE`] for the group to exit; SIGTERM to the group,
 /// [`SIGTERM_GRACE`]; SIGKILL. Reaps the leader. Returns the first signal that sufficed.

@@ -42,7 +42,7 @@ use gem_profile::{link_stats, Direction, Failure, Run, RunRecord};
 use ros1_protocols::dynamic_reconfigure::{Client as Reconfigure, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use watch::Watch;
@@ -151,41 +151,23 @@ struct Launch {
 
 impl Launch {
     fn start(out: &Path, rt_priority: i32, extra: &[String]) -> anyhow::Result<Launch> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let uri = format!("http://127.0.0.1:{port}");
-        // Set before the node starts (no other thread reads the environment yet).
-        std::env::set_var("ROS_MASTER_URI", &uri);
-        let log = std::fs::File::create(out.join("roslaunch.log"))?;
-        let mut cmd = Command::new("roslaunch");
-        cmd.args([
-            "-p",
-            &port.to_string(),
-            "gem_bringup",
-            "integration_run.launch",
-        ])
         // ROS-time timeouts sized for fast-forwarding at 10x on a loaded 2-core machine
         // (5 s of sim time is half a wall second there).
-        .args([
+        let mut args: Vec<String> = [
             "speedup:=1",
             "state_timeout_ms:=5000",
             "system_state_timeout_s:=5",
             "pose_timeout_s:=5",
-        ])
-        .arg(format!("rt_priority:={rt_priority}"))
+        ]
+        .map(String::from)
+        .to_vec();
+        args.push(format!("rt_priority:={rt_priority}"));
         // Last: roslaunch takes the last value of an argument given twice.
-        .args(extra)
-        .env("ROS_MASTER_URI", &uri)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log);
-        let child = gem_ros::launch::spawn_group(&mut cmd)
+        args.extend_from_slice(extra);
+        let log = out.join("roslaunch.log");
+        let (uri, child) = gem_ros::launch::suite_on_own_master(&args, &log, |_| {})
             .context("cannot run roslaunch (source runners/env.sh)")?;
-        println!(
-            "[profile] suite launched on {uri} (log: {})",
-            out.join("roslaunch.log").display()
-        );
+        println!("[profile] suite launched on {uri} (log: {})", log.display());
         Ok(Launch { child })
     }
 }
