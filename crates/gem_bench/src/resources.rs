@@ -105,20 +105,7 @@ pub(crate) fn launch_up(
 
 /// Every node the master lists (publishing, subscribing or serving), but this one.
 fn listed_nodes() -> Vec<String> {
-    let Ok(state) = ros1_protocols::this_node::state() else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = state
-        .publishers
-        .iter()
-        .chain(&state.subscribers)
-        .chain(&state.services)
-        .flat_map(|t| t.connections.iter().cloned())
-        .filter(|n| *n != ros1_protocols::this_node::name())
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+    ros1_protocols::this_node::other_nodes().unwrap_or_default()
 }
 
 /// One reading of a process: CPU ticks so far (every thread, ended ones too) and each

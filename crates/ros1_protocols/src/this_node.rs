@@ -341,6 +341,24 @@ pub fn state() -> Result<SystemState, RosError> {
     master()?.system_state()
 }
 
+/// Every node the master lists as publishing, subscribing to or serving anything, but
+/// this one, sorted.
+pub fn other_nodes() -> Result<Vec<String>, RosError> {
+    let state = state()?;
+    let me = name();
+    let mut names: Vec<String> = state
+        .publishers
+        .iter()
+        .chain(&state.subscribers)
+        .chain(&state.services)
+        .flat_map(|t| t.connections.iter().cloned())
+        .filter(|n| *n != me)
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
 /// Every topic the master knows of, with its type.
 pub fn topics() -> Result<Vec<Topic>, RosError> {
     master()?.topic_types()

@@ -780,19 +780,10 @@ fn verify_connected(
 
 /// Every node registered at the master (except this one) with its pid.
 fn list_nodes() -> anyhow::Result<Vec<(String, u32)>> {
-    let state = ros1_protocols::this_node::state().map_err(|e| anyhow!("getSystemState: {e}"))?;
-    let mut names: Vec<String> = state
-        .publishers
-        .iter()
-        .chain(&state.subscribers)
-        .chain(&state.services)
-        .flat_map(|t| t.connections.iter().cloned())
-        .collect();
-    names.sort();
-    names.dedup();
-    let me = ros1_protocols::this_node::name();
+    let names =
+        ros1_protocols::this_node::other_nodes().map_err(|e| anyhow!("getSystemState: {e}"))?;
     let mut nodes = Vec::new();
-    for n in names.into_iter().filter(|n| *n != me) {
+    for n in names {
         match ros1_protocols::this_node::pid_of(&n) {
             Ok(pid) => nodes.push((n, pid)),
             Err(e) => println!("[profile] skipping {n}: {e}"),
