@@ -538,7 +538,8 @@ impl Endings {
         self.open.contains(id) || self.ended.iter().any(|e| e == id)
     }
 
-    /// Goal `id` ends now: true when it was open (its first ending).
+    /// Goal `id` ends now (its result arrived, or see [`Endings::listed`]): true when it
+    /// was open (its first ending).
     fn end(&mut self, id: &str) -> bool {
         self.terminal_since.remove(id);
         if !self.open.remove(id) {
@@ -549,11 +550,6 @@ impl Endings {
         }
         self.ended.push_back(id.to_owned());
         true
-    }
-
-    /// A result arrived: true when it is the goal's first ending.
-    fn result(&mut self, id: &str) -> bool {
-        self.end(id)
     }
 
     /// The server lists goal `id` with `status` at `now`: true when the client should end
@@ -825,7 +821,7 @@ impl<A: Action> ActionClient<A> {
                 move |m: A::ActionResult, _, _: &Link| {
                     let (_, st, result) = A::unwrap_result(m);
                     let id = st.goal_id.id;
-                    if shared.endings.locked().result(&id) {
+                    if shared.endings.locked().end(&id) {
                         let _ = tx.send(ClientEvent::Done {
                             id,
                             status: st.status,
@@ -1014,22 +1010,22 @@ mod tests {
             e.sent(&a);
             e.sent(&b);
             assert!(!e.listed(&a, status::ABORTED, t));
-            assert!(e.result(&a));
+            assert!(e.end(&a));
             assert!(!e.listed(&b, status::PREEMPTED, t));
             assert!(e.listed(&b, status::PREEMPTED, t + RESULT_GRACE));
         }
         assert!(e.open.is_empty() && e.terminal_since.is_empty());
         assert_eq!(e.ended.len(), RECENTLY_ENDED, "the newest ended goals only");
         assert!(e.is_ours("b999") && !e.is_ours("a0"));
-        assert!(!e.result("never sent"));
+        assert!(!e.end("never sent"));
     }
 
     #[test]
     fn a_result_ends_a_goal_once() {
         let mut e = Endings::default();
         e.sent("a");
-        assert!(e.result("a"));
-        assert!(!e.result("a"));
+        assert!(e.end("a"));
+        assert!(!e.end("a"));
         let t = Instant::now();
         assert!(!e.listed("a", status::SUCCEEDED, t + RESULT_GRACE * 2));
     }
@@ -1045,7 +1041,7 @@ mod tests {
         assert!(e.listed("a", status::ABORTED, t + RESULT_GRACE));
         // Once only, and a late result is not a second ending.
         assert!(!e.listed("a", status::ABORTED, t + RESULT_GRACE * 2));
-        assert!(!e.result("a"));
+        assert!(!e.end("a"));
     }
 
     #[test]
@@ -1054,7 +1050,7 @@ mod tests {
         e.sent("a");
         let t = Instant::now();
         assert!(!e.listed("a", status::PREEMPTED, t));
-        assert!(e.result("a"));
+        assert!(e.end("a"));
         assert!(!e.listed("a", status::PREEMPTED, t + RESULT_GRACE));
     }
 

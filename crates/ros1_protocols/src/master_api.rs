@@ -73,11 +73,6 @@ impl Master {
         }
     }
 
-    /// The master's URI.
-    pub fn uri(&self) -> &str {
-        &self.uri
-    }
-
     /// Calls `method` with the caller id and `args`; the master's answer as
     /// `(code, message, value)` (1 is success), or an error when it did not answer in time.
     pub fn answer(&self, method: &str, args: Vec<Value>) -> Result<(i32, String, Value), RosError> {
