@@ -21,6 +21,7 @@ pub mod pacmod;
 pub mod planner;
 pub mod route_recorder;
 pub mod scenario;
+pub mod signal_sources;
 pub mod state_manager;
 pub mod stats;
 pub mod time;

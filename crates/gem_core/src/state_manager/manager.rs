@@ -182,20 +182,15 @@ impl StateManager {
     /// A radio strength (wire value). Values other than 0, 1, 2 count as NOT_CONNECTED.
     pub fn update_signal(&mut self, stamp: Time, strength: u8, now: Time) -> Vec<InputIssue> {
         let (at, mut issues) = self.receive_at(Input::Signal, stamp, now);
-        let s = match strength {
-            0 => Strength::NotConnected,
-            1 => Strength::Connected,
-            2 => Strength::Low,
-            other => {
-                issues.push(InputIssue::OutOfRange {
-                    input: Input::Signal,
-                    value: other.into(),
-                    expected: "{0 NOT_CONNECTED, 1 CONNECTED, 2 LOW_SIGNAL}",
-                    treated_as: "NOT_CONNECTED",
-                });
-                Strength::NotConnected
-            }
-        };
+        let s = Strength::from_code(strength).unwrap_or_else(|| {
+            issues.push(InputIssue::OutOfRange {
+                input: Input::Signal,
+                value: strength.into(),
+                expected: "{0 NOT_CONNECTED, 1 CONNECTED, 2 LOW_SIGNAL}",
+                treated_as: "NOT_CONNECTED",
+            });
+            Strength::NotConnected
+        });
         if s == Strength::Connected {
             self.last_connected = self.last_connected.max(at);
         }

@@ -225,6 +225,31 @@ pub enum Strength {
     Low,
 }
 
+impl Strength {
+    /// Each strength and its wire value.
+    const CODES: [(Strength, u8); 3] = [
+        (Strength::NotConnected, 0),
+        (Strength::Connected, 1),
+        (Strength::Low, 2),
+    ];
+
+    /// The strength a wire value stands for, if any.
+    pub fn from_code(code: u8) -> Option<Strength> {
+        Self::CODES
+            .iter()
+            .find(|(_, c)| *c == code)
+            .map(|(s, _)| *s)
+    }
+
+    /// The wire value (`SignalStrengthStamped.strength`).
+    pub fn code(self) -> u8 {
+        Self::CODES
+            .iter()
+            .find(|(s, _)| *s == self)
+            .map_or(0, |(_, c)| *c)
+    }
+}
+
 /// The planner's status (`TaskPlannerStatus.status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlannerStatus {
