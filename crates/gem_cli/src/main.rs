@@ -4,6 +4,7 @@
 mod bag;
 mod calibrate;
 mod demo;
+mod operator;
 mod profile;
 mod record_route;
 mod replay;
@@ -34,6 +35,8 @@ enum Command {
     Replay(replay::Args),
     /// Drive the demo of a running headless suite: faults mid-lap, summary, plot.
     Demo(demo::Args),
+    /// The operator station's heartbeat link to the car (run on the operator's computer).
+    Operator(operator::Args),
     /// Measure fault and recovery latencies of every failure type, with a report.
     Profile(profile::Args),
 }
@@ -51,6 +54,7 @@ fn main() -> std::process::ExitCode {
         Command::RecordRoute(args) => record_route::run(&args),
         Command::Calibrate(cmd) => calibrate::run(&cmd),
         Command::Profile(args) => profile::run(&args),
+        Command::Operator(args) => operator::run(&args),
     };
     gem_ros::node::shutdown();
     match result {

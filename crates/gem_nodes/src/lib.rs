@@ -11,6 +11,7 @@ pub mod mock_signals;
 pub mod overlay;
 pub mod pacmod_bridge;
 pub mod planner;
+pub mod signal_sources;
 pub mod sim;
 pub mod state_manager;
 pub mod vehicle_params;

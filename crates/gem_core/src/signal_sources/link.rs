@@ -195,9 +195,87 @@ impl LinkMeter {
     }
 }
 
+/// The UDP port the car's `signal_sources` listens on for the operator station, when
+/// neither side says otherwise.
+pub const DEFAULT_PORT: u16 = 11_622;
+
+/// One datagram of the heartbeat exchange, as text (`gem-op 1 beat 42`): the car sends
+/// [`Datagram::Beat`]s to the station it last heard from; `gemctl operator` sends
+/// [`Datagram::Hello`] until the beats come (and every second after, so a restarted car
+/// learns its address again) and answers each beat with an [`Datagram::Echo`] of its
+/// number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Datagram {
+    /// The station is there (its address is the datagram's source).
+    Hello,
+    /// The car's heartbeat number `seq`.
+    Beat(u64),
+    /// The station's answer to heartbeat `seq`.
+    Echo(u64),
+}
+
+/// Every datagram starts with this (the protocol's name and version).
+const MAGIC: &str = "gem-op 1 ";
+
+impl Datagram {
+    /// The datagram's bytes.
+    pub fn encode(self) -> Vec<u8> {
+        match self {
+            Datagram::Hello => format!("{MAGIC}hello"),
+            Datagram::Beat(seq) => format!("{MAGIC}beat {seq}"),
+            Datagram::Echo(seq) => format!("{MAGIC}echo {seq}"),
+        }
+        .into_bytes()
+    }
+
+    /// The datagram `bytes` carry, or why they are not one (a stray packet on the port,
+    /// another version).
+    pub fn decode(bytes: &[u8]) -> Result<Datagram, String> {
+        let text = std::str::from_utf8(bytes).map_err(|_| "not text".to_string())?;
+        let rest = text
+            .strip_prefix(MAGIC)
+            .ok_or_else(|| format!("not a gem-op 1 datagram: {:?}", truncate(text)))?;
+        let seq = |s: &str| {
+            s.parse::<u64>()
+                .map_err(|_| format!("bad heartbeat number {:?}", truncate(s)))
+        };
+        match rest.split_once(' ') {
+            None if rest == "hello" => Ok(Datagram::Hello),
+            Some(("beat", n)) => seq(n).map(Datagram::Beat),
+            Some(("echo", n)) => seq(n).map(Datagram::Echo),
+            _ => Err(format!("unknown gem-op datagram {:?}", truncate(rest))),
+        }
+    }
+}
+
+/// At most 32 characters of `s`, for an error.
+fn truncate(s: &str) -> &str {
+    s.char_indices().nth(32).map_or(s, |(i, _)| &s[..i])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn datagrams_round_trip_and_strays_are_refused() {
+        for d in [Datagram::Hello, Datagram::Beat(0), Datagram::Echo(u64::MAX)] {
+            assert_eq!(Datagram::decode(&d.encode()), Ok(d));
+        }
+        assert_eq!(Datagram::decode(b"gem-op 1 beat 7"), Ok(Datagram::Beat(7)));
+        for (bytes, says) in [
+            (&b"\xff\xfe"[..], "not text"),
+            (b"GET / HTTP/1.1", "not a gem-op 1 datagram"),
+            (b"gem-op 2 beat 1", "not a gem-op 1 datagram"),
+            (b"gem-op 1 beat -1", "bad heartbeat number"),
+            (b"gem-op 1 beat ", "bad heartbeat number"),
+            (b"gem-op 1 hello there", "unknown gem-op datagram"),
+            (b"gem-op 1 ping 3", "unknown gem-op datagram"),
+        ] {
+            let e = Datagram::decode(bytes).unwrap_err();
+            assert!(e.contains(says), "{bytes:?}: {e}");
+        }
+    }
 
     const L: LinkLimits = LinkLimits::DEFAULT;
 

@@ -27,6 +27,7 @@ pub mod link;
 pub mod thermal;
 
 use crate::state_manager::Input;
+use crate::time::Time;
 use field::FieldSource;
 use link::LinkLimits;
 use serde::Deserialize;
@@ -35,22 +36,46 @@ use std::time::Duration;
 use thermal::ThermalSource;
 use thiserror::Error;
 
-/// The inputs a source can feed, in the file's order.
-pub const INPUTS: [Input; 4] = [
-    Input::Battery,
-    Input::Temperature,
-    Input::Signal,
-    Input::Estop,
-];
+/// An input a source can feed: the four the car has no mock for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Fed {
+    /// `battery_level`, a fraction 0..1.
+    Battery,
+    /// `temperature`, °C.
+    Temperature,
+    /// `signal_strength`, a [`Strength`](crate::state_manager::Strength) code.
+    Signal,
+    /// `estop`, true = stop.
+    Estop,
+}
 
-/// The file's key for `input`.
-pub fn key(input: Input) -> &'static str {
-    match input {
-        Input::Battery => "battery",
-        Input::Temperature => "temperature",
-        Input::Signal => "signal",
-        Input::Estop => "estop",
-        _ => "",
+impl Fed {
+    /// Every one, in the file's order.
+    pub const ALL: [Fed; 4] = [Fed::Battery, Fed::Temperature, Fed::Signal, Fed::Estop];
+
+    /// The state manager's input it feeds.
+    pub fn input(self) -> Input {
+        match self {
+            Fed::Battery => Input::Battery,
+            Fed::Temperature => Input::Temperature,
+            Fed::Signal => Input::Signal,
+            Fed::Estop => Input::Estop,
+        }
+    }
+
+    /// Its key in the sources file.
+    pub fn key(self) -> &'static str {
+        match self {
+            Fed::Battery => "battery",
+            Fed::Temperature => "temperature",
+            Fed::Signal => "signal",
+            Fed::Estop => "estop",
+        }
+    }
+
+    /// The one with `key`.
+    pub fn from_key(key: &str) -> Option<Fed> {
+        Fed::ALL.into_iter().find(|f| f.key() == key)
     }
 }
 
@@ -87,17 +112,17 @@ impl Source {
 
 /// The checked file: the source of each input it names.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Sources(pub BTreeMap<&'static str, (Input, Source)>);
+pub struct Sources(pub BTreeMap<Fed, Source>);
 
 impl Sources {
-    /// The source of `input`, if the file gives one.
-    pub fn of(&self, input: Input) -> Option<&Source> {
-        self.0.get(key(input)).map(|(_, s)| s)
+    /// The source of `fed`, if the file gives one.
+    pub fn of(&self, fed: Fed) -> Option<&Source> {
+        self.0.get(&fed)
     }
 
-    /// Every input with a source, in the file's key order.
-    pub fn iter(&self) -> impl Iterator<Item = (Input, &Source)> {
-        self.0.values().map(|(i, s)| (*i, s))
+    /// Every input with a source, in the file's order.
+    pub fn iter(&self) -> impl Iterator<Item = (Fed, &Source)> {
+        self.0.iter().map(|(f, s)| (*f, s))
     }
 }
 
@@ -141,21 +166,17 @@ pub fn parse(text: &str) -> Result<Sources, SourcesError> {
     let file = file.unwrap_or_default();
     let mut sources = Sources::default();
     for (name, entry) in file {
-        let input = INPUTS
-            .iter()
-            .copied()
-            .find(|i| key(*i) == name)
-            .ok_or_else(|| SourcesError::Rule {
-                input: name.clone(),
-                reason: "not an input a source can feed (battery, temperature, signal, estop)"
-                    .to_string(),
-            })?;
+        let fed = Fed::from_key(&name).ok_or_else(|| SourcesError::Rule {
+            input: name.clone(),
+            reason: "not an input a source can feed (battery, temperature, signal, estop)"
+                .to_string(),
+        })?;
         let fail = |reason: String| SourcesError::Rule {
             input: name.clone(),
             reason,
         };
-        let source = entry_source(input, entry).map_err(fail)?;
-        sources.0.insert(key(input), (input, source));
+        let source = entry_source(fed, entry).map_err(fail)?;
+        sources.0.insert(fed, source);
     }
     if sources.0.is_empty() {
         return Err(SourcesError::Empty);
@@ -172,7 +193,7 @@ fn seconds(value: Option<f64>, what: &str, default: Duration) -> Result<Duration
     }
 }
 
-fn entry_source(input: Input, e: Entry) -> Result<Source, String> {
+fn entry_source(input: Fed, e: Entry) -> Result<Source, String> {
     let kinds = [e.topic.is_some(), e.thermal.is_some(), e.operator.is_some()];
     match kinds.iter().filter(|k| **k).count() {
         0 => return Err("no source: give `topic` (with `field`), `thermal` or `operator`".into()),
@@ -197,7 +218,7 @@ fn entry_source(input: Input, e: Entry) -> Result<Source, String> {
         }
         let debounce = match e.debounce_s {
             None => Duration::ZERO,
-            Some(_) if input != Input::Estop => {
+            Some(_) if input != Fed::Estop => {
                 return Err("`debounce_s` is for the e-stop, a boolean".into())
             }
             Some(_) => seconds(e.debounce_s, "debounce_s", Duration::ZERO)?,
@@ -216,7 +237,7 @@ fn entry_source(input: Input, e: Entry) -> Result<Source, String> {
         return Err(format!("`{k}` belongs to topic sources"));
     }
     if let Some(sensors) = e.thermal {
-        if input != Input::Temperature {
+        if input != Fed::Temperature {
             return Err("a thermal source feeds the temperature only".into());
         }
         let period = seconds(e.period_s, "period_s", thermal::DEFAULT_PERIOD)?;
@@ -232,16 +253,74 @@ fn entry_source(input: Input, e: Entry) -> Result<Source, String> {
             "`period_s` and `stale_after_s` of the operator link go under `operator:`".into(),
         );
     }
-    if input != Input::Signal {
+    if input != Fed::Signal {
         return Err("the operator link feeds the signal strength only".into());
     }
     let limits = e.operator.unwrap_or_default().limits()?;
     Ok(Source::Operator(limits))
 }
 
+/// An input's latest value and when it was read: the value only while it is fresh.
+/// A source that stops leaves its input unpublished, and the state manager sees it stale
+/// (STALE_DATA): never a made-up value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Latest<T> {
+    value: T,
+    at: Time,
+    stale_after: Duration,
+}
+
+impl<T: Copy> Latest<T> {
+    /// `value`, read at `at`, fresh for `stale_after`.
+    pub fn new(value: T, at: Time, stale_after: Duration) -> Latest<T> {
+        Latest {
+            value,
+            at,
+            stale_after,
+        }
+    }
+
+    /// The value at `now`, if it is not older than its limit (a reading stamped after
+    /// `now`, a clock that went back, counts as fresh).
+    pub fn fresh(&self, now: Time) -> Option<T> {
+        (now.saturating_since(self.at) <= self.stale_after).then_some(self.value)
+    }
+
+    /// When it was read.
+    pub fn at(&self) -> Time {
+        self.at
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_is_given_only_while_fresh() {
+        let at = Time::from_secs_f64(10.0);
+        let l = Latest::new(0.8, at, Duration::from_secs(2));
+        assert_eq!(l.fresh(at), Some(0.8));
+        assert_eq!(
+            l.fresh(at.saturating_add(Duration::from_secs(2))),
+            Some(0.8)
+        );
+        assert_eq!(
+            l.fresh(at.saturating_add(Duration::from_millis(2001))),
+            None
+        );
+        assert_eq!(l.fresh(Time::from_secs_f64(1.0)), Some(0.8));
+    }
+
+    #[test]
+    fn keys_name_their_inputs() {
+        let mut inputs = std::collections::HashSet::new();
+        for f in Fed::ALL {
+            assert_eq!(Fed::from_key(f.key()), Some(f));
+            assert!(inputs.insert(f.input()), "{f:?}");
+        }
+        assert_eq!(Fed::from_key("gps"), None);
+    }
 
     const EXAMPLE: &str = "
 battery:
@@ -263,7 +342,7 @@ estop:
     fn the_example_file_gives_every_input_its_source() {
         let s = parse(EXAMPLE).unwrap();
         assert_eq!(s.iter().count(), 4);
-        match s.of(Input::Battery) {
+        match s.of(Fed::Battery) {
             Some(Source::Field(f)) => {
                 assert_eq!(f.topic, "/bms/state");
                 assert_eq!(f.scale, 0.01);
@@ -271,9 +350,9 @@ estop:
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(s.of(Input::Temperature).map(Source::kind), Some("thermal"));
-        assert_eq!(s.of(Input::Signal).map(Source::kind), Some("operator"));
-        match s.of(Input::Estop) {
+        assert_eq!(s.of(Fed::Temperature).map(Source::kind), Some("thermal"));
+        assert_eq!(s.of(Fed::Signal).map(Source::kind), Some("operator"));
+        match s.of(Fed::Estop) {
             Some(Source::Field(f)) => assert_eq!(f.debounce, Duration::from_millis(50)),
             other => panic!("{other:?}"),
         }
@@ -282,8 +361,8 @@ estop:
     #[test]
     fn an_input_left_out_has_no_source() {
         let s = parse("temperature:\n  thermal: [thermal_zone0]\n").unwrap();
-        assert!(s.of(Input::Battery).is_none());
-        assert!(s.of(Input::Temperature).is_some());
+        assert!(s.of(Fed::Battery).is_none());
+        assert!(s.of(Fed::Temperature).is_some());
     }
 
     fn refused(text: &str) -> String {

@@ -122,9 +122,11 @@ impl Outputs {
     }
 
     /// Begins a stop of `class` from the last measured speed, or escalates the one in
-    /// progress; returns the stop, whether it began, and whether it was escalated.
-    fn begin_or_escalate(&self, class: StopClass, now: Time) -> (Stop, bool, bool) {
+    /// progress, and with `brake` sends its first command before the stop's lock is let
+    /// go; returns the stop, whether it began, and whether it was escalated.
+    fn begin_or_escalate(&self, class: StopClass, now: Time, brake: bool) -> (Stop, bool, bool) {
         let speed = *self.speed.locked();
+        let steering = self.last.locked().0;
         let mut current = self.stop.locked();
         let (began, escalated) = match current.as_mut() {
             Some(stop) => (false, stop.escalate(class)),
@@ -133,7 +135,27 @@ impl Outputs {
                 (true, false)
             }
         };
-        (current.expect("set above"), began, escalated)
+        let stop = current.expect("set above");
+        if brake {
+            self.send_stop(steering, stop.command(now, self.period_s), f64::INFINITY);
+        }
+        (stop, began, escalated)
+    }
+
+    /// A tick's command, decided under the stop's lock: the stop in progress if there is
+    /// one (its speed no higher than `speed`), else `speed` (zero while gated). The gate
+    /// begins and escalates stops and sends their first command under the same lock, so
+    /// a tick that computed its command before the gate acted never publishes it after
+    /// the gate's: an emergency's zero is never followed by an older, faster command.
+    /// Returns the stop obeyed.
+    fn send_tick(&self, steering: f32, speed: f64, now: Time) -> Option<Stop> {
+        let current = self.stop.locked();
+        match *current {
+            Some(stop) => self.send_stop(steering, stop.command(now, self.period_s), speed),
+            None if self.gated.load(Ordering::Relaxed) => self.send(steering, 0.0),
+            None => self.send(steering, speed as f32),
+        }
+        *current
     }
 
     /// The stop in progress.
@@ -413,7 +435,7 @@ impl Controller {
             .policy
             .class_of(ErrorBits::STALE_DATA)
             .unwrap_or(StopClass::Emergency);
-        let (stop, _, escalated) = self.out.begin_or_escalate(class, now);
+        let (stop, _, escalated) = self.out.begin_or_escalate(class, now, false);
         tracing::warn!(
             "no system_state for {:.2} s (timeout {:.2} s; a lost link or state manager?): {} stop{}, goal {} held until system_state returns",
             silent.as_secs_f64(),
@@ -450,8 +472,8 @@ impl Controller {
             // At the goal or with a bad pose: stand, the steering held.
             _ => (self.out.last.locked().0, 0.0),
         };
-        self.out
-            .send_stop(steering, stop.command(now, self.out.period_s), cap);
+        // The gate may have escalated the stop since the tick read it: the one obeyed counts.
+        let stop = self.out.send_tick(steering, cap, now).unwrap_or(stop);
         if stop.is_over(now, obs.speed_mps) {
             tracing::info!(
                 "{} stop: at rest {:.2} s after it began",
@@ -571,12 +593,8 @@ impl Controller {
                 });
             }
             Ok(cmd) => {
-                let speed = if self.out.gated.load(Ordering::Relaxed) {
-                    0.0
-                } else {
-                    cmd.speed_mps as f32
-                };
-                self.out.send(cmd.steering_rad as f32, speed);
+                self.out
+                    .send_tick(cmd.steering_rad as f32, cmd.speed_mps, now);
                 let feedback = NavigateWaypointsFeedback {
                     target_index: cmd.target_index as u64,
                     progress: cmd.progress as f32,
@@ -736,11 +754,9 @@ fn safety_gate(out: Arc<Outputs>) -> Result<DirectSubscriber, RosError> {
             .class_of(ErrorBits::from_bits(m.error_code))
             .unwrap_or(StopClass::Emergency);
         let now = gem_ros::time::now();
-        let (stop, began, escalated) = out.begin_or_escalate(class, now);
         // Brake first, log after: the log line (stdout and /rosout) is not on the fault's
         // critical path.
-        let steering = out.last.locked().0;
-        out.send_stop(steering, stop.command(now, out.period_s), f64::INFINITY);
+        let (stop, began, escalated) = out.begin_or_escalate(class, now, true);
         if began || escalated || !was {
             tracing::warn!(
                 "system_state ERROR (error_code {}, {}): {} stop{}",

@@ -1,0 +1,120 @@
+//! A topic source: any topic, subscribed as raw bytes and decoded with the definition its
+//! publisher sends (the health monitor's [`MessageDecoder`]), its field made into the
+//! input's value (`gem_core::signal_sources::field`). A field the type does not have, or
+//! one that is not a number, is an error logged at the first message from each publisher
+//! (and again only when the reason changes); the input then stays unpublished, so the state
+//! manager sees it stale. The e-stop's reading is debounced, and a press is published from
+//! the message's own thread at once.
+
+use super::{Board, Outputs};
+use crate::health_monitor::MessageDecoder;
+use gem_core::signal_sources::field::{Debounce, FieldSource};
+use gem_core::signal_sources::{Fed, Latest};
+use ros1_protocols::direct::{DirectSubscriber, Link};
+use ros1_protocols::Lock;
+use ros1_protocols::RosError;
+use rosrust::RawMessage;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The e-stop's debounce, shared by its topic's callbacks and the publishing tick.
+pub type SharedDebounce = Arc<Mutex<Debounce>>;
+
+/// Per publisher: its decoder, and the last error reported.
+#[derive(Default)]
+struct Publishers {
+    decoders: HashMap<String, MessageDecoder>,
+    reported: HashMap<String, String>,
+}
+
+impl Publishers {
+    /// Logs `error` for `caller` unless it was the last one logged for it.
+    fn report(&mut self, caller: &str, error: String) {
+        if self.reported.get(caller) != Some(&error) {
+            tracing::error!("{error}");
+            self.reported.insert(caller.to_owned(), error);
+        }
+    }
+}
+
+/// Subscribes to `source`'s topic for `fed`; a boolean read through `debounce` (the
+/// e-stop), a number otherwise.
+pub(super) fn subscribe(
+    fed: Fed,
+    source: FieldSource,
+    debounce: Option<SharedDebounce>,
+    board: Board,
+    outputs: Arc<Outputs>,
+) -> Result<DirectSubscriber, RosError> {
+    let publishers: Arc<Mutex<Publishers>> = Arc::default();
+    let on_connect = publishers.clone();
+    let topic = source.topic.clone();
+    let on_link = move |link: &Link| {
+        let field = |name: &str| link.header.get(name).map_or("", String::as_str);
+        let (caller, type_name) = (field("callerid"), field("type"));
+        let mut p = on_connect.locked();
+        match link.header.get("message_definition") {
+            None => p.report(
+                caller,
+                format!("{}: cannot read {type_name} from {caller}: no message_definition in its connection header", fed.key()),
+            ),
+            Some(definition) => match MessageDecoder::new(type_name, definition) {
+                Ok(md) => {
+                    p.decoders.insert(caller.to_owned(), md);
+                }
+                Err(e) => p.report(caller, format!("{}: cannot decode {type_name} from {caller}: {e}", fed.key())),
+            },
+        }
+    };
+    ros1_protocols::direct::subscribe_linked(
+        &topic,
+        on_link,
+        move |raw: RawMessage, _, link: &Link| {
+            let caller = link.caller_id();
+            let now = gem_ros::time::now();
+            let mut p = publishers.locked();
+            let Some(md) = p.decoders.get_mut(caller) else {
+                return;
+            };
+            let type_name = md.type_name().to_owned();
+            let value = match md.fields(&raw.0) {
+                Err(e) => Err(format!("cannot decode a {type_name} from {caller}: {e}")),
+                Ok(fields) => match &debounce {
+                    Some(_) => source
+                        .boolean(&fields, &type_name)
+                        .map(|b| f64::from(u8::from(b)))
+                        .map_err(|e| e.to_string()),
+                    None => source
+                        .number(&fields, &type_name)
+                        .map_err(|e| e.to_string()),
+                },
+            };
+            let value = match value {
+                Ok(v) => {
+                    if p.reported.remove(caller).is_some() {
+                        tracing::info!("{}: {} readable again", fed.key(), source.describe());
+                    }
+                    v
+                }
+                Err(e) => return p.report(caller, format!("{}: {e}", fed.key())),
+            };
+            drop(p);
+            let Some(debounce) = &debounce else {
+                board
+                    .locked()
+                    .insert(fed, Latest::new(value, now, source.stale_after));
+                return;
+            };
+            let pressed = debounce.locked().update(value != 0.0, now);
+            let was = board.locked().insert(
+                fed,
+                Latest::new(f64::from(u8::from(pressed)), now, source.stale_after),
+            );
+            let was_pressed = was.and_then(|l| l.fresh(now)).is_some_and(|v| v != 0.0);
+            if pressed && !was_pressed {
+                // A press goes out now, not at the next tick.
+                outputs.send(fed, 1.0, now);
+            }
+        },
+    )
+}
