@@ -10,6 +10,7 @@
 # sets the output directory, GEM_DEMO_SPEEDUP the simulation's speed-up (default 5),
 # GEM_DEMO_TIMEOUT_S the suite's timeouts (input staleness, system_state and pose in ROS
 # time, and the clock stall in wall time; default 3 s), GEM_DEMO_TRACK the waypoint file in launch/waypoints (default gem_track.csv).
+# The demo injects its faults through mock_signals (signals:=mock, on every platform).
 # --pacmod runs the car's interfaces on the simulator (platform gem_e2_sim: gem_sim driven
 # through the PACMod 2 topics by pacmod_bridge, the pose from its GNSS/INS solution
 # through gnss_pose; docs/real-car.md), the car joining the track from the usual spawn
@@ -81,7 +82,8 @@ track="${GEM_DEMO_TRACK:-gem_track.csv}"
 timeout_s="${GEM_DEMO_TIMEOUT_S:-3}"
 setsid roslaunch -p "$port" gem_bringup integration_run.launch "speedup:=${GEM_DEMO_SPEEDUP:-5}" \
   "waypoints:=$track" "state_timeout_ms:=$((timeout_s * 1000))" "system_state_timeout_s:=$timeout_s" \
-  "pose_timeout_s:=$timeout_s" "clock_stall_s:=$timeout_s" "rviz:=$rviz" "platform:=$platform" >"$log" 2>&1 &
+  "pose_timeout_s:=$timeout_s" "clock_stall_s:=$timeout_s" "rviz:=$rviz" "platform:=$platform" \
+  "signals:=mock" >"$log" 2>&1 &
 launch_pid=$!
 if ! gemctl demo --track "launch/waypoints/$track" --out "$out" ${demo_args[@]+"${demo_args[@]}"}; then
   echo "[demo] FAILED (the reason is on the gemctl line above); the nodes' output is in $log" >&2

@@ -53,6 +53,7 @@ mod rostest_files;
 mod route;
 mod rviz;
 mod services;
+mod signal_sources;
 mod sim_inspva;
 mod state_manager;
 mod steering_calibration;

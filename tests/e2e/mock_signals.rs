@@ -113,7 +113,22 @@ fn estop_through_dynparam_reaches_system_state_and_clears() {
         "overlay: {:?}",
         text.last().map(|m| m.text)
     );
-    // The terminal view shows what the overlay shows.
+    // The terminal view shows what the overlay shows. A planner status (latched) lets
+    // `--once` stop waiting for the state and the planner at once, so what follows is its
+    // wait for the inputs, which mock_signals all publishes at 20 Hz.
+    let planner_topic = format!("{ns}/task_planner_status");
+    let _planner = gem_testbed::cli_background(
+        "rostopic",
+        &[
+            "pub",
+            "-s",
+            &planner_topic,
+            "gem_state_msgs/TaskPlannerStatus",
+            "{header: {stamp: now}, status: 0}",
+        ],
+    );
+    let planner = Collector::<gem_msgs::gem_state_msgs::TaskPlannerStatus>::new(&planner_topic);
+    assert!(planner.wait_for(T, |_| true).is_some(), "no planner status");
     let view = cli_ok(
         "bash",
         &[
@@ -122,17 +137,26 @@ fn estop_through_dynparam_reaches_system_state_and_clears() {
         ],
         T,
     );
+    let publisher = format!("{ns}/mock_signals");
     for part in [
         "ERROR [ESTOP]",
+        "NO_TASK",
         "PRESSED",
         "battery   80 %",
         "temp      30.0 °C",
+        "\nsources\n",
+        &format!("\nbattery   {publisher}\n"),
+        &format!("\ne-stop    {publisher}\n"),
     ] {
         assert!(
             view.contains(part),
             "{part} missing in gemctl status:\n{view}"
         );
     }
+    assert!(
+        !view.contains("silent for"),
+        "every input is published at 20 Hz:\n{view}"
+    );
     dynparam(&["set", &server, "estop_enabled", "false"]);
     assert!(
         state

@@ -57,7 +57,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut heard: Option<Instant> = None;
     let mut answered = 0u64;
     let mut buf = [0u8; 64];
-    while end.map_or(true, |e| Instant::now() < e) {
+    while end.is_none_or(|e| Instant::now() < e) {
         let now = Instant::now();
         if now >= hello_due {
             hello_due = now + HELLO_EVERY;

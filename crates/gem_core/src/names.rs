@@ -131,6 +131,13 @@ names! {
         /// The vehicle bridge's stop request: set while it brakes the car or has stopped
         /// commanding it (a fault), for the state manager.
         VEHICLE_FAULT = "vehicle/fault";
+        /// The car's battery management system (`sensor_msgs/BatteryState`, `percentage`
+        /// 0–1), as `gem_e2_sim` simulates it; the GEM e2 sources file reads it there
+        /// (the team sets its own BMS topic).
+        GEM_BMS = "gem/bms";
+        /// The car's hardware e-stop button (`std_msgs/Bool`, true = pressed), as
+        /// `gem_e2_sim` simulates it; the GEM e2 sources file reads it there.
+        GEM_ESTOP_BUTTON = "gem/estop_button";
     }
     actions {
         /// The controllers' action: drive along waypoints.

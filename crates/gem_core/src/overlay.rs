@@ -2,8 +2,10 @@
 //! lines an RViz overlay or a terminal shows. Unknown values print as `—`, never as a
 //! stale number. The same facts, shorter, for a text marker beside the car
 //! ([`headline`]), and the colour every status display gives the state ([`state_colour`]).
+//! `gemctl status` adds where each of the state manager's inputs comes from
+//! ([`render_sources`]) and, printing once, which rows stayed silent ([`Snapshot::unheard`]).
 
-use crate::state_manager::{ErrorBits, SystemState};
+use crate::state_manager::{ErrorBits, Input, SystemState};
 
 /// The latest known value of everything the overlay shows.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -26,6 +28,80 @@ pub struct Snapshot {
     pub signal: Option<&'static str>,
     /// Temperature, °C.
     pub temperature_c: Option<f64>,
+}
+
+/// The state manager's inputs among the overlay's rows, each with its row's label, in the
+/// rows' order.
+pub const INPUT_ROWS: [(Input, &str); 5] = [
+    (Input::Battery, "battery"),
+    (Input::Estop, "e-stop"),
+    (Input::Gps, "gps"),
+    (Input::Signal, "signal"),
+    (Input::Temperature, "temp"),
+];
+
+/// The speed row's label.
+pub const SPEED_ROW: &str = "speed";
+
+impl Snapshot {
+    /// The labels of the input rows ([`INPUT_ROWS`]) with no value heard yet, in the rows'
+    /// order.
+    pub fn silent_inputs(&self) -> Vec<&'static str> {
+        let heard = [
+            self.battery_frac.is_some(),
+            self.estop.is_some(),
+            self.gps_mm.is_some(),
+            self.signal.is_some(),
+            self.temperature_c.is_some(),
+        ];
+        INPUT_ROWS
+            .iter()
+            .zip(heard)
+            .filter(|(_, heard)| !heard)
+            .map(|((_, label), _)| *label)
+            .collect()
+    }
+
+    /// The rows a one-shot status still waits for once the state and the planner are heard:
+    /// the speed, when `speed_published` (something publishes the command; with nothing,
+    /// no speed will come), then the silent inputs. Empty: the snapshot is complete.
+    pub fn unheard(&self, speed_published: bool) -> Vec<&'static str> {
+        let speed = (speed_published && self.speed_mps.is_none()).then_some(SPEED_ROW);
+        speed.into_iter().chain(self.silent_inputs()).collect()
+    }
+}
+
+/// A node publishing one of the inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Feeder {
+    /// Its name.
+    pub node: String,
+    /// Where the node says it takes the value from (`signal_sources` stores a line per
+    /// input under `~sources/<input>`); `None` when it does not say.
+    pub source: Option<String>,
+}
+
+/// The `sources` block: a heading, then a row per input (its label and publishers, as
+/// `rows` gives them) naming each publisher with its source, `— (no publisher)` when
+/// there is none.
+pub fn render_sources(rows: &[(&str, Vec<Feeder>)]) -> String {
+    let mut lines = vec!["sources".to_string()];
+    for (label, feeders) in rows {
+        let from = if feeders.is_empty() {
+            "— (no publisher)".to_string()
+        } else {
+            let named: Vec<String> = feeders
+                .iter()
+                .map(|f| match &f.source {
+                    Some(source) => format!("{}: {source}", f.node),
+                    None => f.node.clone(),
+                })
+                .collect();
+            named.join("; ")
+        };
+        lines.push(format!("{label:<10}{from}"));
+    }
+    lines.join("\n")
 }
 
 /// The planner status name of a `TaskPlannerStatus.status` value.
@@ -261,6 +337,84 @@ mod tests {
         ] {
             assert!(text.contains(part), "{part} missing in\n{text}");
         }
+    }
+
+    #[test]
+    fn silent_inputs_are_the_input_rows_without_a_value() {
+        let none = Snapshot::default();
+        let labels: Vec<&str> = INPUT_ROWS.iter().map(|(_, l)| *l).collect();
+        assert_eq!(none.silent_inputs(), labels);
+        for label in &labels {
+            assert!(
+                render(&none).lines().any(|l| l.starts_with(label)),
+                "{label} is not a row of the overlay"
+            );
+        }
+        let some = Snapshot {
+            speed_mps: Some(1.0),
+            battery_frac: Some(0.5),
+            estop: Some(false),
+            temperature_c: Some(20.0),
+            ..Snapshot::default()
+        };
+        assert_eq!(some.silent_inputs(), ["gps", "signal"]);
+        let all = Snapshot {
+            gps_mm: Some(10.0),
+            signal: Some(signal_name(1)),
+            ..some.clone()
+        };
+        assert!(all.silent_inputs().is_empty());
+    }
+
+    #[test]
+    fn the_speed_is_awaited_only_when_something_publishes_it() {
+        let inputs = Snapshot {
+            battery_frac: Some(0.5),
+            estop: Some(false),
+            gps_mm: Some(10.0),
+            signal: Some(signal_name(1)),
+            temperature_c: Some(20.0),
+            ..Snapshot::default()
+        };
+        assert!(inputs.unheard(false).is_empty());
+        assert_eq!(inputs.unheard(true), [SPEED_ROW]);
+        let driving = Snapshot {
+            speed_mps: Some(2.0),
+            ..inputs
+        };
+        assert!(driving.unheard(true).is_empty());
+        assert_eq!(
+            Snapshot::default().unheard(true),
+            ["speed", "battery", "e-stop", "gps", "signal", "temp"]
+        );
+    }
+
+    #[test]
+    fn sources_name_each_publisher_with_what_it_reads() {
+        let feeder = |node: &str, source: Option<&str>| Feeder {
+            node: node.into(),
+            source: source.map(Into::into),
+        };
+        let text = render_sources(&[
+            (
+                "battery",
+                vec![feeder("/signal_sources", Some("/gem/bms percentage"))],
+            ),
+            ("gps", vec![feeder("/gnss_pose", None)]),
+            ("signal", vec![]),
+            (
+                "temp",
+                vec![feeder("/mock_signals", None), feeder("/thermal", Some("x"))],
+            ),
+        ]);
+        assert_eq!(
+            text,
+            "sources\n\
+             battery   /signal_sources: /gem/bms percentage\n\
+             gps       /gnss_pose\n\
+             signal    — (no publisher)\n\
+             temp      /mock_signals; /thermal: x"
+        );
     }
 
     #[test]

@@ -35,6 +35,7 @@ rosrust::rosmsg_include!(
     sensor_msgs / NavSatFix,
     sensor_msgs / NavSatStatus,
     sensor_msgs / Imu,
+    sensor_msgs / BatteryState,
     nav_msgs / Odometry,
     nav_msgs / Path,
     visualization_msgs / Marker,

@@ -11,8 +11,8 @@
 //!   changed in the table is the default everywhere.
 
 use crate::{
-    controller, gnss_pose, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim,
-    state_manager,
+    controller, gnss_pose, health_monitor, mock_signals, overlay, pacmod_bridge, planner,
+    signal_sources, sim, state_manager,
 };
 use gem_ros::params::{ParamSpec, ParamValue};
 use std::path::{Path, PathBuf};
@@ -73,6 +73,21 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ),
     (
         "supervisor.launch",
+        "sources_file",
+        "the car platforms: the GEM e2's sources file unless the user gives one",
+    ),
+    (
+        "supervisor.launch",
+        "sysfs_root",
+        "gem_e2_sim: the simulated car computer's thermal zone, which gem_sim writes",
+    ),
+    (
+        "vehicle.launch",
+        "computer_thermal_root",
+        "gem_e2_sim: the car computer's thermal zone, for signal_sources",
+    ),
+    (
+        "supervisor.launch",
         "waypoint_dir",
         "relative waypoint files resolve in gem_bringup",
     ),
@@ -116,6 +131,7 @@ fn table(node_type: &str) -> &'static [ParamSpec] {
         "task_planner" => &planner::params::PARAMS,
         "gem_sim" => &sim::params::PARAMS,
         "mock_signals" => &mock_signals::PARAMS,
+        "signal_sources" => &signal_sources::PARAMS,
         "status_overlay" => &overlay::PARAMS,
         "health_monitor" => &health_monitor::PARAMS,
         "gnss_pose" => &gnss_pose::PARAMS,

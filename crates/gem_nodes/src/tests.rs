@@ -1,8 +1,8 @@
 //! Every node's parameter and interface tables against its documentation page and the core's defaults.
 
 use crate::{
-    controller, gnss_pose, health_monitor, mock_signals, overlay, pacmod_bridge, planner, sim,
-    state_manager,
+    controller, gnss_pose, health_monitor, mock_signals, overlay, pacmod_bridge, planner,
+    signal_sources, sim, state_manager,
 };
 use gem_core::control::stanley::StanleyConfig;
 use gem_core::control::tracker::{Law, TrackerConfig};
@@ -33,6 +33,7 @@ const NODES: &[(&[ParamSpec], &[Entry], &str, &str)] = &[
     node!(planner, "task_planner.md"),
     node!(sim, "gem_sim.md"),
     node!(mock_signals, "mock_signals.md"),
+    node!(signal_sources, "signal_sources.md"),
     node!(overlay, "status_overlay.md"),
     node!(health_monitor, "health_monitor.md"),
     node!(gnss_pose, "gnss_pose.md"),

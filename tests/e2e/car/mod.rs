@@ -146,7 +146,11 @@ fn demo(platform: &str) -> (String, Vec<SystemStateStamped>) {
         }
     }
     let states = Collector::<SystemStateStamped>::new(names::global::SYSTEM_STATE);
-    let launch = launch(platform, "gem_track.csv");
+    // The demo injects its faults through mock_signals, on the car's platform too.
+    let mut args =
+        gem_e2e::platform::spawn_at(&gem_e2e::platform::waypoint_rows("gem_track.csv").0);
+    args.push("signals:=mock".into());
+    let launch = launch_with(platform, "gem_track.csv", &args);
     let track = repo_root().join("launch/waypoints/gem_track.csv");
     let out = cli(
         "gemctl",

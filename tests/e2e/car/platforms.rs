@@ -54,6 +54,17 @@ fn each_platform_starts_its_nodes_with_its_settings() {
         let out = resolved("--dump-params", &format!("platform:={platform}"));
         gem_testbed::succeeded(&out, platform)
     };
+    let nodes_with = |platform: &str, extra: &str| {
+        let out = resolved("--nodes", &format!("platform:={platform} {extra}"));
+        gem_testbed::succeeded(&out, platform)
+            .lines()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let params_with = |platform: &str, extra: &str| {
+        let out = resolved("--dump-params", &format!("platform:={platform} {extra}"));
+        gem_testbed::succeeded(&out, platform)
+    };
     let car = ["/gnss_pose", "/pacmod_bridge"];
     let sim = nodes("sim");
     assert!(sim.iter().any(|n| n == "/gem_sim"), "{sim:?}");
@@ -62,7 +73,7 @@ fn each_platform_starts_its_nodes_with_its_settings() {
         let list = nodes(platform);
         for n in car
             .iter()
-            .chain(&["/controller", "/state_manager", "/mock_signals"])
+            .chain(&["/controller", "/state_manager", "/signal_sources"])
         {
             assert!(
                 list.iter().any(|l| l == n),
@@ -75,12 +86,36 @@ fn each_platform_starts_its_nodes_with_its_settings() {
             "{platform}: {list:?}"
         );
         let p = params(platform);
+        assert!(
+            !list.iter().any(|n| n == "/mock_signals"),
+            "{platform}: {list:?}"
+        );
+        // The operator station runs beside the suite on the simulator only.
+        assert_eq!(
+            list.iter().any(|n| n == "/operator_station"),
+            platform == "gem_e2_sim",
+            "{platform}: {list:?}"
+        );
         for setting in [
-            "/mock_signals/publish_gps: false",
             "/state_manager/watch_vehicle_fault: true",
+            "config/signal_sources/gem_e2.yaml",
         ] {
             assert!(p.contains(setting), "{platform}: no {setting} in\n{p}");
         }
+        // The mocks come back for fault injection, without their GPS.
+        let mock = nodes_with(platform, "signals:=mock");
+        assert!(
+            mock.iter().any(|n| n == "/mock_signals")
+                && !mock
+                    .iter()
+                    .any(|n| n == "/signal_sources" || n == "/operator_station"),
+            "{platform} signals:=mock: {mock:?}"
+        );
+        let p_mock = params_with(platform, "signals:=mock");
+        assert!(
+            p_mock.contains("/mock_signals/publish_gps: false"),
+            "{p_mock}"
+        );
         let sim_time = format!("/use_sim_time: {}", platform == "gem_e2_sim");
         assert!(p.contains(&sim_time), "{platform}: not {sim_time} in\n{p}");
     }
@@ -117,6 +152,18 @@ fn each_platform_starts_its_nodes_with_its_settings() {
     for setting in ["/gem_sim/interface: pacmod", "/gem_sim/pose_output: inspva"] {
         assert!(p.contains(setting), "no {setting} in\n{p}");
     }
+    // The simulated computer's thermal zone is where signal_sources reads it.
+    let value = |key: &str| {
+        p.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} in\n{p}"))
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(
+        value("/gem_sim/computer_thermal_root:"),
+        value("/signal_sources/sysfs_root:")
+    );
     let p = params("sim");
     assert!(p.contains("/use_sim_time: true"), "{p}");
     assert!(!p.contains("/controller/algorithm"), "{p}");

@@ -170,7 +170,7 @@ impl FieldSource {
 
 /// The first fields of a message, for an error.
 fn known(fields: &Fields) -> String {
-    const SHOWN: usize = 8;
+    const SHOWN: usize = 24;
     let mut names: Vec<&str> = fields.keys().take(SHOWN).map(String::as_str).collect();
     if fields.len() > SHOWN {
         names.push("…");

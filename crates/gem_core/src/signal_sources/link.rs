@@ -7,6 +7,10 @@
 //!   answered by now were not, or the median round trip exceeds `low_rtt`;
 //! - **CONNECTED** otherwise.
 //!
+//! The heartbeats an outage swallowed (the link NOT_CONNECTED) are forgotten at the first
+//! answer after it: the outage was reported as such, and the returning link is judged by
+//! what it does from then on.
+//!
 //! Times are wall-clock offsets from any fixed origin (a network's round trip is wall
 //! time, whatever the simulation's clock does).
 
@@ -146,6 +150,15 @@ impl LinkMeter {
             .find(|b| b.seq == seq && b.rtt.is_none())?;
         let rtt = at.checked_sub(beat.sent)?;
         beat.rtt = Some(rtt);
+        let sent = beat.sent;
+        let after_outage = self
+            .last_answer
+            .is_none_or(|l| at.saturating_sub(l) >= self.limits.lost_after);
+        if after_outage {
+            // The outage was reported as NOT_CONNECTED; the link's quality is measured
+            // afresh from here, not from the heartbeats the outage swallowed.
+            self.beats.retain(|b| b.rtt.is_some() || b.sent >= sent);
+        }
         self.last_answer = Some(self.last_answer.map_or(at, |l| l.max(at)));
         Some(rtt)
     }
@@ -317,13 +330,13 @@ mod tests {
         drive(&mut slow, 0, ms(0), 20, ms(300), |_| false);
         assert_eq!(slow.strength(ms(4_100)), Strength::Low);
         let mut lossy = LinkMeter::new(L);
-        drive(&mut lossy, 0, ms(0), 20, ms(10), |i| i % 3 == 0);
+        drive(&mut lossy, 0, ms(0), 20, ms(10), |i| i % 3 == 1);
         let (loss, _) = lossy.loss_and_median_rtt(ms(5_000));
         assert!((loss - 7.0 / 20.0).abs() < 1e-9, "{loss}");
         assert_eq!(lossy.strength(ms(3_900)), Strength::Low);
         // One lost in ten is within the limit.
         let mut fine = LinkMeter::new(L);
-        drive(&mut fine, 0, ms(0), 20, ms(10), |i| i % 10 == 0);
+        drive(&mut fine, 0, ms(0), 20, ms(10), |i| i % 10 == 5);
         assert_eq!(fine.strength(ms(3_900)), Strength::Connected);
     }
 
@@ -336,11 +349,15 @@ mod tests {
         assert_eq!(m.strength(ms(4_500)), Strength::Connected);
         assert_eq!(m.strength(ms(4_809)), Strength::Connected);
         assert_eq!(m.strength(ms(4_811)), Strength::NotConnected);
-        // Back: the first answers, with the losses still in the window, read low.
+        // Back: the outage was NOT_CONNECTED, and the heartbeats it swallowed do not
+        // count against the link afterwards: CONNECTED from the first answer.
         let seq = drive(&mut m, seq, ms(5_000), 2, ms(10), |_| false);
-        assert_eq!(m.strength(ms(5_300)), Strength::Low);
-        drive(&mut m, seq, ms(5_400), 20, ms(10), |_| false);
-        assert_eq!(m.strength(ms(9_300)), Strength::Connected);
+        assert_eq!(m.strength(ms(5_300)), Strength::Connected);
+        assert_eq!(m.loss_and_median_rtt(ms(5_300)).0, 0.0);
+        // A loss shorter than `lost_after` still counts as loss.
+        let seq = drive(&mut m, seq, ms(5_400), 20, ms(10), |_| false);
+        drive(&mut m, seq, ms(9_400), 4, ms(10), |i| i < 3);
+        assert!(m.loss_and_median_rtt(ms(10_300)).0 > 0.1);
     }
 
     #[test]

@@ -262,3 +262,37 @@ fn run() -> anyhow::Result<()> {
     drop(subscriptions);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gem_core::names::global;
+
+    const GEM_E2: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../launch/config/signal_sources/gem_e2.yaml"
+    );
+
+    #[test]
+    fn the_gem_e2_file_reads_what_gem_e2_sim_simulates() {
+        let s = load(GEM_E2).unwrap_or_else(|e| panic!("{e}"));
+        let topic = |f: Fed| match s.of(f) {
+            Some(Source::Field(field)) => field.topic.clone(),
+            other => panic!("{f:?}: {other:?}"),
+        };
+        assert_eq!(topic(Fed::Battery), global::GEM_BMS);
+        assert_eq!(topic(Fed::Estop), global::GEM_ESTOP_BUTTON);
+        assert!(
+            matches!(s.of(Fed::Temperature), Some(Source::Thermal(t)) if t.sensors == ["thermal_zone0"])
+        );
+        assert!(matches!(s.of(Fed::Signal), Some(Source::Operator(_))));
+    }
+
+    #[test]
+    fn a_missing_or_bad_file_is_refused_naming_it() {
+        let e = load("/nonexistent/sources.yaml").unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/sources.yaml"), "{e}");
+        let e = load("").unwrap_err().to_string();
+        assert!(e.contains("~sources_file"), "{e}");
+    }
+}

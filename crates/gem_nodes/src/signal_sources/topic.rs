@@ -76,6 +76,7 @@ pub(super) fn subscribe(
             let Some(md) = p.decoders.get_mut(caller) else {
                 return;
             };
+
             let type_name = md.type_name().to_owned();
             let value = match md.fields(&raw.0) {
                 Err(e) => Err(format!("cannot decode a {type_name} from {caller}: {e}")),

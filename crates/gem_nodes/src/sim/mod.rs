@@ -33,6 +33,7 @@
 //! INS_ALIGNING` (an empty string restores `INS_SOLUTION_GOOD`).
 
 mod clock;
+mod hardware;
 mod inputs;
 mod outputs;
 mod pacmod_io;
@@ -99,6 +100,10 @@ fn run() -> anyhow::Result<()> {
         ins: match p.pose_output {
             PoseOutput::Inspva => Some(InsOutput::new(&p)?),
             PoseOutput::ModelState => None,
+        },
+        hardware: match p.interface {
+            Interface::Pacmod => Some(hardware::Hardware::new(p.hardware.clone())?),
+            Interface::Ackermann => None,
         },
     };
     let states = StatePublishers::new(p.publish_tf, start)?;

@@ -25,6 +25,7 @@ use ros1_protocols::RosError;
 pub(super) struct Outputs {
     pub(super) pacmod: Option<PacmodReports>,
     pub(super) ins: Option<InsOutput>,
+    pub(super) hardware: Option<super::hardware::Hardware>,
 }
 
 impl Outputs {
@@ -34,6 +35,9 @@ impl Outputs {
         }
         if let Some(ins) = &mut self.ins {
             ins.publish_if_new(world);
+        }
+        if let Some(h) = &mut self.hardware {
+            h.publish_if_due(now);
         }
     }
 }

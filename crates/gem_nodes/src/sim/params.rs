@@ -64,6 +64,9 @@ gem_ros::param_table! {
         INSPVA_RATE = ParamSpec::float("inspva_rate_hz", INS.rate_hz, "Hz", "`inspva`: solutions per simulated second (0: one every step)").feeds(&[field!(LocalizationParams.rate_hz)]);
         INSPVA_LATENCY = ParamSpec::float("inspva_latency_s", INS.latency_s, "s", "`inspva`: each solution is published this long after its measurement, and stamped with the measurement time").feeds(&[field!(LocalizationParams.latency_s)]);
         DRIVEN_BY = ParamSpec::str("interface", "ackermann", "how the car is driven: `ackermann` (`gem/ackermann_cmd`, as the Gazebo plugin) or `pacmod` (the PACMod 2 driver's topics, as the real GEM e2)").one_of(&["ackermann", "pacmod"]);
+        BMS_CHARGE = ParamSpec::float("bms_charge", 0.8, "", "`pacmod`: the simulated BMS's state of charge, a fraction 0–1 (`gem/bms`)").within(0.0, 1.0);
+        COMPUTER_THERMAL_ROOT = ParamSpec::str("computer_thermal_root", "", "`pacmod`: a folder standing in for the car computer's `/sys`: `class/thermal/thermal_zone0/temp` there holds `~computer_temperature_c` (in millidegrees, as Linux writes it), rewritten every simulated second, for `signal_sources`' `~sysfs_root`; empty: none");
+        COMPUTER_TEMPERATURE = ParamSpec::float("computer_temperature_c", 45.0, "°C", "`pacmod`: the simulated car computer's temperature (see `~computer_thermal_root`)").within(-40.0, 150.0);
         PACMOD_RATE = ParamSpec::float("pacmod_report_rate", 30.0, "Hz", "`pacmod`: reports per simulated second (the driver publishes each CAN report as it arrives, about every 33 ms)").positive();
         PACMOD_WHEEL_RATE = ParamSpec::float("pacmod_max_wheel_rate_rad_s", PLANT.max_wheel_rate_rad_s, "rad/s", "`pacmod`: the steering actuator's own rate limit (steering wheel); a command's lower limit applies").feeds(&[field!(PlantConfig.max_wheel_rate_rad_s)]);
         PACMOD_STEERING_LAG = ParamSpec::float("pacmod_steering_lag_s", PLANT.steering_lag_s, "s", "`pacmod`: the steering wheel's first-order lag after the rate limit (the GEM e2's placeholder)").feeds(&[field!(PlantConfig.steering_lag_s)]);
@@ -119,6 +122,8 @@ pub struct Params {
     pub interface: Interface,
     /// `pacmod`: reports per second.
     pub pacmod_report_rate_hz: f64,
+    /// `pacmod`: the car's hardware beside the PACMod.
+    pub hardware: super::hardware::HardwareConfig,
     /// `pacmod`: the simulated PACMod (validated).
     pub pacmod: PlantConfig,
     /// `pacmod`: the maps the simulated car follows.
@@ -229,6 +234,13 @@ impl Params {
         Ok(Params {
             interface,
             pacmod_report_rate_hz: PACMOD_RATE.f64()?,
+            hardware: super::hardware::HardwareConfig {
+                bms_charge: BMS_CHARGE.f64()?,
+                thermal_root: Some(COMPUTER_THERMAL_ROOT.string()?)
+                    .filter(|r| !r.is_empty())
+                    .map(std::path::PathBuf::from),
+                computer_temperature_c: COMPUTER_TEMPERATURE.f64()?,
+            },
             pacmod,
             pacmod_maps: (
                 crate::pacmod_bridge::params::map(&PACMOD_ACCEL_MAP)?,

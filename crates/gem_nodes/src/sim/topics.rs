@@ -9,6 +9,7 @@ use gem_msgs::pacmod_msgs::{
     GlobalRpt, PacmodCmd, PositionWithSpeed, SystemRptFloat, VehicleSpeedRpt,
 };
 use gem_msgs::rosgraph_msgs::Clock;
+use gem_msgs::sensor_msgs::BatteryState;
 use gem_msgs::std_msgs::{Bool, Float64, String as StringMsg};
 use gem_msgs::tf2_msgs::TFMessage;
 use gem_ros::topics::Decl;
@@ -34,6 +35,10 @@ gem_ros::interface_table! {
         TF_STATIC: TFMessage = Decl::latched(names::TF_STATIC, 1, "with `~publish_tf`: `base_footprint` → `base_link` → `center_link`, once");
         /// The GNSS/INS solution.
         INSPVA: Inspva = Decl::publishes(names::INSPVA, 10, "`inspva`: the solution of the antenna `~antenna_ahead_m` ahead of the rear axle at `~inspva_rate_hz`, published `~inspva_latency_s` after its measurement and stamped with it: `latitude`, `longitude`, `height` around `~origin_*`, `azimuth` (degrees clockwise from north), the antenna's `east_velocity`, `north_velocity`, `up_velocity`, `roll` and `pitch` 0, `status` `INS_SOLUTION_GOOD` or the one set on `~ins_status`");
+        /// The simulated BMS.
+        BMS: BatteryState = Decl::publishes(names::GEM_BMS, 10, "`pacmod`: the simulated battery management system, `percentage` = `~bms_charge`, at 10 Hz");
+        /// The simulated e-stop button.
+        ESTOP_BUTTON: Bool = Decl::publishes(names::GEM_ESTOP_BUTTON, 10, "`pacmod`: the simulated hardware e-stop button, released (`false`), at 10 Hz");
         /// The test's INS status.
         INS_STATUS: StringMsg = Decl::subscribes("~ins_status", "`inspva`: a non-empty string (`INS_SOLUTION_FREE`, `INS_ALIGNING`) becomes the solution's `status`, an empty one restores `INS_SOLUTION_GOOD`");
         /// PACMod: engage.
