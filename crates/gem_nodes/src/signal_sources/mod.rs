@@ -1,6 +1,6 @@
 //! `signal_sources`: the state manager's battery, temperature, signal and e-stop inputs on
 //! a real car, each from the source a YAML file declares (`gem_core::signal_sources`): a
-//! field of any topic ([`topic`]), the computer's own temperature sensors, or the heartbeat
+//! field of any topic (`topic.rs`), the computer's own temperature sensors, or the heartbeat
 //! link to `gemctl operator` on the operator's computer ([`operator`]).
 //!
 //! The file is checked whole at start-up; a bad one stops the node with the file, the input
@@ -12,22 +12,20 @@
 //! Its topics: [`INTERFACE`].
 
 pub mod operator;
+mod outputs;
+mod sensors;
 mod topic;
 
+pub use outputs::INTERFACE;
+use outputs::{Board, Outputs};
+use sensors::Thermal;
+
 use gem_core::signal_sources::field::Debounce;
-use gem_core::signal_sources::thermal::{self, ThermalSource};
-use gem_core::signal_sources::{self as core, Fed, Latest, Source, Sources};
-use gem_core::state_manager::Input;
-use gem_core::time::Time;
-use gem_msgs::gem_state_msgs as msg;
-use gem_msgs::std_msgs::Header;
+use gem_core::signal_sources::{self as core, Fed, Source, Sources};
 use gem_ros::params::ParamSpec;
-use gem_ros::time::{self, to_ros, Ticker};
-use gem_ros::topics::Decl;
+use gem_ros::time::{self, Ticker};
 use ros1_protocols::Lock;
-use ros1_protocols::RosError;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 gem_ros::param_table! {
@@ -40,84 +38,6 @@ gem_ros::param_table! {
     ];
 }
 
-gem_ros::interface_table! {
-    /// Every topic of the node: the four inputs it derives.
-    pub const INTERFACE = [
-        /// Battery charge.
-        BATTERY: msg::BatteryLevelStamped = Decl::publishes(Input::Battery.topic(), 10, "from the file's `battery` source, at `~rate` while it is fresh");
-        /// The e-stop.
-        ESTOP: msg::EstopStamped = Decl::publishes(Input::Estop.topic(), 10, "from the file's `estop` source, at `~rate` while it is fresh and at once on a press");
-        /// Link quality.
-        SIGNAL: msg::SignalStrengthStamped = Decl::publishes(Input::Signal.topic(), 10, "from the file's `signal` source, at `~rate`");
-        /// Temperature.
-        TEMPERATURE: msg::TemperatureStamped = Decl::publishes(Input::Temperature.topic(), 10, "from the file's `temperature` source, at `~rate` while it is fresh");
-    ];
-}
-
-/// The publishers of the inputs the file names.
-struct Outputs {
-    battery: Option<ros1_protocols::runtime::Publisher<msg::BatteryLevelStamped>>,
-    estop: Option<ros1_protocols::runtime::Publisher<msg::EstopStamped>>,
-    signal: Option<ros1_protocols::runtime::Publisher<msg::SignalStrengthStamped>>,
-    temperature: Option<ros1_protocols::runtime::Publisher<msg::TemperatureStamped>>,
-}
-
-impl Outputs {
-    fn new(sources: &Sources) -> Result<Outputs, RosError> {
-        let has = |f: Fed| sources.of(f).is_some();
-        Ok(Outputs {
-            battery: has(Fed::Battery).then(|| BATTERY.publish()).transpose()?,
-            estop: has(Fed::Estop).then(|| ESTOP.publish()).transpose()?,
-            signal: has(Fed::Signal).then(|| SIGNAL.publish()).transpose()?,
-            temperature: has(Fed::Temperature)
-                .then(|| TEMPERATURE.publish())
-                .transpose()?,
-        })
-    }
-
-    /// Publishes `value` (a fraction, °C, a strength code, 1 = pressed) on `fed`'s topic.
-    fn send(&self, fed: Fed, value: f64, now: Time) {
-        let header = Header {
-            seq: 0,
-            stamp: to_ros(now),
-            frame_id: String::new(),
-        };
-        let sent = match fed {
-            Fed::Battery => self.battery.as_ref().map(|p| {
-                p.send(msg::BatteryLevelStamped {
-                    header,
-                    battery_level: value as f32,
-                })
-            }),
-            Fed::Estop => self.estop.as_ref().map(|p| {
-                p.send(msg::EstopStamped {
-                    header,
-                    enabled: value != 0.0,
-                })
-            }),
-            Fed::Signal => self.signal.as_ref().map(|p| {
-                p.send(msg::SignalStrengthStamped {
-                    header,
-                    strength: value as u8,
-                })
-            }),
-            Fed::Temperature => self.temperature.as_ref().map(|p| {
-                p.send(msg::TemperatureStamped {
-                    header,
-                    temperature: value as f32,
-                })
-            }),
-        };
-        if let Some(Err(e)) = sent {
-            tracing::error!("cannot publish {}: {e}", fed.input().topic());
-        }
-    }
-}
-
-/// The latest value of each input fed by a topic or a thermal source, shared with the
-/// topic callbacks.
-pub type Board = Arc<Mutex<BTreeMap<Fed, Latest<f64>>>>;
-
 /// Reads and checks the sources file; errors name it.
 pub fn load(path: &str) -> anyhow::Result<Sources> {
     anyhow::ensure!(
@@ -127,68 +47,6 @@ pub fn load(path: &str) -> anyhow::Result<Sources> {
     let text =
         std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{path}: cannot read: {e}"))?;
     core::parse(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))
-}
-
-/// A thermal source's reader: its sensor files, when it is next due, the last outcome
-/// (logged on a change only).
-struct Thermal {
-    source: ThermalSource,
-    files: Vec<(String, PathBuf)>,
-    next: Time,
-    last_error: Option<String>,
-}
-
-impl Thermal {
-    fn new(source: ThermalSource, sysfs: &Path) -> Thermal {
-        let files = source
-            .sensors
-            .iter()
-            .map(|s| {
-                let file = thermal::sensor_file(sysfs, s).expect("names checked with the file");
-                (s.clone(), file)
-            })
-            .collect();
-        Thermal {
-            source,
-            files,
-            next: Time::ZERO,
-            last_error: None,
-        }
-    }
-
-    /// Reads the sensors when due; the hottest reading, as a [`Latest`].
-    fn read(&mut self, now: Time) -> Option<Latest<f64>> {
-        if now < self.next {
-            return None;
-        }
-        self.next = now.saturating_add(self.source.period);
-        let readings: Vec<_> = self
-            .files
-            .iter()
-            .map(|(name, file)| match std::fs::read_to_string(file) {
-                Ok(text) => thermal::parse_millidegrees(name, &text),
-                Err(e) => Err(thermal::SensorError {
-                    sensor: name.clone(),
-                    reason: format!("{}: {e}", file.display()),
-                }),
-            })
-            .collect();
-        match thermal::hottest(&readings) {
-            Ok(c) => {
-                if self.last_error.take().is_some() {
-                    tracing::info!("temperature: the sensors read again ({c:.1} °C)");
-                }
-                Some(Latest::new(c, now, self.source.stale_after))
-            }
-            Err(e) => {
-                if self.last_error.as_ref() != Some(&e) {
-                    tracing::error!("temperature: no sensor gives a reading: {e}");
-                    self.last_error = Some(e);
-                }
-                None
-            }
-        }
-    }
 }
 
 /// `signal_sources`' `main`.

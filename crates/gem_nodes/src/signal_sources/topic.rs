@@ -6,7 +6,7 @@
 //! manager sees it stale. The e-stop's reading is debounced, and a press is published from
 //! the message's own thread at once.
 
-use super::{Board, Outputs};
+use super::outputs::{Board, Outputs};
 use crate::health_monitor::MessageDecoder;
 use gem_core::signal_sources::field::{Debounce, FieldSource};
 use gem_core::signal_sources::{Fed, Latest};

@@ -1,0 +1,91 @@
+//! What `signal_sources` publishes: the four inputs' topics, and the latest value of each
+//! input fed by a topic or a thermal source.
+
+use gem_core::signal_sources::{Fed, Latest, Sources};
+use gem_core::state_manager::Input;
+use gem_core::time::Time;
+use gem_msgs::gem_state_msgs as msg;
+use gem_msgs::std_msgs::Header;
+use gem_ros::time::to_ros;
+use gem_ros::topics::Decl;
+use ros1_protocols::RosError;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+gem_ros::interface_table! {
+    /// Every topic of the node: the four inputs it derives.
+    pub const INTERFACE = [
+        /// Battery charge.
+        BATTERY: msg::BatteryLevelStamped = Decl::publishes(Input::Battery.topic(), 10, "from the file's `battery` source, at `~rate` while it is fresh");
+        /// The e-stop.
+        ESTOP: msg::EstopStamped = Decl::publishes(Input::Estop.topic(), 10, "from the file's `estop` source, at `~rate` while it is fresh and at once on a press");
+        /// Link quality.
+        SIGNAL: msg::SignalStrengthStamped = Decl::publishes(Input::Signal.topic(), 10, "from the file's `signal` source, at `~rate`");
+        /// Temperature.
+        TEMPERATURE: msg::TemperatureStamped = Decl::publishes(Input::Temperature.topic(), 10, "from the file's `temperature` source, at `~rate` while it is fresh");
+    ];
+}
+
+/// The publishers of the inputs the file names.
+pub(super) struct Outputs {
+    battery: Option<ros1_protocols::runtime::Publisher<msg::BatteryLevelStamped>>,
+    estop: Option<ros1_protocols::runtime::Publisher<msg::EstopStamped>>,
+    signal: Option<ros1_protocols::runtime::Publisher<msg::SignalStrengthStamped>>,
+    temperature: Option<ros1_protocols::runtime::Publisher<msg::TemperatureStamped>>,
+}
+
+impl Outputs {
+    pub(super) fn new(sources: &Sources) -> Result<Outputs, RosError> {
+        let has = |f: Fed| sources.of(f).is_some();
+        Ok(Outputs {
+            battery: has(Fed::Battery).then(|| BATTERY.publish()).transpose()?,
+            estop: has(Fed::Estop).then(|| ESTOP.publish()).transpose()?,
+            signal: has(Fed::Signal).then(|| SIGNAL.publish()).transpose()?,
+            temperature: has(Fed::Temperature)
+                .then(|| TEMPERATURE.publish())
+                .transpose()?,
+        })
+    }
+
+    /// Publishes `value` (a fraction, °C, a strength code, 1 = pressed) on `fed`'s topic.
+    pub(super) fn send(&self, fed: Fed, value: f64, now: Time) {
+        let header = Header {
+            seq: 0,
+            stamp: to_ros(now),
+            frame_id: String::new(),
+        };
+        let sent = match fed {
+            Fed::Battery => self.battery.as_ref().map(|p| {
+                p.send(msg::BatteryLevelStamped {
+                    header,
+                    battery_level: value as f32,
+                })
+            }),
+            Fed::Estop => self.estop.as_ref().map(|p| {
+                p.send(msg::EstopStamped {
+                    header,
+                    enabled: value != 0.0,
+                })
+            }),
+            Fed::Signal => self.signal.as_ref().map(|p| {
+                p.send(msg::SignalStrengthStamped {
+                    header,
+                    strength: value as u8,
+                })
+            }),
+            Fed::Temperature => self.temperature.as_ref().map(|p| {
+                p.send(msg::TemperatureStamped {
+                    header,
+                    temperature: value as f32,
+                })
+            }),
+        };
+        if let Some(Err(e)) = sent {
+            tracing::error!("cannot publish {}: {e}", fed.input().topic());
+        }
+    }
+}
+
+/// The latest value of each input fed by a topic or a thermal source, shared with the
+/// topic callbacks.
+pub type Board = Arc<Mutex<BTreeMap<Fed, Latest<f64>>>>;
