@@ -1,6 +1,7 @@
 //! `signal_sources` against a real master, real publishers and the real state manager:
 //! a rospy BMS whose charge falls (BATTERY_LOW) and which then dies (STALE_DATA); a
-//! thermal folder whose reading rises (TEMPERATURE_HIGH); bad files, a field the type does
+//! thermal folder whose reading rises (TEMPERATURE_HIGH); a hardware e-stop button on
+//! `rostopic pub` pressed (ESTOP) and released; bad files, a field the type does
 //! not have and a field of the wrong type, each with a clear error; and, across network
 //! namespaces, the operator's heartbeat link cut mid-lap on `platform:=gem_e2_sim`
 //! (SIGNAL_LOST, the car at rest) and restored (RUNNING, moving).
@@ -11,7 +12,9 @@
 use gem_core::state_manager::ErrorBits;
 use gem_e2e::hosts::{available, HostProc, Hosts, Role};
 use gem_e2e::lap::{num, wall_now, Observer, SPEEDUP, TIMEOUT_S};
-use gem_msgs::gem_state_msgs::{BatteryLevelStamped, SystemStateStamped, TemperatureStamped};
+use gem_msgs::gem_state_msgs::{
+    BatteryLevelStamped, EstopStamped, SystemStateStamped, TemperatureStamped,
+};
 use gem_testbed::{cli_background, fresh_ns, repo_root, ros, Collector, NodeProc, RosGuard};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -77,10 +80,10 @@ impl Bench {
         }
     }
 
-    /// The first `system_state` whose error bits satisfy `pred`.
+    /// Waits until the latest `system_state`'s error bits satisfy `pred`; that message.
     fn errors(&self, what: &str, pred: impl Fn(ErrorBits) -> bool) -> SystemStateStamped {
         self.state
-            .wait_for(T, |m| pred(ErrorBits::from_bits(m.error_code)))
+            .wait_latest(T, |m| pred(ErrorBits::from_bits(m.error_code)))
             .unwrap_or_else(|| {
                 panic!(
                     "no system_state with {what} within {T:?}; last {:?}\n{}",
@@ -115,10 +118,10 @@ fn a_bms_whose_charge_falls_is_battery_low_and_once_it_stops_stale_data() {
         ],
     );
     assert!(bms.wait_output(T, "linked"), "{}", bms.output());
-    let healthy = bench.errors("no error while the charge is 0.9", |e| e.is_empty());
     assert!(battery
         .wait_for(T, |m| (m.battery_level - 0.9).abs() < 1e-6)
         .is_some());
+    let healthy = bench.errors("no error while the charge is 0.9", |e| e.is_empty());
     let low = bench.errors("BATTERY_LOW", |e| e.contains(ErrorBits::BATTERY_LOW));
     assert!(!ErrorBits::from_bits(low.error_code).contains(ErrorBits::STALE_DATA));
     // Every value the node published lies on the BMS's ramp (0.9 down to 0.3).
@@ -203,6 +206,51 @@ fn a_thermal_zone_that_rises_above_the_limit_is_temperature_high() {
         "{}",
         bench.sources.output()
     );
+}
+
+#[test]
+fn a_hardware_estop_pressed_is_estop_and_released_clears() {
+    let r = ros();
+    r.set_sim_time(false);
+    let ns = fresh_ns("src");
+    let dir = scratch("estop");
+    let file = sources_file(
+        &dir,
+        &format!("estop:\n  topic: {ns}/button\n  field: data\n  debounce_s: 0.1\n"),
+    );
+    let bench = Bench::start(&r, &ns, &file, &["estop"], &[]);
+    let button = |pressed: bool| {
+        cli_background(
+            "rostopic",
+            &[
+                "pub",
+                "-r",
+                "20",
+                &format!("{ns}/button"),
+                "std_msgs/Bool",
+                &format!("data: {pressed}"),
+            ],
+        )
+    };
+    let estop = Collector::<EstopStamped>::new(&format!("{ns}/estop"));
+    let published = |pressed: bool| {
+        assert!(
+            estop.wait_latest(T, |m| m.enabled == pressed).is_some(),
+            "estop {pressed} not published\n{}",
+            bench.sources.output()
+        );
+    };
+    let mut released = button(false);
+    published(false);
+    bench.errors("no error with the button released", |e| e.is_empty());
+    released.kill();
+    let mut pressed = button(true);
+    published(true);
+    bench.errors("ESTOP", |e| e.contains(ErrorBits::ESTOP));
+    pressed.kill();
+    let _released = button(false);
+    published(false);
+    bench.errors("no error once released", |e| e.is_empty());
 }
 
 #[test]

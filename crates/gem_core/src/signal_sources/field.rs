@@ -184,43 +184,41 @@ fn known(fields: &Fields) -> String {
 
 /// A debounced e-stop: a press counts at once; a release counts once every reading for
 /// `hold` said released. A bouncing contact therefore never releases the car early, and
-/// never delays a stop.
+/// never delays a stop. Until the first press, or the first release held for `hold`, the
+/// state is unknown (`None`): nothing is published, rather than a made-up press or release.
 #[derive(Clone, Debug)]
 pub struct Debounce {
     hold: Duration,
-    pressed: bool,
+    pressed: Option<bool>,
     released_since: Option<Time>,
 }
 
 impl Debounce {
-    /// Starts pressed: nothing is released before a reading says so for `hold`.
+    /// Unknown until a reading says.
     pub fn new(hold: Duration) -> Debounce {
         Debounce {
             hold,
-            pressed: true,
+            pressed: None,
             released_since: None,
         }
     }
 
     /// The debounced state after a reading `raw` (true: pressed) at `now`.
-    pub fn update(&mut self, raw: bool, now: Time) -> bool {
+    pub fn update(&mut self, raw: bool, now: Time) -> Option<bool> {
         if raw {
-            self.pressed = true;
+            self.pressed = Some(true);
             self.released_since = None;
         } else {
-            let since = *self.released_since.get_or_insert(now);
-            if now.saturating_since(since) >= self.hold {
-                self.pressed = false;
-            }
+            self.released_since.get_or_insert(now);
         }
-        self.pressed
+        self.at(now)
     }
 
     /// The state at `now` without a new reading (a release held long enough counts).
-    pub fn at(&mut self, now: Time) -> bool {
+    pub fn at(&mut self, now: Time) -> Option<bool> {
         if let Some(since) = self.released_since {
             if now.saturating_since(since) >= self.hold {
-                self.pressed = false;
+                self.pressed = Some(false);
             }
         }
         self.pressed
@@ -320,18 +318,22 @@ mod tests {
     fn a_press_counts_at_once_and_a_release_only_once_it_held() {
         let t = Time::from_secs_f64;
         let mut d = Debounce::new(Duration::from_millis(50));
-        assert!(
+        assert_eq!(
             d.update(false, t(1.0)),
-            "starts pressed until a release held"
+            None,
+            "unknown until a release held"
         );
-        assert!(d.update(false, t(1.04)));
-        assert!(!d.update(false, t(1.05)));
+        assert_eq!(d.update(false, t(1.04)), None);
+        assert_eq!(d.update(false, t(1.05)), Some(false));
         // A bounce: pressed at once, and the release starts over.
-        assert!(d.update(true, t(1.06)));
-        assert!(d.update(false, t(1.07)));
-        assert!(d.at(t(1.11)));
-        assert!(!d.at(t(1.12)));
+        assert_eq!(d.update(true, t(1.06)), Some(true));
+        assert_eq!(d.update(false, t(1.07)), Some(true));
+        assert_eq!(d.at(t(1.11)), Some(true));
+        assert_eq!(d.at(t(1.12)), Some(false));
+        // A first reading that presses counts at once.
+        let mut pressed = Debounce::new(Duration::from_millis(50));
+        assert_eq!(pressed.update(true, t(0.0)), Some(true));
         let mut at_once = Debounce::new(Duration::ZERO);
-        assert!(!at_once.update(false, t(0.0)));
+        assert_eq!(at_once.update(false, t(0.0)), Some(false));
     }
 }

@@ -106,9 +106,13 @@ fn run() -> anyhow::Result<()> {
             .filter_map(|(fed, l)| l.fresh(now).map(|v| (*fed, v)))
             .collect();
         for (fed, value) in fresh {
-            // A release held for the debounce time counts without a new message.
+            // The e-stop as debounced (a release held long enough counts without a new
+            // message); not published while it is unknown.
             let value = match (&debounce, fed) {
-                (Some(d), Fed::Estop) => f64::from(u8::from(d.locked().at(now))),
+                (Some(d), Fed::Estop) => match d.locked().at(now) {
+                    Some(pressed) => f64::from(u8::from(pressed)),
+                    None => continue,
+                },
                 _ => value,
             };
             outputs.send(fed, value, now);

@@ -107,12 +107,11 @@ pub(super) fn subscribe(
                 return;
             };
             let pressed = debounce.locked().update(value != 0.0, now);
-            let was = board.locked().insert(
-                fed,
-                Latest::new(f64::from(u8::from(pressed)), now, source.stale_after),
-            );
+            let was = board
+                .locked()
+                .insert(fed, Latest::new(value, now, source.stale_after));
             let was_pressed = was.and_then(|l| l.fresh(now)).is_some_and(|v| v != 0.0);
-            if pressed && !was_pressed {
+            if pressed == Some(true) && !was_pressed {
                 // A press goes out now, not at the next tick.
                 outputs.send(fed, 1.0, now);
             }
