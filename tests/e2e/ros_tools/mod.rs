@@ -28,6 +28,15 @@ struct Case {
 
 fn nodes() -> Vec<Case> {
     let config = gem_testbed::repo_root().join("launch/config/health_monitor.yaml");
+    // A topic source and the operator link (its UDP thread ends with the node too), on a
+    // port of its own.
+    let sources =
+        std::env::temp_dir().join(format!("gem_ending_sources_{}.yaml", std::process::id()));
+    std::fs::write(
+        &sources,
+        "battery:\n  topic: /bms\n  field: percentage\nsignal:\n  operator: {}\n",
+    )
+    .expect("the sources file");
     let case = |binary, up| Case {
         binary,
         up,
@@ -89,6 +98,14 @@ fn nodes() -> Vec<Case> {
                 "pub /pacmod/as_rx/enable",
             ],
         ),
+        Case {
+            binary: "signal_sources",
+            up: &["sub /bms", "pub /battery_level", "pub /signal_strength"],
+            params: vec![
+                ("sources_file", sources.display().to_string()),
+                ("operator_port", "11623".into()),
+            ],
+        },
         Case {
             binary: "health_monitor",
             up: &["pub /diagnostics"],
