@@ -36,6 +36,23 @@ fn sources_file(dir: &std::path::Path, yaml: &str) -> PathBuf {
     file
 }
 
+/// The test master on wall time, a fresh namespace, and a sources file in a scratch folder
+/// `name` made by `yaml` for that namespace.
+fn fresh(name: &str, yaml: impl Fn(&str) -> String) -> (RosGuard, String, PathBuf, PathBuf) {
+    let r = ros();
+    r.set_sim_time(false);
+    let ns = fresh_ns("src");
+    let dir = scratch(name);
+    let file = sources_file(&dir, &yaml(&ns));
+    (r, ns, dir, file)
+}
+
+/// The rospy BMS (`tests/py/bms_publisher.py`) publishing on `topic`.
+fn bms(topic: &str) -> NodeProc {
+    let script = repo_root().join("tests/py/bms_publisher.py");
+    cli_background("/usr/bin/python3", &[&script.to_string_lossy(), topic])
+}
+
 /// The state manager in `ns` (staleness after 1 s), the task planner for its status,
 /// `mock_signals` for every input but those `signal_sources` feeds (`fed`, moved aside),
 /// and `signal_sources` reading `file` with `params`.
@@ -98,25 +115,12 @@ impl Bench {
 
 #[test]
 fn a_bms_whose_charge_falls_is_battery_low_and_once_it_stops_stale_data() {
-    let r = ros();
-    r.set_sim_time(false);
-    let ns = fresh_ns("src");
-    let dir = scratch("bms");
-    let file = sources_file(
-        &dir,
-        &format!("battery:\n  topic: {ns}/bms\n  field: percentage\n  stale_after_s: 0.5\n"),
-    );
+    let (r, ns, _dir, file) = fresh("bms", |ns| {
+        format!("battery:\n  topic: {ns}/bms\n  field: percentage\n  stale_after_s: 0.5\n")
+    });
     let battery = Collector::<BatteryLevelStamped>::new(&format!("{ns}/battery_level"));
     let bench = Bench::start(&r, &ns, &file, &["battery_level"], &[]);
-    let bms = cli_background(
-        "/usr/bin/python3",
-        &[
-            &repo_root()
-                .join("tests/py/bms_publisher.py")
-                .to_string_lossy(),
-            &format!("{ns}/bms"),
-        ],
-    );
+    let bms = bms(&format!("{ns}/bms"));
     assert!(bms.wait_output(T, "linked"), "{}", bms.output());
     assert!(battery
         .wait_for(T, |m| (m.battery_level - 0.9).abs() < 1e-6)
@@ -210,14 +214,9 @@ fn a_thermal_zone_that_rises_above_the_limit_is_temperature_high() {
 
 #[test]
 fn a_hardware_estop_pressed_is_estop_and_released_clears() {
-    let r = ros();
-    r.set_sim_time(false);
-    let ns = fresh_ns("src");
-    let dir = scratch("estop");
-    let file = sources_file(
-        &dir,
-        &format!("estop:\n  topic: {ns}/button\n  field: data\n  debounce_s: 0.1\n"),
-    );
+    let (r, ns, _dir, file) = fresh("estop", |ns| {
+        format!("estop:\n  topic: {ns}/button\n  field: data\n  debounce_s: 0.1\n")
+    });
     let bench = Bench::start(&r, &ns, &file, &["estop"], &[]);
     let button = |pressed: bool| {
         cli_background(
@@ -299,15 +298,7 @@ fn bad_files_fields_and_types_get_clear_errors() {
             .arg(&format!("__ns:={ns}"))
             .param("sources_file", file.display())
             .spawn();
-        let bms = cli_background(
-            "/usr/bin/python3",
-            &[
-                &repo_root()
-                    .join("tests/py/bms_publisher.py")
-                    .to_string_lossy(),
-                &format!("{ns}/bms"),
-            ],
-        );
+        let bms = bms(&format!("{ns}/bms"));
         assert!(
             node.wait_output(T, says),
             "{field}: want {says:?}\n{}\n{}",
