@@ -24,6 +24,7 @@
 
 pub mod field;
 pub mod link;
+pub mod readings;
 pub mod thermal;
 
 use crate::state_manager::Input;

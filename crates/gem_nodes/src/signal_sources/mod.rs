@@ -20,7 +20,7 @@ pub use outputs::INTERFACE;
 use outputs::{Board, Outputs};
 use sensors::Thermal;
 
-use gem_core::signal_sources::field::Debounce;
+use gem_core::signal_sources::readings::Readings;
 use gem_core::signal_sources::{self as core, Fed, Source, Sources};
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, Ticker};
@@ -64,11 +64,7 @@ fn run() -> anyhow::Result<()> {
         return Ok(());
     }
     let outputs = Arc::new(Outputs::new(&sources)?);
-    let board = Board::default();
-    let debounce = match sources.of(Fed::Estop) {
-        Some(Source::Field(f)) => Some(Arc::new(Mutex::new(Debounce::new(f.debounce)))),
-        _ => None,
-    };
+    let board: Board = Arc::new(Mutex::new(Readings::new(&sources)));
     let mut subscriptions = Vec::new();
     let mut thermal = None;
     let mut link = None;
@@ -84,7 +80,6 @@ fn run() -> anyhow::Result<()> {
             Source::Field(f) => subscriptions.push(topic::subscribe(
                 fed,
                 f.clone(),
-                debounce.clone().filter(|_| fed == Fed::Estop),
                 board.clone(),
                 outputs.clone(),
             )?),
@@ -96,25 +91,14 @@ fn run() -> anyhow::Result<()> {
     let mut ticker = Ticker::from_rate(rate).relaxed();
     while let Some(now) = ticker.wait() {
         if let Some(t) = thermal.as_mut() {
-            if let Some(latest) = t.read(now) {
-                board.locked().insert(Fed::Temperature, latest);
+            if let Some((celsius, stale_after)) = t.read(now) {
+                board
+                    .locked()
+                    .read(Fed::Temperature, celsius, now, stale_after);
             }
         }
-        let fresh: Vec<(Fed, f64)> = board
-            .locked()
-            .iter()
-            .filter_map(|(fed, l)| l.fresh(now).map(|v| (*fed, v)))
-            .collect();
-        for (fed, value) in fresh {
-            // The e-stop as debounced (a release held long enough counts without a new
-            // message); not published while it is unknown.
-            let value = match (&debounce, fed) {
-                (Some(d), Fed::Estop) => match d.locked().at(now) {
-                    Some(pressed) => f64::from(u8::from(pressed)),
-                    None => continue,
-                },
-                _ => value,
-            };
+        let due = board.locked().due(now);
+        for (fed, value) in due {
             outputs.send(fed, value, now);
         }
         if let Some(link) = &link {

@@ -1,7 +1,8 @@
-//! What `signal_sources` publishes: the four inputs' topics, and the latest value of each
-//! input fed by a topic or a thermal source.
+//! What `signal_sources` publishes: the four inputs' topics, and the readings they are
+//! published from.
 
-use gem_core::signal_sources::{Fed, Latest, Sources};
+use gem_core::signal_sources::readings::Readings;
+use gem_core::signal_sources::{Fed, Sources};
 use gem_core::state_manager::Input;
 use gem_core::time::Time;
 use gem_msgs::gem_state_msgs as msg;
@@ -9,7 +10,6 @@ use gem_msgs::std_msgs::Header;
 use gem_ros::time::to_ros;
 use gem_ros::topics::Decl;
 use ros1_protocols::RosError;
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 gem_ros::interface_table! {
@@ -86,6 +86,6 @@ impl Outputs {
     }
 }
 
-/// The latest value of each input fed by a topic or a thermal source, shared with the
-/// topic callbacks.
-pub type Board = Arc<Mutex<BTreeMap<Fed, Latest<f64>>>>;
+/// The inputs' readings (`gem_core::signal_sources::readings`), shared with the topic
+/// callbacks.
+pub type Board = Arc<Mutex<Readings>>;

@@ -3,7 +3,6 @@
 //! change of reason.
 
 use gem_core::signal_sources::thermal::{self, ThermalSource};
-use gem_core::signal_sources::Latest;
 use gem_core::time::Time;
 use std::path::{Path, PathBuf};
 
@@ -34,8 +33,8 @@ impl Thermal {
         }
     }
 
-    /// Reads the sensors when due; the hottest reading, as a [`Latest`].
-    pub(super) fn read(&mut self, now: Time) -> Option<Latest<f64>> {
+    /// Reads the sensors when due: the hottest reading, °C, and how long it stays fresh.
+    pub(super) fn read(&mut self, now: Time) -> Option<(f64, std::time::Duration)> {
         if now < self.next {
             return None;
         }
@@ -56,7 +55,7 @@ impl Thermal {
                 if self.last_error.take().is_some() {
                     tracing::info!("temperature: the sensors read again ({c:.1} °C)");
                 }
-                Some(Latest::new(c, now, self.source.stale_after))
+                Some((c, self.source.stale_after))
             }
             Err(e) => {
                 if self.last_error.as_ref() != Some(&e) {

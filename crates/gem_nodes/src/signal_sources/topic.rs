@@ -3,22 +3,19 @@
 //! input's value (`gem_core::signal_sources::field`). A field the type does not have, or
 //! one that is not a number, is an error logged at the first message from each publisher
 //! (and again only when the reason changes); the input then stays unpublished, so the state
-//! manager sees it stale. The e-stop's reading is debounced, and a press is published from
-//! the message's own thread at once.
+//! manager sees it stale. A reading goes to the node's `Readings`, which debounce the
+//! e-stop; a press is published from the message's own thread at once.
 
 use super::outputs::{Board, Outputs};
 use crate::health_monitor::MessageDecoder;
-use gem_core::signal_sources::field::{Debounce, FieldSource};
-use gem_core::signal_sources::{Fed, Latest};
+use gem_core::signal_sources::field::FieldSource;
+use gem_core::signal_sources::Fed;
 use ros1_protocols::direct::{DirectSubscriber, Link};
 use ros1_protocols::Lock;
 use ros1_protocols::RosError;
 use rosrust::RawMessage;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-
-/// The e-stop's debounce, shared by its topic's callbacks and the publishing tick.
-pub type SharedDebounce = Arc<Mutex<Debounce>>;
 
 /// Per publisher: its decoder, and the last error reported.
 #[derive(Default)]
@@ -37,12 +34,10 @@ impl Publishers {
     }
 }
 
-/// Subscribes to `source`'s topic for `fed`; a boolean read through `debounce` (the
-/// e-stop), a number otherwise.
+/// Subscribes to `source`'s topic for `fed`: a boolean for the e-stop, a number otherwise.
 pub(super) fn subscribe(
     fed: Fed,
     source: FieldSource,
-    debounce: Option<SharedDebounce>,
     board: Board,
     outputs: Arc<Outputs>,
 ) -> Result<DirectSubscriber, RosError> {
@@ -80,12 +75,12 @@ pub(super) fn subscribe(
             let type_name = md.type_name().to_owned();
             let value = match md.fields(&raw.0) {
                 Err(e) => Err(format!("cannot decode a {type_name} from {caller}: {e}")),
-                Ok(fields) => match &debounce {
-                    Some(_) => source
+                Ok(fields) => match fed {
+                    Fed::Estop => source
                         .boolean(&fields, &type_name)
                         .map(|b| f64::from(u8::from(b)))
                         .map_err(|e| e.to_string()),
-                    None => source
+                    _ => source
                         .number(&fields, &type_name)
                         .map_err(|e| e.to_string()),
                 },
@@ -100,18 +95,8 @@ pub(super) fn subscribe(
                 Err(e) => return p.report(caller, format!("{}: {e}", fed.key())),
             };
             drop(p);
-            let Some(debounce) = &debounce else {
-                board
-                    .locked()
-                    .insert(fed, Latest::new(value, now, source.stale_after));
-                return;
-            };
-            let pressed = debounce.locked().update(value != 0.0, now);
-            let was = board
-                .locked()
-                .insert(fed, Latest::new(value, now, source.stale_after));
-            let was_pressed = was.and_then(|l| l.fresh(now)).is_some_and(|v| v != 0.0);
-            if pressed == Some(true) && !was_pressed {
+            let at_once = board.locked().read(fed, value, now, source.stale_after);
+            if at_once {
                 // A press goes out now, not at the next tick.
                 outputs.send(fed, 1.0, now);
             }
