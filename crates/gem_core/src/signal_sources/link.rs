@@ -9,7 +9,9 @@
 //!
 //! The heartbeats an outage swallowed (the link NOT_CONNECTED) are forgotten at the first
 //! answer after it: the outage was reported as such, and the returning link is judged by
-//! what it does from then on.
+//! what it does from then on. Until a quarter of the window has been answered since its
+//! return it reads LOW_SIGNAL, so a link that answers only now and then never reads
+//! CONNECTED.
 //!
 //! Times are wall-clock offsets from any fixed origin (a network's round trip is wall
 //! time, whatever the simulation's clock does).
@@ -117,6 +119,8 @@ pub struct LinkMeter {
     limits: LinkLimits,
     beats: VecDeque<Beat>,
     last_answer: Option<Duration>,
+    /// Answers since the link last came back after an outage (or first answered).
+    since_return: usize,
 }
 
 impl LinkMeter {
@@ -126,6 +130,7 @@ impl LinkMeter {
             limits,
             beats: VecDeque::with_capacity(limits.window + 1),
             last_answer: None,
+            since_return: 0,
         }
     }
 
@@ -156,9 +161,12 @@ impl LinkMeter {
             .is_none_or(|l| at.saturating_sub(l) >= self.limits.lost_after);
         if after_outage {
             // The outage was reported as NOT_CONNECTED; the link's quality is measured
-            // afresh from here, not from the heartbeats the outage swallowed.
+            // afresh from here, not from the heartbeats the outage swallowed. It must
+            // then prove itself (see `strength`).
             self.beats.retain(|b| b.rtt.is_some() || b.sent >= sent);
+            self.since_return = 0;
         }
+        self.since_return += 1;
         self.last_answer = Some(self.last_answer.map_or(at, |l| l.max(at)));
         Some(rtt)
     }
@@ -193,11 +201,22 @@ impl LinkMeter {
         (loss, rtts.get(rtts.len() / 2).copied())
     }
 
+    /// Answers a returning link needs before it can read CONNECTED.
+    fn returning_needs(&self) -> usize {
+        (self.limits.window / 4).max(1)
+    }
+
     /// The strength at `now`.
     pub fn strength(&self, now: Duration) -> Strength {
         match self.last_answer {
             Some(at) if now.saturating_sub(at) < self.limits.lost_after => {}
             _ => return Strength::NotConnected,
+        }
+        // A link back from an outage is LOW_SIGNAL until a quarter of the window has
+        // been answered since: one that answers only now and then, each answer after an
+        // outage, never reads CONNECTED.
+        if self.since_return < self.returning_needs() {
+            return Strength::Low;
         }
         let (loss, median) = self.loss_and_median_rtt(now);
         if loss > self.limits.low_loss || median.is_some_and(|m| m > self.limits.low_rtt) {
@@ -350,14 +369,33 @@ mod tests {
         assert_eq!(m.strength(ms(4_809)), Strength::Connected);
         assert_eq!(m.strength(ms(4_811)), Strength::NotConnected);
         // Back: the outage was NOT_CONNECTED, and the heartbeats it swallowed do not
-        // count against the link afterwards: CONNECTED from the first answer.
+        // count against the link afterwards; LOW_SIGNAL until five answers, then
+        // CONNECTED.
         let seq = drive(&mut m, seq, ms(5_000), 2, ms(10), |_| false);
-        assert_eq!(m.strength(ms(5_300)), Strength::Connected);
+        assert_eq!(m.strength(ms(5_300)), Strength::Low);
         assert_eq!(m.loss_and_median_rtt(ms(5_300)).0, 0.0);
+        let seq = drive(&mut m, seq, ms(5_400), 3, ms(10), |_| false);
+        assert_eq!(m.strength(ms(5_900)), Strength::Connected);
         // A loss shorter than `lost_after` still counts as loss.
         let seq = drive(&mut m, seq, ms(5_400), 20, ms(10), |_| false);
         drive(&mut m, seq, ms(9_400), 4, ms(10), |i| i < 3);
         assert!(m.loss_and_median_rtt(ms(10_300)).0 > 0.1);
+    }
+
+    #[test]
+    fn a_link_that_answers_only_now_and_then_never_reads_connected() {
+        let mut m = LinkMeter::new(L);
+        // One answer every 1.2 s (every sixth heartbeat): each comes after an outage.
+        let mut seen = Vec::new();
+        for i in 0..60u64 {
+            let at = L.period * i as u32;
+            m.sent(i, at);
+            if i % 6 == 0 {
+                m.answered(i, at + ms(10));
+            }
+            seen.push(m.strength(at + ms(20)));
+        }
+        assert!(!seen.contains(&Strength::Connected), "{seen:?}");
     }
 
     #[test]

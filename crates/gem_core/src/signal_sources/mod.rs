@@ -281,10 +281,14 @@ impl<T: Copy> Latest<T> {
         }
     }
 
-    /// The value at `now`, if it is not older than its limit (a reading stamped after
-    /// `now`, a clock that went back, counts as fresh).
+    /// The value at `now`, if it is not older than its limit. A reading stamped after
+    /// `now` (a clock that went back) counts as fresh only within that limit too: after a
+    /// simulation restarts, an old reading never stands in for a new one.
     pub fn fresh(&self, now: Time) -> Option<T> {
-        (now.saturating_since(self.at) <= self.stale_after).then_some(self.value)
+        let apart = now
+            .since(self.at)
+            .unwrap_or_else(|| self.at.saturating_since(now));
+        (apart <= self.stale_after).then_some(self.value)
     }
 
     /// When it was read.
@@ -310,7 +314,12 @@ mod tests {
             l.fresh(at.saturating_add(Duration::from_millis(2001))),
             None
         );
-        assert_eq!(l.fresh(Time::from_secs_f64(1.0)), Some(0.8));
+        assert_eq!(l.fresh(Time::from_secs_f64(9.0)), Some(0.8));
+        assert_eq!(
+            l.fresh(Time::from_secs_f64(1.0)),
+            None,
+            "clock went far back"
+        );
     }
 
     #[test]

@@ -166,9 +166,12 @@ impl Outputs {
     /// The last command again (zero speed while gated): the stream goes on through a tick
     /// without a pose, until `~pose_timeout_s` ends the goal.
     fn repeat(&self) {
+        // Decided under the stop's lock, as a tick's command is (`send_tick`).
+        let stop = self.stop.locked();
         let (steering, speed) = *self.last.locked();
-        let gated = self.gated.load(Ordering::Relaxed);
+        let gated = self.gated.load(Ordering::Relaxed) || stop.is_some();
         self.send(steering, if gated { 0.0 } else { speed });
+        drop(stop);
     }
 }
 
