@@ -91,6 +91,20 @@ impl MessageDecoder {
         })
     }
 
+    /// The decoder for a link's publisher, from its connection header (`callerid`,
+    /// `type`, `message_definition`): the caller id and the decoder, or why there is none
+    /// (the message names the type and the caller).
+    pub fn for_link(link: &Link) -> Result<(String, MessageDecoder), String> {
+        let field = |name: &str| link.header.get(name).map_or("", String::as_str);
+        let (caller, type_name) = (field("callerid"), field("type"));
+        let definition = link.header.get("message_definition").ok_or_else(|| {
+            format!("cannot decode {type_name} from {caller}: no message_definition in its connection header")
+        })?;
+        MessageDecoder::new(type_name, definition)
+            .map(|md| (caller.to_owned(), md))
+            .map_err(|e| format!("cannot decode {type_name} from {caller}: {e}"))
+    }
+
     /// The type the publisher declared.
     pub fn type_name(&self) -> &str {
         &self.type_name
@@ -213,21 +227,11 @@ fn subscribe(
     let on_connect = decoders.clone();
     let topic_name = topic.to_owned();
     let s = shared.clone();
-    let on_link = move |link: &Link| {
-        let field = |name: &str| link.header.get(name).map_or("", String::as_str);
-        let (caller, type_name) = (field("callerid"), field("type"));
-        let Some(definition) = link.header.get("message_definition") else {
-            tracing::error!(
-                "cannot decode {type_name} from {caller}: no message_definition in its connection header"
-            );
-            return;
-        };
-        match MessageDecoder::new(type_name, definition) {
-            Ok(md) => {
-                on_connect.locked().insert(caller.to_owned(), md);
-            }
-            Err(e) => tracing::error!("cannot decode {type_name} from {caller}: {e}"),
+    let on_link = move |link: &Link| match MessageDecoder::for_link(link) {
+        Ok((caller, md)) => {
+            on_connect.locked().insert(caller, md);
         }
+        Err(e) => tracing::error!("{e}"),
     };
     ros1_protocols::lazy::subscribe_lazily_linked(
         topic,

@@ -45,20 +45,12 @@ pub(super) fn subscribe(
     let on_connect = publishers.clone();
     let topic = source.topic.clone();
     let on_link = move |link: &Link| {
-        let field = |name: &str| link.header.get(name).map_or("", String::as_str);
-        let (caller, type_name) = (field("callerid"), field("type"));
         let mut p = on_connect.locked();
-        match link.header.get("message_definition") {
-            None => p.report(
-                caller,
-                format!("{}: cannot read {type_name} from {caller}: no message_definition in its connection header", fed.key()),
-            ),
-            Some(definition) => match MessageDecoder::new(type_name, definition) {
-                Ok(md) => {
-                    p.decoders.insert(caller.to_owned(), md);
-                }
-                Err(e) => p.report(caller, format!("{}: cannot decode {type_name} from {caller}: {e}", fed.key())),
-            },
+        match MessageDecoder::for_link(link) {
+            Ok((caller, md)) => {
+                p.decoders.insert(caller, md);
+            }
+            Err(e) => p.report(link.caller_id(), format!("{}: {e}", fed.key())),
         }
     };
     ros1_protocols::direct::subscribe_linked(
@@ -71,7 +63,6 @@ pub(super) fn subscribe(
             let Some(md) = p.decoders.get_mut(caller) else {
                 return;
             };
-
             let type_name = md.type_name().to_owned();
             let value = match md.fields(&raw.0) {
                 Err(e) => Err(format!("cannot decode a {type_name} from {caller}: {e}")),
