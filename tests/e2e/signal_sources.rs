@@ -1,7 +1,9 @@
 //! `signal_sources` against a real master, real publishers and the real state manager:
 //! a rospy BMS whose charge falls (BATTERY_LOW) and which then dies (STALE_DATA); a
 //! thermal folder whose reading rises (TEMPERATURE_HIGH); a hardware e-stop button on
-//! `rostopic pub` pressed (ESTOP) and released; bad files, a field the type does
+//! `rostopic pub` pressed (ESTOP) and released, a press published from its own message
+//! rather than at the next tick; an operator station pinned by address, the only one
+//! heard; bad files, a field the type does
 //! not have and a field of the wrong type, each with a clear error; and, across network
 //! namespaces, the operator's heartbeat link cut mid-lap on `platform:=gem_e2_sim`
 //! (SIGNAL_LOST, the car at rest) and restored (RUNNING, moving).
@@ -13,9 +15,13 @@ use gem_core::state_manager::ErrorBits;
 use gem_e2e::hosts::{available, HostProc, Hosts, Role};
 use gem_e2e::lap::{num, wall_now, Observer, SPEEDUP, TIMEOUT_S};
 use gem_msgs::gem_state_msgs::{
-    BatteryLevelStamped, EstopStamped, SystemStateStamped, TemperatureStamped,
+    BatteryLevelStamped, EstopStamped, SignalStrengthStamped, SystemStateStamped,
+    TemperatureStamped,
 };
-use gem_testbed::{cli_background, fresh_ns, repo_root, ros, Collector, NodeProc, RosGuard};
+use gem_msgs::std_msgs::Bool;
+use gem_testbed::{
+    cli_background, fresh_ns, repo_root, ros, wait_until, Collector, NodeProc, RosGuard,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -47,10 +53,14 @@ fn fresh(name: &str, yaml: impl Fn(&str) -> String) -> (RosGuard, String, PathBu
     (r, ns, dir, file)
 }
 
-/// The rospy BMS (`tests/py/bms_publisher.py`) publishing on `topic`.
-fn bms(topic: &str) -> NodeProc {
+/// The rospy BMS (`tests/py/bms_publisher.py`) publishing on `topic`: 0.9 until the file
+/// `go` exists, then a falling charge.
+fn bms(topic: &str, go: &std::path::Path) -> NodeProc {
     let script = repo_root().join("tests/py/bms_publisher.py");
-    cli_background("/usr/bin/python3", &[&script.to_string_lossy(), topic])
+    cli_background(
+        "/usr/bin/python3",
+        &[&script.to_string_lossy(), topic, &go.to_string_lossy()],
+    )
 }
 
 /// The state manager in `ns` (staleness after 1 s), the task planner for its status,
@@ -115,17 +125,20 @@ impl Bench {
 
 #[test]
 fn a_bms_whose_charge_falls_is_battery_low_and_once_it_stops_stale_data() {
-    let (r, ns, _dir, file) = fresh("bms", |ns| {
+    let (r, ns, dir, file) = fresh("bms", |ns| {
         format!("battery:\n  topic: {ns}/bms\n  field: percentage\n  stale_after_s: 0.5\n")
     });
     let battery = Collector::<BatteryLevelStamped>::new(&format!("{ns}/battery_level"));
     let bench = Bench::start(&r, &ns, &file, &["battery_level"], &[]);
-    let bms = bms(&format!("{ns}/bms"));
+    let go = dir.join("go");
+    let bms = bms(&format!("{ns}/bms"), &go);
     assert!(bms.wait_output(T, "linked"), "{}", bms.output());
     assert!(battery
         .wait_for(T, |m| (m.battery_level - 0.9).abs() < 1e-6)
         .is_some());
     let healthy = bench.errors("no error while the charge is 0.9", |e| e.is_empty());
+    // The charge falls once the healthy verdict is in.
+    std::fs::write(&go, "").unwrap();
     let low = bench.errors("BATTERY_LOW", |e| e.contains(ErrorBits::BATTERY_LOW));
     assert!(!ErrorBits::from_bits(low.error_code).contains(ErrorBits::STALE_DATA));
     // Every value the node published lies on the BMS's ramp (0.9 down to 0.3).
@@ -253,6 +266,144 @@ fn a_hardware_estop_pressed_is_estop_and_released_clears() {
 }
 
 #[test]
+fn a_press_is_published_from_its_message_not_at_the_next_tick() {
+    // At 0.5 Hz a tick comes every 2 s: a press published within 0.3 s of the button's own
+    // message came from that message. Three presses: a press that waited for a tick would
+    // pass all three by chance about once in 300 runs.
+    const AT_ONCE: Duration = Duration::from_millis(300);
+    let (r, ns, _dir, file) = fresh("press", |ns| {
+        format!("estop:\n  topic: {ns}/button\n  field: data\n  stale_after_s: 10\n")
+    });
+    let button = Collector::<Bool>::new(&format!("{ns}/button"));
+    let estop = Collector::<EstopStamped>::new(&format!("{ns}/estop"));
+    let node = r
+        .node("signal_sources")
+        .arg(&format!("__ns:={ns}"))
+        .param("sources_file", file.display())
+        .param("rate", 0.5)
+        .spawn();
+    let pub_button = |pressed: bool| {
+        cli_background(
+            "rostopic",
+            &[
+                "pub",
+                "-r",
+                "20",
+                &format!("{ns}/button"),
+                "std_msgs/Bool",
+                &format!("data: {pressed}"),
+            ],
+        )
+    };
+    let mut delays = Vec::new();
+    for _ in 0..3 {
+        let mut released = pub_button(false);
+        assert!(
+            estop.wait_latest(T, |m| !m.enabled).is_some(),
+            "the release was not published\n{}",
+            node.output()
+        );
+        released.kill();
+        button.clear();
+        estop.clear();
+        let mut pressed = pub_button(true);
+        assert!(
+            estop.wait_for(T, |m| m.enabled).is_some(),
+            "the press was not published\n{}",
+            node.output()
+        );
+        pressed.kill();
+        let first = |t: Vec<(std::time::Instant, bool)>| {
+            t.into_iter().find(|(_, on)| *on).map(|(at, _)| at).unwrap()
+        };
+        let heard = first(
+            button
+                .timed()
+                .into_iter()
+                .map(|(at, m)| (at, m.data))
+                .collect(),
+        );
+        let sent = first(
+            estop
+                .timed()
+                .into_iter()
+                .map(|(at, m)| (at, m.enabled))
+                .collect(),
+        );
+        delays.push(sent.saturating_duration_since(heard));
+    }
+    eprintln!("press published after {delays:?} (ticks every 2 s)");
+    assert!(
+        delays.iter().all(|d| *d < AT_ONCE),
+        "a press waited for a tick: {delays:?}\n{}",
+        node.output()
+    );
+}
+
+#[test]
+fn a_pinned_operator_station_is_the_only_one_heard() {
+    // A free UDP port for the link.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .unwrap()
+        .port();
+    let signal_with = |station: &str| {
+        let (r, ns, _dir, file) = fresh("pinned", |_| {
+            format!("signal:\n  operator: {{station: {station}}}\n")
+        });
+        let signal = Collector::<SignalStrengthStamped>::new(&format!("{ns}/signal_strength"));
+        let node = r
+            .node("signal_sources")
+            .arg(&format!("__ns:={ns}"))
+            .param("sources_file", file.display())
+            .param("operator_port", port)
+            .spawn();
+        assert!(
+            node.wait_output(T, "listening on UDP port"),
+            "{}",
+            node.output()
+        );
+        let station = cli_background(
+            &gem_testbed::node_binary("gemctl").to_string_lossy(),
+            &["operator", "--car", &format!("127.0.0.1:{port}")],
+        );
+        (node, station, signal)
+    };
+    // Pinned elsewhere: the local station's hellos are refused, and the link is never up.
+    let (node, station, signal) = signal_with("127.0.0.2");
+    assert!(
+        node.wait_output(T, "hello(s) refused, the last from 127.0.0.1"),
+        "{}\n{}",
+        node.output(),
+        station.output()
+    );
+    assert!(
+        wait_until(T, || signal.len() >= 40),
+        "2 s of signal_strength\n{}",
+        node.output()
+    );
+    assert!(
+        signal
+            .all()
+            .iter()
+            .all(|m| m.strength == SignalStrengthStamped::NOT_CONNECTED),
+        "a refused station connected: {:?}",
+        signal.all().iter().map(|m| m.strength).collect::<Vec<_>>()
+    );
+    drop((station, node));
+    // Pinned to it: heard, CONNECTED.
+    let (node, station, signal) = signal_with("127.0.0.1");
+    assert!(
+        signal
+            .wait_latest(T, |m| m.strength == SignalStrengthStamped::CONNECTED)
+            .is_some(),
+        "the pinned station never connected\n{}\n{}",
+        node.output(),
+        station.output()
+    );
+}
+
+#[test]
 fn bad_files_fields_and_types_get_clear_errors() {
     let r = ros();
     r.set_sim_time(false);
@@ -286,19 +437,23 @@ fn bad_files_fields_and_types_get_clear_errors() {
     }
     // A field the type does not have, and a field that is text: each refused at the first
     // message, naming the topic, the type and the fields it has; the input stays silent.
+    // The e-stop, read from a good field of the same messages, shows the node reading them.
     for (field, says) in [("soc", "no field `soc`"), ("location", "not a number")] {
         let ns = fresh_ns("src");
         let file = sources_file(
             &dir,
-            &format!("battery:\n  topic: {ns}/bms\n  field: {field}\n"),
+            &format!(
+                "battery:\n  topic: {ns}/bms\n  field: {field}\nestop:\n  topic: {ns}/bms\n  field: present\n"
+            ),
         );
         let battery = Collector::<BatteryLevelStamped>::new(&format!("{ns}/battery_level"));
+        let estop = Collector::<EstopStamped>::new(&format!("{ns}/estop"));
         let node = r
             .node("signal_sources")
             .arg(&format!("__ns:={ns}"))
             .param("sources_file", file.display())
             .spawn();
-        let bms = bms(&format!("{ns}/bms"));
+        let bms = bms(&format!("{ns}/bms"), &dir.join("never"));
         assert!(
             node.wait_output(T, says),
             "{field}: want {says:?}\n{}\n{}",
@@ -312,6 +467,13 @@ fn bad_files_fields_and_types_get_clear_errors() {
                 "the error names the type and its fields:\n{out}"
             );
         }
+        // 20 e-stops (1 s at 20 Hz) from the same BMS messages after the error.
+        let from = estop.len();
+        assert!(
+            wait_until(T, || estop.len() >= from + 20),
+            "{field}: the e-stop from the same messages was not published\n{}",
+            node.output()
+        );
         assert_eq!(battery.len(), 0, "{field}: battery_level published\n{out}");
     }
 }

@@ -34,10 +34,16 @@ fn car_address(car: &str) -> anyhow::Result<SocketAddr> {
     } else {
         format!("{car}:{DEFAULT_PORT}")
     };
-    with_port
+    let addresses: Vec<SocketAddr> = with_port
         .to_socket_addrs()
         .map_err(|e| anyhow::anyhow!("--car {car}: {e}"))?
-        .next()
+        .collect();
+    // The car listens on IPv4 (`signal_sources` binds 0.0.0.0): its IPv4 address first.
+    addresses
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addresses.first())
+        .copied()
         .ok_or_else(|| anyhow::anyhow!("--car {car}: no address"))
 }
 
@@ -48,7 +54,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         "--duration must be a number of seconds >= 0, not {}",
         args.duration
     );
-    let socket = UdpSocket::bind(("0.0.0.0", 0))?;
+    let any: SocketAddr = if car.is_ipv6() {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    };
+    let socket = UdpSocket::bind(any)?;
     socket.set_read_timeout(Some(Duration::from_millis(100)))?;
     let end =
         (args.duration > 0.0).then(|| Instant::now() + Duration::from_secs_f64(args.duration));

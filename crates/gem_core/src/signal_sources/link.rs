@@ -19,6 +19,7 @@
 use crate::state_manager::Strength;
 use serde::Deserialize;
 use std::collections::VecDeque;
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// The link's limits.
@@ -34,6 +35,8 @@ pub struct LinkLimits {
     pub low_loss: f64,
     /// No answer for this long is NOT_CONNECTED; a heartbeat unanswered this long is lost.
     pub lost_after: Duration,
+    /// The only address a station may say hello from; any address when unset.
+    pub station: Option<IpAddr>,
 }
 
 impl LinkLimits {
@@ -45,7 +48,14 @@ impl LinkLimits {
         low_rtt: Duration::from_millis(250),
         low_loss: 0.2,
         lost_after: Duration::from_secs(1),
+        station: None,
     };
+
+    /// Whether a hello from `from` may make it the station: the pinned address, or any
+    /// when none is pinned.
+    pub fn accepts(&self, from: IpAddr) -> bool {
+        self.station.is_none_or(|pinned| pinned == from)
+    }
 }
 
 impl Default for LinkLimits {
@@ -63,6 +73,7 @@ pub struct LinkFile {
     low_rtt_s: Option<f64>,
     low_loss: Option<f64>,
     lost_after_s: Option<f64>,
+    station: Option<String>,
 }
 
 impl LinkFile {
@@ -82,6 +93,12 @@ impl LinkFile {
             low_rtt: secs(self.low_rtt_s, "low_rtt_s", d.low_rtt)?,
             low_loss: self.low_loss.unwrap_or(d.low_loss),
             lost_after: secs(self.lost_after_s, "lost_after_s", d.lost_after)?,
+            station: match self.station {
+                None => None,
+                Some(a) => Some(a.parse::<IpAddr>().map_err(|_| {
+                    format!("operator station must be an IP address (the station's computer), not {a:?}")
+                })?),
+            },
         };
         if !(2..=1000).contains(&l.window) {
             return Err(format!(
@@ -425,9 +442,23 @@ mod tests {
             ("{low_loss: 1.0}", "low_loss"),
             ("{low_rtt_s: -1}", "low_rtt_s"),
             ("{period_s: 2}", "longer than period_s"),
+            ("{station: ops-laptop}", "must be an IP address"),
         ] {
             let e = file(y).unwrap_err();
             assert!(e.contains(says), "{y}: {e}");
         }
+    }
+
+    #[test]
+    fn a_pinned_station_is_the_only_one_accepted() {
+        let ip = |a: &str| a.parse::<IpAddr>().unwrap();
+        assert!(L.accepts(ip("10.0.0.7")), "unpinned: any station");
+        let pinned = serde_yaml::from_str::<LinkFile>("{station: 192.168.1.30}")
+            .unwrap()
+            .limits()
+            .unwrap();
+        assert!(pinned.accepts(ip("192.168.1.30")));
+        assert!(!pinned.accepts(ip("192.168.1.31")));
+        assert!(!pinned.accepts(ip("::1")));
     }
 }

@@ -213,6 +213,8 @@ fn entry_source(input: Fed, e: Entry) -> Result<Source, String> {
             Some(_) if input != Fed::Estop => {
                 return Err("`debounce_s` is for the e-stop, a boolean".into())
             }
+            // 0 (the default) is allowed: a release counts at its first reading.
+            Some(0.0) => Duration::ZERO,
             Some(_) => seconds(e.debounce_s, "debounce_s", Duration::ZERO)?,
         };
         let source = FieldSource::new(
@@ -234,6 +236,13 @@ fn entry_source(input: Fed, e: Entry) -> Result<Source, String> {
         }
         let period = seconds(e.period_s, "period_s", thermal::DEFAULT_PERIOD)?;
         let stale_after = seconds(e.stale_after_s, "stale_after_s", 3 * period)?;
+        if stale_after < period {
+            return Err(format!(
+                "stale_after_s ({}) is shorter than period_s ({}): every reading would be stale before the next",
+                stale_after.as_secs_f64(),
+                period.as_secs_f64()
+            ));
+        }
         return Ok(Source::Thermal(ThermalSource::new(
             sensors,
             period,
@@ -360,6 +369,15 @@ estop:
     }
 
     #[test]
+    fn an_estop_debounce_of_zero_is_the_default_written_out() {
+        let s = parse("estop:\n  topic: /a\n  field: b\n  debounce_s: 0\n").unwrap();
+        match s.of(Fed::Estop) {
+            Some(Source::Field(f)) => assert_eq!(f.debounce, Duration::ZERO),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn an_input_left_out_has_no_source() {
         let s = parse("temperature:\n  thermal: [thermal_zone0]\n").unwrap();
         assert!(s.of(Fed::Battery).is_none());
@@ -412,6 +430,14 @@ estop:
                 "`field` belongs to topic sources",
             ),
             ("signal:\n  operator: {period_s: 0}\n", "period_s"),
+            (
+                "temperature:\n  thermal: [thermal_zone0]\n  period_s: 2\n  stale_after_s: 1\n",
+                "shorter than period_s",
+            ),
+            (
+                "estop:\n  topic: /a\n  field: b\n  debounce_s: -0.1\n",
+                "debounce_s must be within",
+            ),
             (
                 "battery:\n  topic: /a\n  field: b\n  colour: red\n",
                 "unknown field `colour`",

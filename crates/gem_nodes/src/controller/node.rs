@@ -158,6 +158,18 @@ impl Outputs {
         *current
     }
 
+    /// Ends the stop in progress unless the gate is on; true when it did. Decided under
+    /// the stop's lock, as the gate begins and escalates stops under it: a stop the gate
+    /// has just begun is never wiped by a tick that read the gate off before it acted.
+    fn lift_stop(&self) -> bool {
+        let mut stop = self.stop.locked();
+        if self.gated.load(Ordering::Relaxed) {
+            return false;
+        }
+        *stop = None;
+        true
+    }
+
     /// The stop in progress.
     fn current_stop(&self) -> Option<Stop> {
         *self.stop.locked()
@@ -453,13 +465,11 @@ impl Controller {
     /// ended), the speed follows the stop. The stop ends when the fault has cleared while
     /// a goal is still active (the goal drives on from here), or once the car is at rest.
     fn drive_stop(&mut self, stop: Stop, obs: Observation, now: Time) {
-        let gated = self.out.gated.load(Ordering::Relaxed);
-        if !gated && self.active.is_some() {
+        if self.active.is_some() && self.out.lift_stop() {
             tracing::info!(
                 "fault cleared during the {} stop: the goal drives on",
                 stop.class()
             );
-            *self.out.stop.locked() = None;
             return self.drive(obs, now);
         }
         let tracker = match (&mut self.active, &mut self.stopping) {
@@ -528,11 +538,9 @@ impl Controller {
         }
         self.active = None;
         self.stopping = None;
-        if !self.out.gated.load(Ordering::Relaxed) {
-            // A stop whose fault has cleared: the new goal drives on from the speed the
-            // car has.
-            *self.out.stop.locked() = None;
-        }
+        // A stop whose fault has cleared ends: the new goal drives on from the speed the
+        // car has. While the gate is on, the stop goes on.
+        self.out.lift_stop();
         let points: Vec<Point> = goal
             .waypoints
             .iter()

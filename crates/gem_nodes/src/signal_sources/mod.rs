@@ -97,10 +97,13 @@ fn run() -> anyhow::Result<()> {
                     .read(Fed::Temperature, celsius, now, stale_after);
             }
         }
-        let due = board.locked().due(now);
-        for (fed, value) in due {
+        // Published under the board's lock, as a press is (`topic.rs`): a press sent from a
+        // message's thread is never followed by this tick's older release.
+        let mut readings = board.locked();
+        for (fed, value) in readings.due(now) {
             outputs.send(fed, value, now);
         }
+        drop(readings);
         if let Some(link) = &link {
             outputs.send(Fed::Signal, f64::from(link.strength().code()), now);
         }

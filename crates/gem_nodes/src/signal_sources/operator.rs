@@ -15,6 +15,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The longest the thread waits for a datagram: a stop is seen within it whatever the
+/// heartbeat period.
+const READ_AT_MOST: Duration = Duration::from_millis(100);
+
 /// The running link: its meter, and its thread's stop flag.
 pub struct Link {
     meter: Arc<Mutex<LinkMeter>>,
@@ -28,7 +32,7 @@ impl Link {
     pub fn start(limits: LinkLimits, port: u16) -> anyhow::Result<Link> {
         let socket = UdpSocket::bind(("0.0.0.0", port))
             .map_err(|e| anyhow::anyhow!("operator link: cannot listen on UDP port {port}: {e}"))?;
-        socket.set_read_timeout(Some(limits.period))?;
+        socket.set_read_timeout(Some(READ_AT_MOST))?;
         let meter = Arc::new(Mutex::new(LinkMeter::new(limits)));
         let origin = Instant::now();
         let stop = Arc::new(AtomicBool::new(false));
@@ -36,11 +40,16 @@ impl Link {
             let (meter, stop) = (meter.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("operator_link".into())
-                .spawn(move || beat(&socket, limits.period, &meter, origin, &stop))?
+                .spawn(move || beat(&socket, limits, &meter, origin, &stop))?
         };
-        tracing::info!(
-            "operator link: listening on UDP port {port}, waiting for `gemctl operator`"
-        );
+        match limits.station {
+            Some(at) => tracing::info!(
+                "operator link: listening on UDP port {port}, waiting for `gemctl operator` at {at}"
+            ),
+            None => tracing::info!(
+                "operator link: listening on UDP port {port}, waiting for `gemctl operator`"
+            ),
+        }
         Ok(Link {
             meter,
             origin,
@@ -68,7 +77,7 @@ impl Drop for Link {
 /// in between read as they come.
 fn beat(
     socket: &UdpSocket,
-    period: Duration,
+    limits: LinkLimits,
     meter: &Mutex<LinkMeter>,
     origin: Instant,
     stop: &AtomicBool,
@@ -79,6 +88,8 @@ fn beat(
     let mut strays = 0u64;
     let mut buf = [0u8; 64];
     let mut last = Strength::NotConnected;
+    let mut refused = 0u64;
+    let period = limits.period;
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
         if now >= next {
@@ -99,17 +110,33 @@ fn beat(
             }
         }
         let wait = next.saturating_duration_since(Instant::now());
-        let _ = socket.set_read_timeout(Some(wait.max(Duration::from_millis(1))));
+        let _ = socket.set_read_timeout(Some(wait.clamp(Duration::from_millis(1), READ_AT_MOST)));
         let Ok((n, from)) = socket.recv_from(&mut buf) else {
             continue;
         };
         match Datagram::decode(&buf[..n]) {
-            Ok(Datagram::Hello) => {
-                if station != Some(from) {
+            Ok(Datagram::Hello) if !limits.accepts(from.ip()) => {
+                refused += 1;
+                if refused.is_power_of_two() {
+                    tracing::warn!(
+                        "operator link: {refused} hello(s) refused, the last from {from}: the file pins the station to {}",
+                        limits.station.map_or(String::new(), |a| a.to_string())
+                    );
+                }
+            }
+            Ok(Datagram::Hello) => match station {
+                Some(at) if at == from => {}
+                Some(at) => {
+                    tracing::warn!(
+                        "operator link: station moved from {at} to {from} (pin one with `station:` in the sources file)"
+                    );
+                    station = Some(from);
+                }
+                None => {
                     tracing::info!("operator link: station at {from}");
                     station = Some(from);
                 }
-            }
+            },
             Ok(Datagram::Echo(s)) if station == Some(from) => {
                 meter.locked().answered(s, origin.elapsed());
             }

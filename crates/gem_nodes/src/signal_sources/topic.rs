@@ -86,9 +86,10 @@ pub(super) fn subscribe(
                 Err(e) => return p.report(caller, format!("{}: {e}", fed.key())),
             };
             drop(p);
-            let at_once = board.locked().read(fed, value, now, source.stale_after);
-            if at_once {
-                // A press goes out now, not at the next tick.
+            let mut readings = board.locked();
+            if readings.read(fed, value, now, source.stale_after) {
+                // A press goes out now, not at the next tick, and under the board's lock: a
+                // tick publishes under it too, so its older reading never follows the press.
                 outputs.send(fed, 1.0, now);
             }
         },
