@@ -16,7 +16,7 @@ use gem_testbed::{
     RosGuard,
 };
 use ros1_protocols::service::Client;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -45,15 +45,7 @@ impl Gnss {
             .expect("/usr/bin/python3");
         let stdout = child.stdout.take().expect("stdout");
         let stdin = child.stdin.take().expect("stdin");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let _ = tx.send(line);
-            }
-        });
+        let lines = gem_testbed::lines_of(stdout);
         let mut g = Gnss {
             child,
             stdin,

@@ -14,7 +14,7 @@ use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
 use gem_testbed::peers::{self, Stalled};
 use gem_testbed::{cli, fresh_ns, repo_root, ros, tool_command, wait_until, NodeProc, RosGuard};
 use ros1_protocols::service::Client;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -278,15 +278,7 @@ impl Ready {
         .spawn()
         .expect("/usr/bin/python3");
         let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let _ = tx.send(line);
-            }
-        });
+        let lines = gem_testbed::lines_of(stdout);
         let ready = Ready { child, lines };
         let up = ready.lines.recv_timeout(UP_WITHIN);
         assert_eq!(

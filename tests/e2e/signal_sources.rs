@@ -63,6 +63,22 @@ fn bms(topic: &str, go: &std::path::Path) -> NodeProc {
     )
 }
 
+/// A hardware e-stop button on `{ns}/button`: `rostopic pub` of a `std_msgs/Bool` at
+/// 20 Hz, pressed or not.
+fn estop_button(ns: &str, pressed: bool) -> NodeProc {
+    cli_background(
+        "rostopic",
+        &[
+            "pub",
+            "-r",
+            "20",
+            &format!("{ns}/button"),
+            "std_msgs/Bool",
+            &format!("data: {pressed}"),
+        ],
+    )
+}
+
 /// The state manager in `ns` (staleness after 1 s), the task planner for its status,
 /// `mock_signals` for every input but those `signal_sources` feeds (`fed`, moved aside),
 /// and `signal_sources` reading `file` with `params`.
@@ -231,19 +247,7 @@ fn a_hardware_estop_pressed_is_estop_and_released_clears() {
         format!("estop:\n  topic: {ns}/button\n  field: data\n  debounce_s: 0.1\n")
     });
     let bench = Bench::start(&r, &ns, &file, &["estop"], &[]);
-    let button = |pressed: bool| {
-        cli_background(
-            "rostopic",
-            &[
-                "pub",
-                "-r",
-                "20",
-                &format!("{ns}/button"),
-                "std_msgs/Bool",
-                &format!("data: {pressed}"),
-            ],
-        )
-    };
+    let button = |pressed: bool| estop_button(&ns, pressed);
     let estop = Collector::<EstopStamped>::new(&format!("{ns}/estop"));
     let published = |pressed: bool| {
         assert!(
@@ -282,19 +286,7 @@ fn a_press_is_published_from_its_message_not_at_the_next_tick() {
         .param("sources_file", file.display())
         .param("rate", 0.5)
         .spawn();
-    let pub_button = |pressed: bool| {
-        cli_background(
-            "rostopic",
-            &[
-                "pub",
-                "-r",
-                "20",
-                &format!("{ns}/button"),
-                "std_msgs/Bool",
-                &format!("data: {pressed}"),
-            ],
-        )
-    };
+    let pub_button = |pressed: bool| estop_button(&ns, pressed);
     let mut delays = Vec::new();
     for _ in 0..3 {
         let mut released = pub_button(false);

@@ -285,3 +285,21 @@ pub fn fresh_ns(prefix: &str) -> String {
         N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     )
 }
+
+/// The lines a child writes on `stdout`, as they come: a thread reads them until the pipe
+/// closes.
+pub fn lines_of(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
