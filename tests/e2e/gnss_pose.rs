@@ -12,12 +12,11 @@ use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateReq, GetModelStateRes};
 use gem_msgs::gem_state_msgs::GpsAccuracyStamped;
 use gem_nodes::gnss_pose::params::{HOLD, INPUT, ORIGIN_LAT, ORIGIN_LON};
 use gem_testbed::{
-    fresh_ns, repo_root, ros, tool_command, wait_for_service, wait_until, Collector, NodeProc,
-    RosGuard,
+    fresh_ns, repo_root, ros, wait_for_service, wait_until, Collector, NodeProc, RosGuard,
 };
 use ros1_protocols::service::Client;
 use std::io::Write;
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
@@ -37,15 +36,9 @@ struct Gnss {
 impl Gnss {
     fn start(ns: &str, kind: &str) -> Gnss {
         let script = repo_root().join("tests/py/gnss_publisher.py");
-        let mut child = tool_command("/usr/bin/python3", &[script.to_str().unwrap(), ns, kind])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("/usr/bin/python3");
-        let stdout = child.stdout.take().expect("stdout");
+        let (mut child, lines) =
+            gem_testbed::tool_piped("/usr/bin/python3", &[script.to_str().unwrap(), ns, kind]);
         let stdin = child.stdin.take().expect("stdin");
-        let lines = gem_testbed::lines_of(stdout);
         let mut g = Gnss {
             child,
             stdin,
@@ -78,7 +71,7 @@ impl Gnss {
 
 impl Drop for Gnss {
     fn drop(&mut self) {
-        // Its own process group (tool_command): end the script and anything it started.
+        // Its own process group (tool_piped): end the script and anything it started.
         unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
         let _ = self.child.wait();
     }

@@ -12,11 +12,11 @@
 use gem_e2e::control::Stack;
 use gem_msgs::gem_controller_action::{ServeWaypoints, ServeWaypointsReq};
 use gem_testbed::peers::{self, Stalled};
-use gem_testbed::{cli, fresh_ns, repo_root, ros, tool_command, wait_until, NodeProc, RosGuard};
+use gem_testbed::{cli, fresh_ns, repo_root, ros, wait_until, NodeProc, RosGuard};
 use ros1_protocols::service::Client;
 use std::io::Write;
 use std::net::SocketAddr;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 /// The bound: a fresh subscriber links and has a message within 1 s of subscribing.
@@ -262,7 +262,7 @@ struct Ready {
 
 impl Ready {
     fn start(topic: &str, type_name: &str, listen: Duration) -> Ready {
-        let mut child = tool_command(
+        let (child, lines) = gem_testbed::tool_piped(
             "/usr/bin/python3",
             &[
                 &script(),
@@ -271,14 +271,7 @@ impl Ready {
                 &listen.as_secs_f64().to_string(),
                 "wait",
             ],
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("/usr/bin/python3");
-        let stdout = child.stdout.take().expect("stdout");
-        let lines = gem_testbed::lines_of(stdout);
+        );
         let ready = Ready { child, lines };
         let up = ready.lines.recv_timeout(UP_WITHIN);
         assert_eq!(

@@ -25,8 +25,8 @@ pub use master::{
     bin_dir, exclusive, master_log, node_binary, ros, user_env, Machine, OwnMaster, RosGuard,
 };
 pub use process::{
-    cli, cli_background, cli_ok, dynparam_set, fresh_ns, lines_of, tool_command, NodeBuilder,
-    NodeProc,
+    cli, cli_background, cli_ok, dynparam_set, fresh_ns, lines_of, tool_command, tool_piped,
+    NodeBuilder, NodeProc,
 };
 pub use wait::{
     check, wait_for_publisher, wait_for_service, wait_for_subscriber, wait_until, Collector,

@@ -286,6 +286,19 @@ pub fn fresh_ns(prefix: &str) -> String {
     )
 }
 
+/// A [`tool_command`] talked to on its standard streams: started with its stdin and stdout
+/// piped (stderr dropped); the child, and the lines of its stdout as they come.
+pub fn tool_piped(program: &str, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = tool_command(program, args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
+    let lines = lines_of(child.stdout.take().expect("stdout"));
+    (child, lines)
+}
+
 /// The lines a child writes on `stdout`, as they come: a thread reads them until the pipe
 /// closes.
 pub fn lines_of(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<String> {
