@@ -332,10 +332,16 @@ fn a_pinned_operator_station_is_the_only_one_heard() {
         .and_then(|s| s.local_addr())
         .unwrap()
         .port();
+    // The machine held for the whole test, both nodes' runs included.
+    let r = ros();
+    r.set_sim_time(false);
+    let dir = scratch("pinned");
     let signal_with = |station: &str| {
-        let (r, ns, _dir, file) = fresh("pinned", |_| {
-            format!("signal:\n  operator: {{station: {station}}}\n")
-        });
+        let ns = fresh_ns("src");
+        let file = sources_file(
+            &dir,
+            &format!("signal:\n  operator: {{station: {station}}}\n"),
+        );
         let signal = Collector::<SignalStrengthStamped>::new(&format!("{ns}/signal_strength"));
         let node = r
             .node("signal_sources")

@@ -95,9 +95,9 @@ impl LinkFile {
             lost_after: secs(self.lost_after_s, "lost_after_s", d.lost_after)?,
             station: match self.station {
                 None => None,
-                Some(a) => Some(a.parse::<IpAddr>().map_err(|_| {
-                    format!("operator station must be an IP address (the station's computer), not {a:?}")
-                })?),
+                Some(a) => Some(IpAddr::V4(a.parse().map_err(|_| {
+                    format!("operator station must be the IPv4 address of the station's computer (the link listens on IPv4), not {a:?}")
+                })?)),
             },
         };
         if !(2..=1000).contains(&l.window) {
@@ -442,7 +442,8 @@ mod tests {
             ("{low_loss: 1.0}", "low_loss"),
             ("{low_rtt_s: -1}", "low_rtt_s"),
             ("{period_s: 2}", "longer than period_s"),
-            ("{station: ops-laptop}", "must be an IP address"),
+            ("{station: ops-laptop}", "must be the IPv4 address"),
+            ("{station: '::1'}", "must be the IPv4 address"),
         ] {
             let e = file(y).unwrap_err();
             assert!(e.contains(says), "{y}: {e}");

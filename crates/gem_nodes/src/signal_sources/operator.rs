@@ -126,6 +126,11 @@ fn beat(
             }
             Ok(Datagram::Hello) => match station {
                 Some(at) if at == from => {}
+                // The same computer from a new port: `gemctl operator` restarted.
+                Some(at) if at.ip() == from.ip() => {
+                    tracing::info!("operator link: station at {from} (restarted)");
+                    station = Some(from);
+                }
                 Some(at) => {
                     tracing::warn!(
                         "operator link: station moved from {at} to {from} (pin one with `station:` in the sources file)"
