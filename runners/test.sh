@@ -17,13 +17,20 @@ step() { echo "[test] $* (at $(( $(date +%s) - start )) s)"; }
 # The rostests run in them once both are done. Each job runs in a process group of its
 # own (set -m), so that an early failure ends it with the run.
 docker_log="$ROOT/build/docker/images.log"
+# Background jobs run in process groups of their own (set -m); each group is ended with
+# the run, however it ends.
+groups=()
+end_groups() {
+  for g in "${groups[@]}"; do kill -- -"$g" 2>/dev/null || true; done
+}
+trap end_groups EXIT
 images=""
 in_background() {
   set -m
   "$@" >>"$docker_log" 2>&1 &
   images=$!
   set +m
-  trap 'kill -- -"$images" 2>/dev/null || true' EXIT
+  groups+=("$images")
 }
 images_built() {
   if ! wait "$images"; then
@@ -86,7 +93,7 @@ if [ "$docker" = true ]; then
   nice -n 19 cargo test --release --workspace --no-run --quiet >"$tests_log" 2>&1 &
   tests_built=$!
   set +m
-  trap 'kill -- -"$tests_built" 2>/dev/null || true' EXIT
+  groups+=("$tests_built")
   step "rostests in docker (runners/run_integration_tests.sh, run_state_manager_rostests.sh)"
   bash runners/run_integration_tests.sh
   bash runners/run_state_manager_rostests.sh
@@ -103,12 +110,44 @@ else
   step "cargo test --release --workspace --no-run (the test binaries)"
   cargo test --release --workspace --no-run --quiet
 fi
-step "cargo test --release --workspace"
-# Each test that holds the machine (gem_testbed::exclusive) appends its name and seconds.
+# Each test that holds the machine (gem_testbed::machine) appends its name, seconds and
+# whether it had the machine alone.
 export GEM_TEST_TIMES="$ROOT/build/test-times.tsv"
 : >"$GEM_TEST_TIMES"
-cargo test --release --workspace -- --nocapture
+step "cargo test --release --workspace --exclude gem_e2e (unit tests, the node runtime's tests)"
+cargo test --release --workspace --exclude gem_e2e -- --nocapture
+# The end-to-end tests in two processes, each on a master of its own: a test mostly waits
+# on a simulator paced in wall time, so a second lane uses the idle CPUs. A test that
+# needs the machine alone (gem_testbed::exclusive, ros_alone) waits for the other lane's
+# running test to end and holds up both lanes while it runs: the first lane holds the
+# long laps (the car's platform, route recording, the calibration drives; `calibration::`
+# matches the steering calibration's too) and the modules with such tests, so that those
+# only wait for the other lane's short tests. It also holds every test of the car's
+# platform (gem_e2_sim), whose signal_sources listens on the operator link's default
+# port. The second lane runs the rest. Every line is prefixed with its lane.
+laps=(car:: route:: calibration:: containers:: hosts:: demo:: rviz:: profile:: hostile_peers::
+  signal_sources:: rostest_files:: suite_scenarios::)
+skip_laps=()
+for m in "${laps[@]}"; do skip_laps+=(--skip "$m"); done
+e2e() {
+  local lane=$1
+  shift
+  cargo test --release --workspace --test e2e -- --nocapture "$@" 2>&1 | sed -u "s/^/[$lane] /"
+}
+step "cargo test --release --workspace --test e2e, in two lanes: laps (${laps[*]}) | the rest"
+set -m
+e2e laps "${laps[@]}" &
+laps_lane=$!
+set +m
+groups+=("$laps_lane")
+failed=()
+e2e e2e "${skip_laps[@]}" || failed+=("the rest")
+wait "$laps_lane" || failed+=("${laps[*]}")
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "[test] error: end-to-end tests failed in: ${failed[*]} (each lane's lines carry its name; search them for FAILED and panicked)" >&2
+  exit 1
+fi
 
 echo "[test] the slowest tests (seconds holding the machine; all in $GEM_TEST_TIMES):"
-sort -t$'\t' -k2,2 -rn "$GEM_TEST_TIMES" | awk -F'\t' 'NR <= 25 { printf "[test] %7.1f  %s\n", $2, $1 }'
+sort -t$'\t' -k2,2 -rn "$GEM_TEST_TIMES" | awk -F'\t' 'NR <= 25 { printf "[test] %7.1f  %-6s %s\n", $2, $3, $1 }'
 echo "[test] all checks passed in $(( $(date +%s) - start )) s"

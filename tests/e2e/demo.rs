@@ -10,7 +10,7 @@
 
 use gem_e2e::bags::scratch_dir;
 use gem_e2e::suite::pid_of_node;
-use gem_testbed::{repo_root, ros, wait_until};
+use gem_testbed::{repo_root, wait_until};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -161,7 +161,8 @@ const ROUNDS: usize = 12;
 
 #[test]
 fn every_fault_step_stops_the_car_with_every_cpu_busy() {
-    let _serial = ros();
+    // The machine alone: the test keeps every CPU busy (the demo brings its own master).
+    let _machine = gem_testbed::exclusive();
     let dir = scratch_dir("demo_load");
     let mut load = CpuLoad::start();
     let rounds = ROUNDS.to_string();
@@ -227,7 +228,8 @@ fn every_fault_step_stops_the_car_with_every_cpu_busy() {
 
 #[test]
 fn a_demo_whose_controller_dies_exits_within_10_s_and_says_why() {
-    let _serial = ros();
+    // The demo brings its own master; one test of this process at a time.
+    let _machine = gem_testbed::machine::shared();
     let dir = scratch_dir("demo_fail");
     let mut demo = DemoScript::start(&dir, &[], &["--hold-s", "1"]);
     let master = demo

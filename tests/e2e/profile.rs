@@ -33,8 +33,9 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn short_profile_reports_every_link_with_positive_ordered_latencies() {
-    // One launched suite at a time (the profiler launches its own on a private master).
-    let _serial = ros();
+    // The machine alone: the profiler launches its own suite on a private master and
+    // measures its latencies and CPU stalls.
+    let _machine = gem_testbed::exclusive();
     let out = scratch_dir("profile");
     let out_s = out.to_str().expect("utf-8 path");
     let o = gemctl(

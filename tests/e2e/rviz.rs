@@ -12,7 +12,7 @@
 use gem_core::overlay::{Rgba, BODY_COLOUR, ERROR_COLOUR, RUNNING_COLOUR};
 use gem_msgs::gem_controller_action::NavigateWaypointsActionFeedback;
 use gem_msgs::gem_state_msgs::SystemStateStamped as Sys;
-use gem_testbed::{repo_root, ros, wait_until, Collector, NodeBuilder, NodeProc};
+use gem_testbed::{repo_root, ros_alone, wait_until, Collector, NodeBuilder, NodeProc};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -320,7 +320,8 @@ fn rviz_shows_the_car_on_its_path_and_the_state_colour_follows_an_estop() {
     let out = repo_root().join("build/rviz");
     std::fs::create_dir_all(&out).expect("build/rviz");
     let x = Xvfb::start();
-    let _ros = ros();
+    // The machine alone: RViz renders in software on the CPUs.
+    let _ros = ros_alone();
     let state: Collector<Sys> = Collector::new("/system_state");
     let feedback: Collector<NavigateWaypointsActionFeedback> =
         Collector::new("/navigate_waypoints/feedback");

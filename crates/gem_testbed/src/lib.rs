@@ -2,9 +2,10 @@
 //! rostest runners (`tests/rostest`) and the benchmarks (`gem_bench`).
 //!
 //! - [`ros`] starts (once per process) a private `rosmaster` on a free loopback port, joins
-//!   it as a node of its own (`ros1_protocols::this_node`) and serialises its callers, each starting with the parameters of a
-//!   fresh master; the master is killed when the process exits. [`exclusive`] serialises a
-//!   scenario that brings its own masters against them.
+//!   it as a node of its own (`ros1_protocols::this_node`) and serialises its callers, each
+//!   starting with the parameters of a fresh master; the master is killed when the process
+//!   exits. A test of another test process may run beside it ([`machine`]); [`ros_alone`]
+//!   and [`exclusive`] (a scenario that brings its own masters) have the machine alone.
 //! - [`NodeBuilder`] starts one of our node binaries ([`node_binary`]) or any executable as
 //!   a [`NodeProc`], [`cli`] and friends run ROS command-line tools; both get the
 //!   environment `runners/env.sh` gives a user, pointed at the private master.
@@ -15,15 +16,15 @@
 
 mod command;
 mod group;
+pub mod machine;
 mod master;
 pub mod peers;
 mod process;
 mod wait;
 
 pub use command::{repo_root, sourced, succeeded};
-pub use master::{
-    bin_dir, exclusive, master_log, node_binary, ros, user_env, Machine, OwnMaster, RosGuard,
-};
+pub use machine::{exclusive, Machine};
+pub use master::{bin_dir, master_log, node_binary, ros, ros_alone, user_env, OwnMaster, RosGuard};
 pub use process::{
     cli, cli_background, cli_ok, dynparam_set, fresh_ns, lines_of, tool_command, tool_piped,
     NodeBuilder, NodeProc,

@@ -1,21 +1,21 @@
-//! The master of this process and the exclusive use of the machine.
+//! The master of this process.
 //!
 //! One private `rosmaster` per process on a free loopback port, started on first use and
 //! killed (its whole process group) when the process exits. The process itself joins it as
-//! a node of its own (`ros1_protocols::this_node`). [`ros`] serialises its callers, because `/clock` and `/use_sim_time`
-//! are global to a master, and gives each the parameters of a fresh master; [`exclusive`]
-//! serialises a scenario that brings its own masters (rostest, network namespaces,
-//! containers) against them.
+//! a node of its own (`ros1_protocols::this_node`). [`ros`] serialises its callers, because
+//! `/clock` and `/use_sim_time` are global to a master, and gives each the parameters of a
+//! fresh master; how the machine is shared with other test processes is
+//! [`crate::machine`]'s.
 
 use crate::command::{sourced, succeeded};
 use crate::group::{kill_group, spawn_in_own_group};
+use crate::machine::Machine;
 use crate::wait::wait_until;
-use ros1_protocols::Lock;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 /// Directory holding the build's binaries (`target/release` or `target/debug`), found
 /// from the running executable: a test (`target/<profile>/deps/<test>-<hash>`) or a
@@ -52,45 +52,8 @@ pub(crate) struct Master {
 }
 
 static MASTER: OnceLock<Master> = OnceLock::new();
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// The machine for the calling test alone: no other caller of [`exclusive`] or [`ros`]
-/// runs until the guard is dropped. For a scenario that starts its own masters and whose
-/// bounds hold on a machine that is not running another scenario.
-pub fn exclusive() -> Machine {
-    let lock = SERIAL.locked();
-    Machine {
-        _lock: lock,
-        test: std::thread::current().name().unwrap_or("?").to_owned(),
-        since: Instant::now(),
-    }
-}
-
-/// The machine held by one test ([`exclusive`]). When dropped it appends the test's name
-/// and how long it held the machine (seconds) as a tab-separated line to the file
-/// `GEM_TEST_TIMES` names, if set: `runners/test.sh` prints the slowest from it.
-pub struct Machine {
-    _lock: MutexGuard<'static, ()>,
-    test: String,
-    since: Instant,
-}
-
-impl Drop for Machine {
-    fn drop(&mut self) {
-        let Some(path) = std::env::var_os("GEM_TEST_TIMES") else {
-            return;
-        };
-        let line = format!("{}\t{:.1}\n", self.test, self.since.elapsed().as_secs_f64());
-        // One short append per test; a failure to record loses a timing, not a result.
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
-    }
-}
-
-/// Exclusive use of this process's master and of the in-process node.
+/// Use of this process's master and of the in-process node, one test at a time (and of
+/// the machine, as [`ros`] or [`ros_alone`] took it).
 pub struct RosGuard {
     _lock: Machine,
 }
@@ -119,9 +82,20 @@ impl Drop for RosGuard {
 }
 
 /// Starts (once) the master and the in-process node, and serialises the calling test
-/// against the others in this process (as [`exclusive`] does).
+/// against the others in this process; a test of another test process, on its own
+/// master, may run beside it ([`crate::machine::shared`]).
 pub fn ros() -> RosGuard {
-    let lock = exclusive();
+    with_master(crate::machine::shared())
+}
+
+/// [`ros`] with the machine to the calling test alone ([`crate::machine::exclusive`]):
+/// for a test that loads every CPU or whose bounds hold only on a machine running
+/// nothing else.
+pub fn ros_alone() -> RosGuard {
+    with_master(crate::machine::exclusive())
+}
+
+fn with_master(lock: Machine) -> RosGuard {
     let m = master();
     if !ros1_protocols::this_node::is_initialized() {
         // The node reads these when it starts; set them before any node thread exists.
