@@ -19,7 +19,7 @@
 use crate::state_manager::Strength;
 use serde::Deserialize;
 use std::collections::VecDeque;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 /// The link's limits.
@@ -35,8 +35,9 @@ pub struct LinkLimits {
     pub low_loss: f64,
     /// No answer for this long is NOT_CONNECTED; a heartbeat unanswered this long is lost.
     pub lost_after: Duration,
-    /// The only address a station may say hello from; any address when unset.
-    pub station: Option<IpAddr>,
+    /// The only address a station may say hello from; any address when unset. IPv4: the
+    /// link listens on IPv4.
+    pub station: Option<Ipv4Addr>,
 }
 
 impl LinkLimits {
@@ -54,7 +55,7 @@ impl LinkLimits {
     /// Whether a hello from `from` may make it the station: the pinned address, or any
     /// when none is pinned.
     pub fn accepts(&self, from: IpAddr) -> bool {
-        self.station.is_none_or(|pinned| pinned == from)
+        self.station.is_none_or(|pinned| IpAddr::V4(pinned) == from)
     }
 }
 
@@ -95,9 +96,9 @@ impl LinkFile {
             lost_after: secs(self.lost_after_s, "lost_after_s", d.lost_after)?,
             station: match self.station {
                 None => None,
-                Some(a) => Some(IpAddr::V4(a.parse().map_err(|_| {
+                Some(a) => Some(a.parse().map_err(|_| {
                     format!("operator station must be the IPv4 address of the station's computer (the link listens on IPv4), not {a:?}")
-                })?)),
+                })?),
             },
         };
         if !(2..=1000).contains(&l.window) {

@@ -170,6 +170,16 @@ impl Outputs {
         true
     }
 
+    /// Ends `over`, a stop this thread judged over, unless the gate has since begun or
+    /// escalated another (which then goes on). Decided under the stop's lock, as in
+    /// [`Outputs::lift_stop`].
+    fn end_stop(&self, over: Stop) {
+        let mut stop = self.stop.locked();
+        if *stop == Some(over) {
+            *stop = None;
+        }
+    }
+
     /// The stop in progress.
     fn current_stop(&self) -> Option<Stop> {
         *self.stop.locked()
@@ -493,7 +503,7 @@ impl Controller {
                 stop.class(),
                 now.saturating_since(stop.started()).as_secs_f64()
             );
-            *self.out.stop.locked() = None;
+            self.out.end_stop(stop);
             if self.active.is_none() {
                 if let Some(tracker) = self.stopping.as_mut() {
                     self.report.follow(tracker);
@@ -617,13 +627,13 @@ impl Controller {
     }
 
     fn pose_missing(&mut self, now: Time, reason: &str) {
-        if self.out.current_stop().is_some() {
+        if let Some(stop) = self.out.current_stop() {
             // No pose to steer by: today's stop, zero speed with the steering held.
             self.out.stop();
             if self.active.is_none() {
                 tracing::warn!("no pose during a stop ({reason}): zero command");
                 self.stopping = None;
-                *self.out.stop.locked() = None;
+                self.out.end_stop(stop);
                 self.out.driving.store(false, Ordering::Relaxed);
                 self.holding = true;
                 return;
