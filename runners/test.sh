@@ -124,7 +124,8 @@ cargo test --release --workspace --exclude gem_e2e -- --nocapture
 # matches the steering calibration's too) and the modules with such tests, so that those
 # only wait for the other lane's short tests. It also holds every test of the car's
 # platform (gem_e2_sim), whose signal_sources listens on the operator link's default
-# port. The second lane runs the rest. Every line is prefixed with its lane.
+# port (tests/e2e/house.rs checks both). The rest lane runs the others. Every line is
+# prefixed with its lane.
 laps=(car:: route:: calibration:: containers:: hosts:: demo:: rviz:: profile:: hostile_peers::
   signal_sources:: rostest_files:: suite_scenarios::)
 skip_laps=()
@@ -141,10 +142,10 @@ laps_lane=$!
 set +m
 groups+=("$laps_lane")
 failed=()
-e2e e2e "${skip_laps[@]}" || failed+=("the rest")
-wait "$laps_lane" || failed+=("${laps[*]}")
+e2e rest "${skip_laps[@]}" || failed+=(rest)
+wait "$laps_lane" || failed+=(laps)
 if [ "${#failed[@]}" -gt 0 ]; then
-  echo "[test] error: end-to-end tests failed in: ${failed[*]} (each lane's lines carry its name; search them for FAILED and panicked)" >&2
+  echo "[test] error: end-to-end tests failed in the lane(s): ${failed[*]} (each line starts with its lane; search for FAILED and panicked)" >&2
   exit 1
 fi
 

@@ -508,3 +508,66 @@ fn a_use_of_rosrusts_runtime_is_found() {
         .collect();
     assert_eq!(wrong, ["api", "init"]);
 }
+
+/// The modules `runners/test.sh` runs in its laps lane (its `laps=(...)` filters, without
+/// the trailing `::`).
+fn laps_lane() -> Vec<String> {
+    let script = std::fs::read_to_string(root().join("runners/test.sh")).expect("runners/test.sh");
+    let list = script
+        .split_once("\nlaps=(")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .expect("a laps=(...) list in runners/test.sh")
+        .0;
+    list.split_whitespace()
+        .map(|f| f.trim_end_matches("::").to_owned())
+        .collect()
+}
+
+/// The two lanes of the end-to-end tests share the machine (`gem_testbed::machine`), and
+/// `runners/test.sh` schedules them by module: a test that needs the machine alone
+/// belongs in the laps lane (in the other it would wait behind a whole lap), and so does
+/// each test of the car's platform (its `signal_sources` listens on a fixed port: two at
+/// once would collide). A filter matches a module's name or the end of it (`calibration`
+/// also runs `steering_calibration`). The docs name the same modules.
+#[test]
+fn tests_that_need_the_machine_alone_or_the_cars_platform_run_in_the_laps_lane() {
+    let laps = laps_lane();
+    let e2e = root().join("tests/e2e");
+    let mut misplaced = Vec::new();
+    for (module, file) in modules(&e2e) {
+        let Some(top) = module.split("::").next().filter(|t| !t.is_empty()) else {
+            continue; // main.rs: the harness's `scenario` itself
+        };
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        let code = code_of(&text);
+        let alone = ["exclusive()", "ros_alone()", "scenario("]
+            .iter()
+            .any(|c| code.contains(c));
+        let car = text.contains("\"gem_e2_sim\"") || code.contains("collect_on_sim(");
+        if (alone || car) && !laps.iter().any(|l| top.ends_with(l.as_str())) {
+            misplaced.push(format!(
+                "{}: {}",
+                file.strip_prefix(root()).unwrap_or(&file).display(),
+                if alone {
+                    "runs alone"
+                } else {
+                    "the car's platform"
+                }
+            ));
+        }
+    }
+    assert!(
+        misplaced.is_empty(),
+        "outside the laps lane of runners/test.sh ({laps:?}):\n{}",
+        misplaced.join("\n")
+    );
+    let docs = std::fs::read_to_string(root().join("docs/testing.md")).expect("docs/testing.md");
+    let undocumented: Vec<&String> = laps
+        .iter()
+        .filter(|l| !docs.contains(&format!("`{l}::`")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "docs/testing.md does not name {undocumented:?} in the laps lane"
+    );
+}

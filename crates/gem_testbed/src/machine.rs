@@ -33,6 +33,16 @@ enum Use {
     Exclusive,
 }
 
+impl Use {
+    /// As `build/test-times.tsv` writes it.
+    fn label(self) -> &'static str {
+        match self {
+            Use::Shared => "shared",
+            Use::Exclusive => "alone",
+        }
+    }
+}
+
 /// The machine for the calling test alone: no other test of this process, and no test of
 /// another process that takes [`shared`] or [`exclusive`], runs until the guard is
 /// dropped. For a scenario that starts masters on fixed ports, network namespaces or
@@ -90,14 +100,11 @@ impl Drop for Machine {
         let Some(path) = std::env::var_os("GEM_TEST_TIMES") else {
             return;
         };
-        let how = match self.how {
-            Use::Shared => "shared",
-            Use::Exclusive => "alone",
-        };
         let line = format!(
-            "{}\t{:.1}\t{how}\n",
+            "{}\t{:.1}\t{}\n",
             self.test,
-            self.since.elapsed().as_secs_f64()
+            self.since.elapsed().as_secs_f64(),
+            self.how.label()
         );
         // One short append per test; a failure to record loses a timing, not a result.
         let _ = std::fs::OpenOptions::new()
