@@ -28,7 +28,8 @@ const CM: f64 = 0.01;
 /// The rospy GNSS/INS, driven line by line on its standard input.
 struct Gnss {
     child: Child,
-    stdin: ChildStdin,
+    /// Its standard input; closed, the script shuts down.
+    stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     sent: usize,
 }
@@ -41,7 +42,7 @@ impl Gnss {
         let stdin = child.stdin.take().expect("stdin");
         let mut g = Gnss {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
             sent: 0,
         };
@@ -61,8 +62,12 @@ impl Gnss {
 
     /// Applies a JSON line (`{"status": "INS_ALIGNING"}`) and waits until the script has.
     fn set(&mut self, json: &str) {
-        writeln!(self.stdin, "{json}").expect("write to gnss_publisher.py");
-        self.stdin.flush().expect("flush");
+        let stdin = self
+            .stdin
+            .as_mut()
+            .expect("gnss_publisher.py's standard input");
+        writeln!(stdin, "{json}").expect("write to gnss_publisher.py");
+        stdin.flush().expect("flush");
         self.sent += 1;
         let ok = format!("ok {}", self.sent);
         self.expect(&ok);
@@ -71,7 +76,15 @@ impl Gnss {
 
 impl Drop for Gnss {
     fn drop(&mut self) {
-        // Its own process group (tool_piped): end the script and anything it started.
+        // Standard input closed, the script shuts rospy down, which unregisters it from
+        // the master. A killed one would stay registered, and its port could be another
+        // process's by the time a tool such as roswtf calls it (another test process's
+        // node, with the lanes of runners/test.sh).
+        drop(self.stdin.take());
+        gem_testbed::wait_until(Duration::from_secs(5), || {
+            self.child.try_wait().is_ok_and(|s| s.is_some())
+        });
+        // Its own process group (tool_piped): end what is left of it.
         unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
         let _ = self.child.wait();
     }
