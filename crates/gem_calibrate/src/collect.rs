@@ -149,6 +149,10 @@ pub fn next(
     if matches!(seen.state.as_str(), "DISENGAGED" | "WAITING_FOR_ENABLE") {
         return Next::Abort(format!("the bridge is {}: {}", seen.state, seen.message));
     }
+    // Still selecting forward with the brake held: it refuses a run until it is engaged.
+    if seen.state == "ENGAGING" {
+        return Next::Wait;
+    }
     let ours_ended = match ours {
         None => Some(None),
         Some(id) if seen.run == Some(id) => seen.ended.as_ref().map(Some),
@@ -171,6 +175,15 @@ pub fn next(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_run_starts_while_the_bridge_is_still_engaging() {
+        let engaging = seen("ENGAGING", None, None);
+        assert_eq!(next(Start::AtRest, None, &engaging, None), Next::Wait);
+        assert_eq!(next(Start::Chained, None, &engaging, None), Next::Wait);
+        let engaged = seen("READY", None, None);
+        assert_eq!(next(Start::AtRest, None, &engaged, None), Next::Start);
+    }
 
     fn seen(state: &str, run: Option<u32>, ended: Option<&str>) -> BridgeSeen {
         BridgeSeen {
