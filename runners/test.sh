@@ -17,11 +17,20 @@ step() { echo "[test] $* (at $(( $(date +%s) - start )) s)"; }
 # The rostests run in them once both are done. Each job runs in a process group of its
 # own (set -m), so that an early failure ends it with the run.
 docker_log="$ROOT/build/docker/images.log"
-# Background jobs run in process groups of their own (set -m); each group is ended with
-# the run, however it ends.
+# Background jobs run in process groups of their own (set -m); each group still running is
+# ended with the run, however it ends. A job that has been waited for leaves the list: its
+# process group ID may since belong to another process.
 groups=()
 end_groups() {
   for g in "${groups[@]}"; do kill -- -"$g" 2>/dev/null || true; done
+}
+# wait_job PID: the job's exit status, and the job off the list.
+wait_job() {
+  local status=0 kept=() g
+  wait "$1" || status=$?
+  for g in "${groups[@]}"; do [ "$g" = "$1" ] || kept+=("$g"); done
+  groups=(${kept[@]+"${kept[@]}"})
+  return "$status"
 }
 trap end_groups EXIT
 images=""
@@ -33,7 +42,7 @@ in_background() {
   groups+=("$images")
 }
 images_built() {
-  if ! wait "$images"; then
+    if ! wait_job "$images"; then
     cat "$docker_log" >&2
     echo "[test] error: building the docker images failed (output above, kept in build/docker/images.log)" >&2
     exit 1
@@ -101,7 +110,7 @@ if [ "$docker" = true ]; then
   # run them natively again.
   export GEM_ROSTESTS_RAN_IN_DOCKER=build/docker/rostest
   step "waiting for the test binaries"
-  if ! wait "$tests_built"; then
+    if ! wait_job "$tests_built"; then
     cat "$tests_log" >&2
     echo "[test] error: building the tests failed (output above, kept in build/test-build.log)" >&2
     exit 1
@@ -137,13 +146,13 @@ e2e() {
 }
 step "cargo test --release --workspace --test e2e, in two lanes: laps (${laps[*]}) | the rest"
 set -m
-e2e laps "${laps[@]}" &
+e2e laps "${laps[@]}" </dev/null &
 laps_lane=$!
 set +m
 groups+=("$laps_lane")
 failed=()
 e2e rest "${skip_laps[@]}" || failed+=(rest)
-wait "$laps_lane" || failed+=(laps)
+wait_job "$laps_lane" || failed+=(laps)
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "[test] error: end-to-end tests failed in the lane(s): ${failed[*]} (each line starts with its lane; search for FAILED and panicked)" >&2
   exit 1

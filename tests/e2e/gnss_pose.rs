@@ -81,12 +81,15 @@ impl Drop for Gnss {
         // process's by the time a tool such as roswtf calls it (another test process's
         // node, with the lanes of runners/test.sh).
         drop(self.stdin.take());
-        gem_testbed::wait_until(Duration::from_secs(5), || {
+        let ended = gem_testbed::wait_until(Duration::from_secs(5), || {
             self.child.try_wait().is_ok_and(|s| s.is_some())
         });
-        // Its own process group (tool_piped): end what is left of it.
-        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
-        let _ = self.child.wait();
+        // Still running: SIGKILL to its own process group (tool_piped). Not once it has
+        // ended and been reaped, when its ID may already be another process's.
+        if !ended {
+            unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+            let _ = self.child.wait();
+        }
     }
 }
 

@@ -149,10 +149,6 @@ pub fn next(
     if matches!(seen.state.as_str(), "DISENGAGED" | "WAITING_FOR_ENABLE") {
         return Next::Abort(format!("the bridge is {}: {}", seen.state, seen.message));
     }
-    // Still selecting forward with the brake held: it refuses a run until it is engaged.
-    if seen.state == "ENGAGING" {
-        return Next::Wait;
-    }
     let ours_ended = match ours {
         None => Some(None),
         Some(id) if seen.run == Some(id) => seen.ended.as_ref().map(Some),
@@ -164,6 +160,8 @@ pub fn next(
             Next::Abort(format!("run {} ended on a {end}", ours.unwrap_or_default()))
         }
         None => Next::Wait,
+        // Still selecting forward with the brake held: it refuses a run until it is engaged.
+        Some(_) if seen.state == "ENGAGING" => Next::Wait,
         Some(_) => match start {
             Start::Chained => Next::Start,
             Start::AtRest if seen.state != "CALIBRATING" => Next::Start,
@@ -183,6 +181,12 @@ mod tests {
         assert_eq!(next(Start::Chained, None, &engaging, None), Next::Wait);
         let engaged = seen("READY", None, None);
         assert_eq!(next(Start::AtRest, None, &engaged, None), Next::Start);
+        // A run of ours that ended on a fault stops the drive, engaging again or not.
+        let faulted = seen("ENGAGING", Some(2), Some("fault: override"));
+        assert!(matches!(
+            next(Start::Chained, Some(2), &faulted, None),
+            Next::Abort(_)
+        ));
     }
 
     fn seen(state: &str, run: Option<u32>, ended: Option<&str>) -> BridgeSeen {

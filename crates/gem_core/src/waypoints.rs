@@ -5,8 +5,8 @@
 //! blank lines. Rejected with the file and line: a missing or unreadable file, no rows, a
 //! single row (nothing to follow), a row with fewer than three fields, a field that is not
 //! a number, NaN or infinite values, and a yaw outside [−2π, 2π], which is what a file
-//! logged in degrees looks like (`real_vehicle_heading_degrees.csv` has 88.4 where
-//! 1.54 rad was meant); loading it as radians would send the car in circles.
+//! logged in degrees looks like (88.4 where 1.54 rad was meant); loading it as radians
+//! would send the car in circles.
 
 use crate::geometry::Pose;
 use std::f64::consts::TAU;

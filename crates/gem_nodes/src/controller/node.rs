@@ -171,13 +171,15 @@ impl Outputs {
     }
 
     /// Ends `over`, a stop this thread judged over, unless the gate has since begun or
-    /// escalated another (which then goes on). Decided under the stop's lock, as in
-    /// [`Outputs::lift_stop`].
-    fn end_stop(&self, over: Stop) {
+    /// escalated another (which then goes on, and `false` says so). Decided under the
+    /// stop's lock, as in [`Outputs::lift_stop`].
+    fn end_stop(&self, over: Stop) -> bool {
         let mut stop = self.stop.locked();
-        if *stop == Some(over) {
+        let ends = *stop == Some(over);
+        if ends {
             *stop = None;
         }
+        ends
     }
 
     /// The stop in progress.
@@ -503,8 +505,8 @@ impl Controller {
                 stop.class(),
                 now.saturating_since(stop.started()).as_secs_f64()
             );
-            self.out.end_stop(stop);
-            if self.active.is_none() {
+            // An escalated stop goes on: the next tick follows it with the same tracker.
+            if self.out.end_stop(stop) && self.active.is_none() {
                 if let Some(tracker) = self.stopping.as_mut() {
                     self.report.follow(tracker);
                 }
@@ -632,10 +634,12 @@ impl Controller {
             self.out.stop();
             if self.active.is_none() {
                 tracing::warn!("no pose during a stop ({reason}): zero command");
-                self.stopping = None;
-                self.out.end_stop(stop);
-                self.out.driving.store(false, Ordering::Relaxed);
-                self.holding = true;
+                // An escalated stop goes on (zero already): the next tick ends it.
+                if self.out.end_stop(stop) {
+                    self.stopping = None;
+                    self.out.driving.store(false, Ordering::Relaxed);
+                    self.holding = true;
+                }
                 return;
             }
         }
