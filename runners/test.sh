@@ -129,13 +129,14 @@ cargo test --release --workspace --exclude gem_e2e -- --nocapture
 # on a simulator paced in wall time, so a second lane uses the idle CPUs. A test that
 # needs the machine alone (gem_testbed::exclusive, ros_alone) waits for the other lane's
 # running test to end and holds up both lanes while it runs: the first lane holds the
-# long laps (the car's platform, route recording, the calibration drives; `calibration::`
-# matches the steering calibration's too) and the modules with such tests, so that those
-# only wait for the other lane's short tests. It also holds every test of the car's
-# platform (gem_e2_sim), whose signal_sources listens on the operator link's default
-# port (tests/e2e/house.rs checks both). The rest lane runs the others. Every line is
-# prefixed with its lane.
-laps=(car:: route:: calibration:: containers:: hosts:: demo:: rviz:: profile:: hostile_peers::
+# modules with such tests, so that those only wait for the other lane's short tests, and
+# the long laps of the car's platform and of route recording; the calibration drives
+# (`calibration::` and `steering_calibration::`) even out the rest lane. It also holds the
+# tests that start the car's platform themselves, not through the harness's launch (which
+# gives each launch's operator link a free port): their signal_sources listens on the
+# link's default port (tests/e2e/house.rs checks both). Every line is prefixed with its
+# lane.
+laps=(car:: route:: containers:: hosts:: demo:: rviz:: profile:: hostile_peers::
   signal_sources:: rostest_files:: suite_scenarios::)
 skip_laps=()
 for m in "${laps[@]}"; do skip_laps+=(--skip "$m"); done

@@ -526,9 +526,10 @@ fn laps_lane() -> Vec<String> {
 /// The two lanes of the end-to-end tests share the machine (`gem_testbed::machine`), and
 /// `runners/test.sh` schedules them by module: a test that needs the machine alone
 /// belongs in the laps lane (in the other it would wait behind a whole lap), and so does
-/// each test of the car's platform (its `signal_sources` listens on a fixed port: two at
-/// once would collide). A filter matches a module's name or the end of it (`calibration`
-/// also runs `steering_calibration`). The docs name the same modules.
+/// each test that launches the car's platform itself (its `signal_sources` listens on the
+/// operator link's default port: two at once would collide); the harness's launch
+/// (`tests/harness/platform.rs`) gives each launch a free port instead. A filter matches a
+/// module's name or the end of it. The docs name the same modules.
 #[test]
 fn tests_that_need_the_machine_alone_or_the_cars_platform_run_in_the_laps_lane() {
     let laps = laps_lane();
@@ -538,12 +539,21 @@ fn tests_that_need_the_machine_alone_or_the_cars_platform_run_in_the_laps_lane()
         let Some(top) = module.split("::").next().filter(|t| !t.is_empty()) else {
             continue; // main.rs: the harness's `scenario` itself
         };
+        if top == "house" {
+            continue; // this file: it names what it looks for
+        }
         let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
         let code = code_of(&text);
         let alone = ["exclusive()", "ros_alone()", "scenario("]
             .iter()
             .any(|c| code.contains(c));
-        let car = text.contains("\"gem_e2_sim\"") || code.contains("collect_on_sim(");
+        // Outside comments, strings included.
+        let lines: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
+        let car = lines.contains("gem_e2_sim")
+            && (lines.contains("integration_run.launch") || lines.contains("supervisor.launch"));
         if (alone || car) && !laps.iter().any(|l| top.ends_with(l.as_str())) {
             misplaced.push(format!(
                 "{}: {}",
@@ -569,5 +579,12 @@ fn tests_that_need_the_machine_alone_or_the_cars_platform_run_in_the_laps_lane()
     assert!(
         undocumented.is_empty(),
         "docs/testing.md does not name {undocumented:?} in the laps lane"
+    );
+    let platform = std::fs::read_to_string(root().join("tests/harness/platform.rs"))
+        .expect("tests/harness/platform.rs");
+    assert!(
+        platform.contains("operator_port:="),
+        "tests/harness/platform.rs launches the car's platform without an operator port of \
+         its own: its tests would collide with another lane's"
     );
 }

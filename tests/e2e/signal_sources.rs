@@ -327,11 +327,7 @@ fn a_press_is_published_from_its_message_not_at_the_next_tick() {
 
 #[test]
 fn a_pinned_operator_station_is_the_only_one_heard() {
-    // A free UDP port for the link.
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .unwrap()
-        .port();
+    let port = gem_testbed::free_udp_port();
     // The machine held for the whole test, both nodes' runs included.
     let r = ros();
     r.set_sim_time(false);

@@ -36,7 +36,8 @@ pub fn launch_with(platform: &str, waypoints: &str, extra: &[String]) -> NodePro
 }
 
 /// [`launch_with`] with the staleness, `system_state`, pose and clock timeouts all
-/// `timeout_s` (ROS time) instead of [`TIMEOUT_S`].
+/// `timeout_s` (ROS time) instead of [`TIMEOUT_S`]. The operator link (on the car's
+/// platform) gets a free port of its own: another test process may launch beside it.
 pub fn launch_within(
     platform: &str,
     waypoints: &str,
@@ -54,6 +55,7 @@ pub fn launch_within(
         format!("system_state_timeout_s:={timeout}"),
         format!("pose_timeout_s:={timeout}"),
         format!("clock_stall_s:={timeout}"),
+        format!("operator_port:={}", gem_testbed::free_udp_port()),
     ];
     args.extend(extra.iter().cloned());
     cli_background(

@@ -24,7 +24,9 @@ mod wait;
 
 pub use command::{repo_root, sourced, succeeded};
 pub use machine::{exclusive, Machine};
-pub use master::{bin_dir, master_log, node_binary, ros, ros_alone, user_env, OwnMaster, RosGuard};
+pub use master::{
+    bin_dir, free_udp_port, master_log, node_binary, ros, ros_alone, user_env, OwnMaster, RosGuard,
+};
 pub use process::{
     cli, cli_background, cli_ok, dynparam_set, fresh_ns, lines_of, tool_command, tool_piped,
     NodeBuilder, NodeProc,

@@ -139,6 +139,15 @@ fn free_port() -> u16 {
     l.local_addr().expect("local addr").port()
 }
 
+/// A UDP port no socket holds now, chosen by the kernel among its ephemeral ones: the
+/// operator link's port for one launch, so that two test processes' links never meet.
+pub fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.local_addr())
+        .expect("bind a free UDP port")
+        .port()
+}
+
 fn start_master() -> Master {
     let home = std::env::temp_dir().join(format!("gem_e2e_ros_home_{}", std::process::id()));
     let (uri, child) = spawn_master(&home);
