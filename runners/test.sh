@@ -130,13 +130,14 @@ cargo test --release --workspace --exclude gem_e2e -- --nocapture
 # needs the machine alone (gem_testbed::exclusive, ros_alone) waits for the other lane's
 # running test to end and holds up both lanes while it runs: the first lane holds the
 # modules with such tests, so that those only wait for the other lane's short tests, and
-# the long laps of the car's platform and of route recording; the calibration drives
-# (`calibration::` and `steering_calibration::`) even out the rest lane. It also holds the
+# the long laps of the car's platform and of route recording, and the lockstep replays;
+# the calibration drives (`calibration::` and `steering_calibration::`) run in the rest
+# lane. The two lanes end within a minute of each other. It also holds the
 # tests that start the car's platform themselves, not through the harness's launch (which
 # gives each launch's operator link a free port): their signal_sources listens on the
 # link's default port (tests/e2e/house.rs checks both). Every line is prefixed with its
 # lane.
-laps=(car:: route:: containers:: hosts:: demo:: rviz:: profile:: hostile_peers::
+laps=(car:: route:: replay:: containers:: hosts:: demo:: rviz:: profile:: hostile_peers::
   signal_sources:: rostest_files:: suite_scenarios::)
 skip_laps=()
 for m in "${laps[@]}"; do skip_laps+=(--skip "$m"); done
