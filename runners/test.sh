@@ -42,7 +42,7 @@ in_background() {
   groups+=("$images")
 }
 images_built() {
-    if ! wait_job "$images"; then
+  if ! wait_job "$images"; then
     cat "$docker_log" >&2
     echo "[test] error: building the docker images failed (output above, kept in build/docker/images.log)" >&2
     exit 1
@@ -110,7 +110,7 @@ if [ "$docker" = true ]; then
   # run them natively again.
   export GEM_ROSTESTS_RAN_IN_DOCKER=build/docker/rostest
   step "waiting for the test binaries"
-    if ! wait_job "$tests_built"; then
+  if ! wait_job "$tests_built"; then
     cat "$tests_log" >&2
     echo "[test] error: building the tests failed (output above, kept in build/test-build.log)" >&2
     exit 1
@@ -128,14 +128,13 @@ cargo test --release --workspace --exclude gem_e2e -- --nocapture
 # The end-to-end tests in two processes, each on a master of its own: a test mostly waits
 # on a simulator paced in wall time, so a second lane uses the idle CPUs. A test that
 # needs the machine alone (gem_testbed::exclusive, ros_alone) waits for the other lane's
-# running test to end and holds up both lanes while it runs: the first lane holds the
-# modules with such tests, so that those only wait for the other lane's short tests, and
-# the long laps of the car's platform and of route recording, and the lockstep replays;
-# the calibration drives (`calibration::` and `steering_calibration::`) run in the rest
-# lane. The two lanes end within a minute of each other. It also holds the
-# tests that start the car's platform themselves, not through the harness's launch (which
-# gives each launch's operator link a free port): their signal_sources listens on the
-# link's default port (tests/e2e/house.rs checks both). Every line is prefixed with its
+# running test to end and holds up both lanes while it runs. So the laps lane holds the
+# modules with such tests, which then wait only for the other lane's short tests, and
+# the modules of tests that launch the car's platform themselves, whose signal_sources
+# listens on the operator link's default port (the harness's launch gives each launch a
+# port of its own; tests/e2e/house.rs checks both). Beside those, the long laps (car::,
+# route::) and the lockstep replays there, and the calibration drives in the rest lane,
+# make the two lanes end within a minute of each other. Every line is prefixed with its
 # lane.
 laps=(car:: route:: replay:: containers:: hosts:: demo:: rviz:: profile:: hostile_peers::
   signal_sources:: rostest_files:: suite_scenarios::)
