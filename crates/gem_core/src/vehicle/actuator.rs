@@ -165,6 +165,9 @@ pub struct Servo {
     input: f64,
     /// The wheels' angle.
     angle: f64,
+    /// The rate limit when the input moves right (negative), rad/s: the figures' rate
+    /// unless [`Servo::set_rates`] gave each way its own.
+    rate_right_rad_s: f64,
 }
 
 impl Servo {
@@ -185,6 +188,7 @@ impl Servo {
             target: angle,
             input: angle,
             angle,
+            rate_right_rad_s: act.rate_rad_s,
         }
     }
 
@@ -196,8 +200,19 @@ impl Servo {
     /// Changes the rate limit from now on (a drive-by-wire's command carries its own);
     /// a rate that is not a positive number is ignored.
     pub fn set_rate(&mut self, rate_rad_s: f64) {
-        if rate_rad_s.is_finite() && rate_rad_s > 0.0 {
-            self.act.rate_rad_s = rate_rad_s;
+        self.set_rates(rate_rad_s, rate_rad_s);
+    }
+
+    /// Changes the rate limit from now on, each way: `left` while the input moves left
+    /// (increases), `right` while it moves right (a motor that is quicker one way). A rate
+    /// that is not a positive number leaves that way's rate as it was.
+    pub fn set_rates(&mut self, left_rad_s: f64, right_rad_s: f64) {
+        let usable = |r: f64| r.is_finite() && r > 0.0;
+        if usable(left_rad_s) {
+            self.act.rate_rad_s = left_rad_s;
+        }
+        if usable(right_rad_s) {
+            self.rate_right_rad_s = right_rad_s;
         }
     }
 
@@ -230,7 +245,13 @@ impl Servo {
                 self.target = angle;
             }
         }
-        let limit = self.act.rate_rad_s * h;
+        let rate = |towards: f64| {
+            if towards >= 0.0 {
+                self.act.rate_rad_s
+            } else {
+                self.rate_right_rad_s
+            }
+        };
         let lagged = |from: f64, to: f64| {
             if self.act.lag_s > 0.0 {
                 to + (from - to) * (-h / self.act.lag_s).exp()
@@ -240,12 +261,15 @@ impl Servo {
         };
         match self.shape {
             Shape::LagAfterRateLimit => {
-                self.input += (self.target - self.input).clamp(-limit, limit);
+                let towards = self.target - self.input;
+                let limit = rate(towards) * h;
+                self.input += towards.clamp(-limit, limit);
                 self.angle = lagged(self.angle, self.input);
             }
             Shape::RateCappedLag => {
                 self.input = self.target;
                 let wanted = lagged(self.angle, self.target) - self.angle;
+                let limit = rate(wanted) * h;
                 self.angle += wanted.clamp(-limit, limit);
             }
         }
@@ -350,6 +374,30 @@ mod tests {
             pacmod[499]
         );
         assert!((out[2999] - 0.5).abs() < 1e-3);
+    }
+
+    #[test]
+    fn each_way_may_have_its_own_rate() {
+        let act = SteeringActuator {
+            rate_rad_s: 1.0,
+            lag_s: 0.0,
+            dead_time_s: 0.0,
+        };
+        let mut s = Servo::new(act, 10.0, 0.0);
+        s.set_rates(2.0, 0.5);
+        s.command(1.0);
+        assert!((run(&mut s, 0.25).last().unwrap() - 0.5).abs() < 1e-9);
+        s.command(-1.0);
+        assert!((run(&mut s, 1.0).last().unwrap() - 0.0).abs() < 1e-9);
+        s.set_rates(f64::NAN, -1.0);
+        assert!(
+            (run(&mut s, 1.0).last().unwrap() + 0.5).abs() < 1e-9,
+            "kept"
+        );
+        // set_rate sets both ways.
+        s.set_rate(0.25);
+        s.command(0.0);
+        assert!((run(&mut s, 1.0).last().unwrap() + 0.25).abs() < 1e-9);
     }
 
     #[test]
