@@ -35,7 +35,7 @@ table! {
     gem_controller_action::NavigateWaypointsResult => "358e233cde0c8a8bcfea4ce193f8fc15",
     gem_controller_action::NavigateWaypointsFeedback => "b933774c571e4a15d5a70589325c7d9c",
     gem_controller_action::ServeWaypoints => "f732eb3375b6de82d0c46f9dd3676e7b",
-    gem_state_msgs::CalibrationRun => "cc4dd66d5f8537ee4c8a086fc0a242dd",
+    gem_state_msgs::CalibrationRun => "1a297210a3ba4ef98b30de27048ff1c2",
     ackermann_msgs::AckermannDrive => "3512e91b48d69674a0e86fadf1ea8231",
     gazebo_msgs::GetModelState => "4c515e936d3319c9610c559c60bfc3d4",
     gazebo_msgs::ModelState => "9330fd35f2fcd82d457e54bd54e10593",

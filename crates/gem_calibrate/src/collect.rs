@@ -72,6 +72,7 @@ pub fn pedal_plan(accelerator: &PedalMap, brake: &PedalMap, cfg: &PlanConfig) ->
         request: RunRequest {
             hold,
             steering_wheel_rad: 0.0,
+            steering_rate_rad_s: None,
             duration: Duration::from_secs_f64(secs),
             distance_m: cfg.distance_m,
             // A little room above the top speed: the end is the top speed, not a fault.

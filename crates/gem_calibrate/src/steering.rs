@@ -931,6 +931,7 @@ pub fn circle_plan(start: &SteeringRelation, cfg: &CirclePlanConfig) -> Vec<Step
     let run = |wheel_deg: f64, secs: f64| RunRequest {
         hold: Hold::Speed(cfg.speed_mps),
         steering_wheel_rad: wheel_deg.to_radians(),
+        steering_rate_rad_s: None,
         duration: Duration::from_secs_f64(secs),
         distance_m: 1.5 * cfg.speed_mps * secs,
         max_speed_mps: cfg.speed_mps + 1.0,

@@ -152,6 +152,7 @@ fn request(r: &RunRequest) -> CalibrationRunReq {
         fraction,
         speed_mps,
         steering_wheel_rad: r.steering_wheel_rad,
+        steering_rate_rad_s: r.steering_rate_rad_s.unwrap_or(0.0),
         duration_s: r.duration.as_secs_f64(),
         distance_m: r.distance_m,
         max_speed_mps: r.max_speed_mps,

@@ -20,8 +20,8 @@
 //!   in a bend keeps to its arc. Entered when the last valid command is older than
 //!   `command_timeout`, when a command is refused (NaN, out of range), or when the
 //!   speed or steering report is missing or unusable. These clear by themselves: a fresh
-//!   valid command with good reports drives on. A steering report that disagrees with the
-//!   expected steering-wheel angle by more than `steer_mismatch_rad` for longer than
+//!   valid command with good reports drives on. A steering report further than
+//!   `steer_mismatch_rad` outside the expected band ([`envelope`]) for longer than
 //!   `steer_mismatch_after` is latched: only an enable request leaves it.
 //! - **Disengaged**: the driver took over (`override_active`) or the PACMod reported
 //!   itself disabled. The bridge stops commanding at once (it publishes nothing) and
@@ -34,13 +34,18 @@
 //! jitter of a loaded computer; longer lengthens the blind distance, and the PACMod 2
 //! driver applies the last command for as long as the bridge lets it.
 //!
-//! The expected steering-wheel angle follows the commanded one through the steering
-//! actuator's model ([`crate::vehicle::actuator::Servo`]: `steering_dead_time_s`, the rate
-//! limit sent with the command, then `steering_lag_s`), so a large swing, which the
-//! actuator needs seconds for, is no mismatch.
+//! The expected steering wheel is a band ([`envelope`]) between the commanded angle
+//! reached at the commanded rate with no delay, and the slowest motor the check accepts:
+//! `steer_slowest_rate_share` of the configured rate, with `steer_extra_delay_s` more lag
+//! and dead time than `steering_lag_s` and `steering_dead_time_s`. So a large swing, which
+//! the actuator needs seconds for, is no mismatch, nor is a motor that differs from its
+//! configured figures within those margins; a motor that does not follow, or follows much
+//! more slowly, is.
 //!
 //! Inputs are [`Event`]s with the time they arrived; [`Bridge::tick`] gives what to command
 //! at a time. No clock is read.
+
+mod envelope;
 
 use super::calibration::{Limits, Request, Run, RunEnd, RunError};
 use super::longitudinal::{InputError, Longitudinal, Pedals};
@@ -50,8 +55,10 @@ use crate::config::{each, first_invalid, value, within, ConfigError};
 use crate::fsm::Transition;
 use crate::health::Level;
 use crate::time::Time;
-use crate::vehicle::actuator::{Servo, SteeringActuator, MAX_STEERING_DELAY_S};
+use crate::vehicle::actuator::{SteeringActuator, MAX_STEERING_DELAY_S};
 use crate::vehicle::DriveCommand;
+use envelope::Envelope;
+pub use envelope::Margins;
 use std::fmt;
 use std::time::Duration;
 use thiserror::Error;
@@ -80,6 +87,12 @@ pub struct BridgeConfig {
     pub steer_mismatch_rad: f64,
     /// A mismatch lasting longer than this is a fault. 1 s.
     pub steer_mismatch_after: Duration,
+    /// The slowest steering motor the check accepts: its rate as a share of
+    /// `steering_rate_rad_s` (or of the commanded rate, if lower), (0, 1]. 0.5.
+    pub steer_slowest_rate_share: f64,
+    /// The slowest steering motor the check accepts: its lag and its dead time beyond
+    /// `steering_lag_s` and `steering_dead_time_s`, s. 0.3.
+    pub steer_extra_delay_s: f64,
     /// The car's steering relation: the steering wheel sent for a front-wheel angle, and
     /// the steering wheel's range. [`SteeringRelation::GEM_E2`] until calibrated.
     pub steering: SteeringRelation,
@@ -97,6 +110,8 @@ impl BridgeConfig {
         steering_dead_time_s: SteeringActuator::GEM_E2.dead_time_s,
         steer_mismatch_rad: 0.5,
         steer_mismatch_after: Duration::from_secs(1),
+        steer_slowest_rate_share: 0.5,
+        steer_extra_delay_s: 0.3,
         steering: SteeringRelation::GEM_E2,
     };
 
@@ -135,6 +150,16 @@ impl BridgeConfig {
                     ),
                     within(
                         value!(self, BridgeConfig.steering_dead_time_s),
+                        0.0,
+                        MAX_STEERING_DELAY_S,
+                    ),
+                    crate::config::check(
+                        value!(self, BridgeConfig.steer_slowest_rate_share),
+                        self.steer_slowest_rate_share > 0.0 && self.steer_slowest_rate_share <= 1.0,
+                        "must be > 0 and at most 1",
+                    ),
+                    within(
+                        value!(self, BridgeConfig.steer_extra_delay_s),
                         0.0,
                         MAX_STEERING_DELAY_S,
                     ),
@@ -257,7 +282,7 @@ impl fmt::Display for Fault {
                 reported_rad,
             } => write!(
                 f,
-                "steering wheel at {reported_rad:.2} rad, expected {expected_rad:.2} rad"
+                "steering wheel at {reported_rad:.2} rad, expected {expected_rad:.2} rad: the steering motor does not follow, or is slower than the check accepts (measure it: gemctl calibrate actuator --collect, then launch with its calibration file)"
             ),
             Fault::Override => f.write_str("driver override on the PACMod"),
             Fault::EnableDropped => f.write_str("the PACMod reported itself disabled"),
@@ -486,9 +511,8 @@ pub struct Bridge {
     state: State,
     inputs: Inputs,
     longitudinal: Longitudinal,
-    /// The steering wheel expected by now: the actuator's model fed with the commanded
-    /// angle, and the last angle fed.
-    expected: Option<(Servo, f64)>,
+    /// The steering wheel expected by now: the band of the motors the check accepts.
+    expected: Option<Envelope>,
     mismatch_since: Option<Time>,
     last_tick: Option<Time>,
     pending: Vec<BridgeTransition>,
@@ -781,10 +805,11 @@ impl Bridge {
 
     /// A steering mismatch held too long, or a missing report while steering.
     fn steering_fault(&self, now: Time) -> Option<Fault> {
-        let expected = self.expected.as_ref().map(|(servo, _)| servo.angle())?;
+        let band = self.expected.as_ref()?;
         match self.inputs.steering {
             Some((reported, at)) if now.saturating_since(at) <= self.cfg.report_timeout => {
                 let since = self.mismatch_since?;
+                let expected = band.nearest(reported);
                 (now.saturating_since(since) > self.cfg.steer_mismatch_after).then_some(
                     Fault::SteeringMismatch {
                         expected_rad: expected,
@@ -796,33 +821,32 @@ impl Bridge {
         }
     }
 
-    /// Moves the expected steering-wheel angle towards the one commanded through the
-    /// actuator's model, and times a disagreement with the report.
+    /// Moves the expected band on with the command in force, and times a report outside
+    /// it.
     fn track_steering(&mut self, now: Time, dt: Duration) {
         let Some(target) = self.steering_target() else {
             self.expected = None;
             self.mismatch_since = None;
             return;
         };
+        let rate = self.steering_rate();
         let reported = self.inputs.steering.map(|(a, _)| a);
-        let act = SteeringActuator {
+        let configured = SteeringActuator {
             rate_rad_s: self.cfg.steering_rate_rad_s,
             lag_s: self.cfg.steering_lag_s,
             dead_time_s: self.cfg.steering_dead_time_s,
         };
-        let (servo, fed) = self.expected.get_or_insert_with(|| {
-            let from = reported.unwrap_or(target);
-            (
-                Servo::new(act, self.cfg.steering.max_steering_wheel_rad(), from),
-                from,
-            )
+        let margins = Margins {
+            slowest_rate_share: self.cfg.steer_slowest_rate_share,
+            extra_delay_s: self.cfg.steer_extra_delay_s,
+        };
+        let max_rad = self.cfg.steering.max_steering_wheel_rad();
+        let band = self.expected.get_or_insert_with(|| {
+            Envelope::new(configured, margins, max_rad, reported.unwrap_or(target))
         });
-        if target != *fed {
-            servo.command(target);
-            *fed = target;
-        }
-        let expected = servo.step(dt.as_secs_f64());
-        let off = reported.is_some_and(|r| (r - expected).abs() > self.cfg.steer_mismatch_rad);
+        band.command(target, rate);
+        band.step(dt.as_secs_f64());
+        let off = reported.is_some_and(|r| band.outside(r) > self.cfg.steer_mismatch_rad);
         self.mismatch_since = if off {
             self.mismatch_since.or(Some(now))
         } else {
@@ -879,12 +903,24 @@ impl Bridge {
         })
     }
 
-    /// The steering wheel a calibration run holds.
+    /// The steering wheel a calibration run holds, at the run's rate.
     fn run_steer(&self) -> Option<SteerCommand> {
         self.steering_target().map(|angle_rad| SteerCommand {
             angle_rad,
-            rate_limit_rad_s: self.cfg.steering_rate_rad_s,
+            rate_limit_rad_s: self.steering_rate(),
         })
+    }
+
+    /// The rate limit sent with the steering command: a calibration run's own, or the
+    /// configured one.
+    fn steering_rate(&self) -> f64 {
+        match (self.state, &self.run) {
+            (State::Calibrating, Some(run)) => run
+                .request
+                .steering_rate_rad_s
+                .unwrap_or(self.cfg.steering_rate_rad_s),
+            _ => self.cfg.steering_rate_rad_s,
+        }
     }
 
     /// A run's pedals while it holds; the watchdog's stop once it has ended.

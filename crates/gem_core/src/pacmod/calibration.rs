@@ -19,6 +19,7 @@
 //! Plain numbers and explicit time, like the rest of [`super`].
 
 use super::longitudinal::Pedals;
+use crate::vehicle::actuator::MAX_STEERING_WHEEL_RATE_RAD_S;
 use std::fmt;
 use std::time::Duration;
 use thiserror::Error;
@@ -69,6 +70,10 @@ pub struct RunRequest {
     pub hold: Hold,
     /// The steering wheel to hold, rad, + left (the PACMod's own angle: no relation).
     pub steering_wheel_rad: f64,
+    /// The rate limit sent with the steering command, rad/s of steering wheel; `None`:
+    /// the bridge's own. An identification drive asks for the fastest the steering wheel
+    /// turns, so that the motor, not the command, sets the pace.
+    pub steering_rate_rad_s: Option<f64>,
     /// The run ends after this long.
     pub duration: Duration,
     /// The run ends after this distance, m.
@@ -129,6 +134,7 @@ impl Request {
         fraction: f64,
         speed_mps: f64,
         steering_wheel_rad: f64,
+        steering_rate_rad_s: f64,
         duration_s: f64,
         distance_m: f64,
         max_speed_mps: f64,
@@ -193,6 +199,18 @@ impl Request {
         Ok(Request::Run(RunRequest {
             hold,
             steering_wheel_rad: range("steering_wheel_rad", steering_wheel_rad, -w, w, false)?,
+            // 0: the bridge's own rate.
+            steering_rate_rad_s: if steering_rate_rad_s == 0.0 {
+                None
+            } else {
+                Some(range(
+                    "steering_rate_rad_s",
+                    steering_rate_rad_s,
+                    0.0,
+                    MAX_STEERING_WHEEL_RATE_RAD_S,
+                    true,
+                )?)
+            },
             duration: Duration::from_secs_f64(range(
                 "duration_s",
                 duration_s,
@@ -318,7 +336,7 @@ mod tests {
     };
 
     fn parse(pedal: &str, fraction: f64) -> Result<Request, RunError> {
-        Request::parse(pedal, fraction, 2.0, 0.0, 10.0, 50.0, 4.0, &LIMITS)
+        Request::parse(pedal, fraction, 2.0, 0.0, 0.0, 10.0, 50.0, 4.0, &LIMITS)
     }
 
     fn run(req: Request) -> RunRequest {
@@ -365,31 +383,43 @@ mod tests {
         let bad = [
             (
                 "duration_s",
-                Request::parse("brake", 0.2, 0.0, 0.0, 0.0, 50.0, 4.0, &LIMITS),
+                Request::parse("brake", 0.2, 0.0, 0.0, 0.0, 0.0, 50.0, 4.0, &LIMITS),
             ),
             (
                 "duration_s",
-                Request::parse("brake", 0.2, 0.0, 0.0, 61.0, 50.0, 4.0, &LIMITS),
+                Request::parse("brake", 0.2, 0.0, 0.0, 0.0, 61.0, 50.0, 4.0, &LIMITS),
             ),
             (
                 "distance_m",
-                Request::parse("brake", 0.2, 0.0, 0.0, 5.0, -1.0, 4.0, &LIMITS),
+                Request::parse("brake", 0.2, 0.0, 0.0, 0.0, 5.0, -1.0, 4.0, &LIMITS),
             ),
             (
                 "max_speed_mps",
-                Request::parse("brake", 0.2, 0.0, 0.0, 5.0, 5.0, 6.0, &LIMITS),
+                Request::parse("brake", 0.2, 0.0, 0.0, 0.0, 5.0, 5.0, 6.0, &LIMITS),
             ),
             (
                 "steering_wheel_rad",
-                Request::parse("brake", 0.2, 0.0, 11.0, 5.0, 5.0, 4.0, &LIMITS),
+                Request::parse("brake", 0.2, 0.0, 11.0, 0.0, 5.0, 5.0, 4.0, &LIMITS),
             ),
             (
                 "speed_mps",
-                Request::parse("speed", 0.0, 4.5, 0.0, 5.0, 5.0, 4.0, &LIMITS),
+                Request::parse("speed", 0.0, 4.5, 0.0, 0.0, 5.0, 5.0, 4.0, &LIMITS),
             ),
             (
                 "speed_mps",
-                Request::parse("speed", 0.0, 0.0, 0.0, 5.0, 5.0, 4.0, &LIMITS),
+                Request::parse("speed", 0.0, 0.0, 0.0, 0.0, 5.0, 5.0, 4.0, &LIMITS),
+            ),
+            (
+                "steering_rate_rad_s",
+                Request::parse("brake", 0.2, 0.0, 0.0, 7.0, 5.0, 5.0, 4.0, &LIMITS),
+            ),
+            (
+                "steering_rate_rad_s",
+                Request::parse("brake", 0.2, 0.0, 0.0, -1.0, 5.0, 5.0, 4.0, &LIMITS),
+            ),
+            (
+                "steering_rate_rad_s",
+                Request::parse("brake", 0.2, 0.0, 0.0, f64::NAN, 5.0, 5.0, 4.0, &LIMITS),
             ),
         ];
         for (field, result) in bad {

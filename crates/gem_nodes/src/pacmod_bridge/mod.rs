@@ -235,6 +235,7 @@ impl Shared {
             req.fraction,
             req.speed_mps,
             req.steering_wheel_rad,
+            req.steering_rate_rad_s,
             req.duration_s,
             req.distance_m,
             req.max_speed_mps,

@@ -23,7 +23,9 @@ gem_ros::param_table! {
         STEERING_RATE = ParamSpec::float("steering_rate_rad_s", BRIDGE.steering_rate_rad_s, "rad/s", "steering-wheel rate limit sent with each steering command (at most 6, the fastest the steering wheel turns)").feeds(&[field!(BridgeConfig.steering_rate_rad_s)]);
         STEERING_LAG = ParamSpec::float("steering_lag_s", BRIDGE.steering_lag_s, "s", "the steering's first-order lag after the rate limit, in the steering wheel's expected angle (a placeholder until measured)").feeds(&[field!(BridgeConfig.steering_lag_s)]);
         STEERING_DEAD_TIME = ParamSpec::float("steering_dead_time_s", BRIDGE.steering_dead_time_s, "s", "the steering's dead time, in the steering wheel's expected angle (a placeholder until measured)").feeds(&[field!(BridgeConfig.steering_dead_time_s)]);
-        STEER_MISMATCH = ParamSpec::float("steer_mismatch_rad", BRIDGE.steer_mismatch_rad, "rad", "a steering report further than this (steering wheel) from where the command should have moved it (dead time, rate limit, lag) is a mismatch").feeds(&[field!(BridgeConfig.steer_mismatch_rad)]);
+        STEER_MISMATCH = ParamSpec::float("steer_mismatch_rad", BRIDGE.steer_mismatch_rad, "rad", "a steering report further than this (steering wheel) outside the expected band (between the command reached at once at its rate and the slowest motor the check accepts) is a mismatch").feeds(&[field!(BridgeConfig.steer_mismatch_rad)]);
+        STEER_SLOWEST_RATE = ParamSpec::float("steer_slowest_rate_share", BRIDGE.steer_slowest_rate_share, "", "the slowest steering motor the check accepts: its rate as a share of `~steering_rate_rad_s` (or of a calibration run's lower rate), (0, 1]").feeds(&[field!(BridgeConfig.steer_slowest_rate_share)]);
+        STEER_EXTRA_DELAY = ParamSpec::float("steer_extra_delay_s", BRIDGE.steer_extra_delay_s, "s", "the slowest steering motor the check accepts: its lag and its dead time beyond `~steering_lag_s` and `~steering_dead_time_s`").feeds(&[field!(BridgeConfig.steer_extra_delay_s)]);
         STEER_MISMATCH_AFTER = ParamSpec::float("steer_mismatch_after_s", BRIDGE.steer_mismatch_after.as_secs_f64(), "s", "a mismatch lasting longer than this is a latched fault").feeds(&[field!(BridgeConfig.steer_mismatch_after)]);
         STEERING_QUADRATIC = ParamSpec::float("steering_quadratic_deg", BRIDGE.steering.quadratic_deg, "°/°²", "steering relation SW = l·t + q·t², odd in t, t = f − offset, all in degrees ([real car](../real-car.md#steering-relation)): q").feeds(&[field!(SteeringRelation.quadratic_deg)]);
         STEERING_LINEAR = ParamSpec::float("steering_linear", BRIDGE.steering.linear, "°/°", "steering relation: l, the steering ratio at the centre").feeds(&[field!(SteeringRelation.linear)]);
@@ -77,6 +79,8 @@ impl Params {
             steering_dead_time_s: STEERING_DEAD_TIME.f64()?,
             steer_mismatch_rad: STEER_MISMATCH.f64()?,
             steer_mismatch_after: STEER_MISMATCH_AFTER.seconds()?,
+            steer_slowest_rate_share: STEER_SLOWEST_RATE.f64()?,
+            steer_extra_delay_s: STEER_EXTRA_DELAY.f64()?,
             steering: SteeringRelation {
                 quadratic_deg: STEERING_QUADRATIC.f64()?,
                 linear: STEERING_LINEAR.f64()?,

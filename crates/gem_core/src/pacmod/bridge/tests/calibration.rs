@@ -8,6 +8,7 @@ fn run(hold: Hold, duration_ms: u64) -> Request {
     Request::Run(RunRequest {
         hold,
         steering_wheel_rad: 0.5,
+        steering_rate_rad_s: None,
         duration: Duration::from_millis(duration_ms),
         distance_m: 100.0,
         max_speed_mps: 4.0,
@@ -162,4 +163,30 @@ fn the_bridge_faults_still_stop_a_run() {
         b.calibration_run().unwrap().ended,
         Some(RunEnd::Fault("no speed report within the timeout".into()))
     );
+}
+
+#[test]
+fn a_run_sends_its_own_steering_rate_and_the_check_follows_it() {
+    let mut b = ready();
+    reports(&mut b, 0);
+    let quick = Request::Run(RunRequest {
+        hold: Hold::Accelerator(0.3),
+        steering_wheel_rad: 3.0,
+        steering_rate_rad_s: Some(6.0),
+        duration: Duration::from_secs(5),
+        distance_m: 100.0,
+        max_speed_mps: 4.0,
+    });
+    assert_eq!(b.calibrate(quick, at(0)), Ok(1));
+    // A motor at 2.0 rad/s, far slower than the 6.0 asked for: no mismatch, and the
+    // command carries 6.0.
+    let mut wheel: f64 = 0.0;
+    for ms in (0..=4000).step_by(50) {
+        wheel = (wheel + 2.0 * 0.05).min(3.0);
+        b.handle(Event::Speed(1.0), at(ms));
+        b.handle(Event::SteeringReport(wheel), at(ms));
+        let t = b.tick(at(ms));
+        assert_eq!(t.state, State::Calibrating, "at {ms} ms");
+        assert_eq!(command(&t).steer.map(|s| s.rate_limit_rad_s), Some(6.0));
+    }
 }
