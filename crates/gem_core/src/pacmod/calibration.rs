@@ -267,6 +267,8 @@ pub struct Run {
     pub distance_m: f64,
     /// Why it ended, once it has: the bridge is then braking to rest.
     pub ended: Option<RunEnd>,
+    /// Whether the car has moved (above standstill) since the run started.
+    pub moved: bool,
 }
 
 impl Run {
@@ -278,12 +280,14 @@ impl Run {
             elapsed: Duration::ZERO,
             distance_m: 0.0,
             ended: None,
+            moved: false,
         }
     }
 
     /// Advances the run by `dt` at the reported `speed_mps`; ends it at its first limit.
     /// A run that only slows the car (the brake, or the accelerator released) also ends
-    /// once the car is at rest, below `standstill_mps`.
+    /// once the car comes to rest, below `standstill_mps`; one that starts at rest holds
+    /// for its duration (the steering wheel moved with the car held still).
     pub fn step(&mut self, speed_mps: f64, dt: Duration, standstill_mps: f64) {
         if self.ended.is_some() {
             return;
@@ -292,13 +296,14 @@ impl Run {
         self.distance_m += speed_mps.max(0.0) * dt.as_secs_f64();
         let r = &self.request;
         let slowing = matches!(r.hold, Hold::Brake(_) | Hold::Accelerator(0.0));
+        self.moved |= speed_mps >= standstill_mps;
         self.ended = if speed_mps > r.max_speed_mps {
             Some(RunEnd::SpeedLimit)
         } else if self.distance_m >= r.distance_m {
             Some(RunEnd::Distance)
         } else if self.elapsed >= r.duration {
             Some(RunEnd::Duration)
-        } else if slowing && speed_mps < standstill_mps {
+        } else if slowing && self.moved && speed_mps < standstill_mps {
             Some(RunEnd::AtRest)
         } else {
             None
@@ -471,6 +476,14 @@ mod tests {
         assert_eq!(r.ended, None);
         r.step(0.05, Duration::from_millis(100), 0.1);
         assert_eq!(r.ended, Some(RunEnd::AtRest));
+        // Started at rest, it holds (the steering wheel moved at rest) until its duration.
+        let mut r = Run::new(2, brake);
+        for _ in 0..99 {
+            r.step(0.0, Duration::from_millis(100), 0.1);
+        }
+        assert_eq!(r.ended, None);
+        r.step(0.0, Duration::from_millis(100), 0.1);
+        assert_eq!(r.ended, Some(RunEnd::Duration));
         // The accelerator held at a fraction does not: it starts from rest.
         let mut r = Run::new(2, run(parse("accelerator", 0.4).unwrap()));
         r.step(0.0, Duration::from_millis(100), 0.1);

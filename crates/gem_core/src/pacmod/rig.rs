@@ -81,6 +81,8 @@ pub struct Rig {
     record: PedalRecord,
     /// The plant's last report and when it was made.
     last_report: Option<(Time, Report)>,
+    /// The last command sent to the plant and when.
+    last_sent: Option<(Time, PacmodCommand)>,
 }
 
 impl Rig {
@@ -93,6 +95,7 @@ impl Rig {
             ticks: Grid::new(cfg.tick_period),
             record: PedalRecord::default(),
             last_report: None,
+            last_sent: None,
         }
     }
 
@@ -114,6 +117,11 @@ impl Rig {
     /// The plant's last report (what the driver published) and when it was made.
     pub fn last_report(&self) -> Option<(Time, Report)> {
         self.last_report
+    }
+
+    /// The last command the bridge sent the plant (what the node published) and when.
+    pub fn last_sent(&self) -> Option<(Time, PacmodCommand)> {
+        self.last_sent
     }
 
     /// A calibration request, arrived at `now` ([`Bridge::calibrate`]).
@@ -170,6 +178,7 @@ impl Rig {
         if self.ticks.due(now) {
             if let Output::Command(c) = self.bridge.tick(now).output {
                 self.send(c);
+                self.last_sent = Some((now, c));
             }
         }
         let a = self.plant.step(dt, speed_mps);

@@ -717,7 +717,7 @@ mod tests {
                 }
                 if t >= next_rpt - 1e-9 {
                     k += 1;
-                    let e = if k % 2 == 0 { noise } else { -noise };
+                    let e = if k.is_multiple_of(2) { noise } else { -noise };
                     s.reports.push(Reading {
                         t_s: t,
                         angle_rad: servo.angle() + e,
