@@ -27,6 +27,7 @@ macro_rules! scenario_tests {
     };
 }
 
+mod actuator_calibration;
 mod bag;
 mod calibration;
 mod car;

@@ -308,6 +308,15 @@ impl Numbers {
     }
 }
 
+/// Whether a topic's header stamps can be used: every message has one, and they keep
+/// within 0.5 s of the record times (the two drivers may stamp with other clocks, such as
+/// GNSS time; the record times are then the one clock both share).
+pub fn stamps_usable(messages: &[Numbers]) -> bool {
+    messages
+        .iter()
+        .all(|m| m.stamp_s.is_some_and(|s| (s - m.record_s).abs() <= 0.5))
+}
+
 /// The messages of `topics` in the bags, per topic, in time order. A topic no bag holds is
 /// simply absent from the result: the caller says which ones it cannot do without.
 pub fn read_numbers(

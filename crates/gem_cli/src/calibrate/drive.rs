@@ -263,6 +263,7 @@ impl Recorder {
             names::PACMOD_BRAKE_CMD,
             names::PACMOD_ACCEL_RPT,
             names::PACMOD_BRAKE_RPT,
+            names::PACMOD_STEER_CMD,
             names::PACMOD_STEER_RPT,
             names::PACMOD_GLOBAL_RPT,
             names::INSPVA,

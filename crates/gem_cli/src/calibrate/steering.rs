@@ -7,13 +7,13 @@
 
 use super::args::CommonArgs;
 use super::drive::topic;
+use super::params::param_name;
 use anyhow::{bail, ensure, Context};
 use gem_calibrate::collect;
 use gem_calibrate::steering::{
     circle_plan, fit, samples_from_ins, CirclePlanConfig, FitConfig, InsSample, SampleConfig,
     SteeringFit,
 };
-use gem_core::config::Field;
 use gem_core::field;
 use gem_core::gnss::pose::InsPoseConfig;
 use gem_core::names;
@@ -22,7 +22,7 @@ use gem_ros::params::ParamSpec;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::bag::Numbers;
+use crate::bag::{stamps_usable, Numbers};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -173,28 +173,11 @@ fn read(bags: &[PathBuf]) -> anyhow::Result<Data> {
     Ok(data)
 }
 
-/// Whether a topic's header stamps can be used: every message has one, and they keep
-/// within 0.5 s of the record times (the two drivers may stamp with other clocks, such as
-/// GNSS time; the record times are then the one clock both share).
-fn stamps_usable(messages: &[Numbers]) -> bool {
-    messages
-        .iter()
-        .all(|m| m.stamp_s.is_some_and(|s| (s - m.record_s).abs() <= 0.5))
-}
-
 fn list(bags: &[PathBuf]) -> String {
     bags.iter()
         .map(|b| b.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The parameter of `table` that feeds `field`: the YAML's keys are the nodes' own names.
-fn param_name(table: &[ParamSpec], field: Field) -> &'static str {
-    table
-        .iter()
-        .find(|p| p.feeds.contains(&field))
-        .map_or_else(|| panic!("no parameter feeds {field}"), |p| p.name)
 }
 
 /// The relation as a rosparam YAML: `pacmod_bridge`'s parameters under `pacmod_bridge`,

@@ -102,7 +102,9 @@ pub struct Estimate {
 
 impl fmt::Display for Estimate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.sigma.is_finite() {
+        if self.sigma.is_finite() && self.sigma < 0.0005 {
+            write!(f, "{:.3} ± <0.001", self.value)
+        } else if self.sigma.is_finite() {
             write!(f, "{:.3} ± {:.3}", self.value, self.sigma)
         } else {
             write!(f, "{:.3}", self.value)
