@@ -18,12 +18,21 @@
 //! pedal delays from each pedal step. It refuses data without the steps it needs, naming
 //! what is missing. [`markdown`] and [`step_plots_svg`] are the report.
 
-use crate::collect::{Start, Step};
+use crate::collect::{next, BridgeSeen, Next, Start, Step};
+use gem_core::geometry::Pose;
+use gem_core::pacmod::bridge::{Bridge, BridgeConfig};
+use gem_core::pacmod::calibration::Request;
 use gem_core::pacmod::calibration::{Hold, RunRequest};
+use gem_core::pacmod::longitudinal::{Longitudinal, LongitudinalConfig};
+use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap};
+use gem_core::pacmod::plant::{Plant, PlantConfig};
+use gem_core::pacmod::rig::{Rig, RigConfig};
+use gem_core::time::Time;
 use gem_core::vehicle::actuator::MAX_STEERING_WHEEL_RATE_RAD_S;
 use gem_core::vehicle::identify::{
     self, DelayError, Estimate, IdentifyConfig, IdentifyError, Motor, MotorFit, Stretch,
 };
+use gem_core::vehicle::{VehicleModel, VehicleParams};
 use plotters::prelude::*;
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -292,6 +301,120 @@ pub fn markdown(fit: &ActuatorFit, configured: &Motor, plots: &[String]) -> Stri
     s
 }
 
+/// `plan` driven through a bridge of `bridge` in front of a simulated PACMod of `truth`,
+/// in core time, as `gemctl calibrate actuator --collect` drives it through the nodes:
+/// each step asked for when [`crate::collect::next`] says so. The data as a bag of the
+/// drive holds it (benchmarks and tests: an identification without ROS); why the drive
+/// stopped, if it did.
+pub fn drive_on_rig(
+    truth: &PlantConfig,
+    bridge: &BridgeConfig,
+    plan: &[Step],
+) -> Result<Data, String> {
+    let dt = Duration::from_millis(5);
+    let bridge = Bridge::new(
+        bridge.clone(),
+        Longitudinal::new(
+            LongitudinalConfig::DEFAULT,
+            AcceleratorMap::default(),
+            BrakeMap::default(),
+        ),
+    );
+    let plant = Plant::new(
+        truth.clone(),
+        AcceleratorMap::default(),
+        BrakeMap::default(),
+    );
+    let mut rig = Rig::new(bridge, plant, RigConfig::DEFAULT);
+    let mut car = VehicleModel::new(
+        VehicleParams::default(),
+        Pose::default(),
+        Time::from_secs_f64(1.0),
+    );
+    if !rig.engage(&mut car, dt) {
+        return Err("the bridge did not engage".to_owned());
+    }
+    let mut data = Data::default();
+    let mut stretch = Stretch::default();
+    let (mut last_cmd, mut last_rpt) = (None, None);
+    let mut ours = None;
+    for step in plan {
+        let limit = car.now().as_secs_f64() + step.request.duration.as_secs_f64() + 60.0;
+        loop {
+            let b = rig.bridge();
+            let run = b.calibration_run();
+            let seen = BridgeSeen {
+                state: b.state().name().to_string(),
+                message: String::new(),
+                run: run.map(|r| r.id),
+                ended: run.and_then(|r| r.ended.as_ref()).map(|e| e.to_string()),
+            };
+            match next(step.start, ours, &seen, None) {
+                Next::Start => break,
+                Next::Abort(why) => return Err(why),
+                Next::Wait => {}
+            }
+            if car.now().as_secs_f64() > limit {
+                return Err(format!("{step:?} never started"));
+            }
+            rig.drive(&mut car, dt, 1);
+            record(&rig, &mut stretch, &mut data, &mut last_cmd, &mut last_rpt);
+        }
+        ours = Some(
+            rig.calibrate(Request::Run(step.request), car.now())
+                .map_err(|e| format!("{e}: {step:?}"))?,
+        );
+        rig.drive(&mut car, dt, 1);
+        record(&rig, &mut stretch, &mut data, &mut last_cmd, &mut last_rpt);
+    }
+    // The last run to its end and rest.
+    for _ in 0..(20.0 / dt.as_secs_f64()) as usize {
+        rig.drive(&mut car, dt, 1);
+        record(&rig, &mut stretch, &mut data, &mut last_cmd, &mut last_rpt);
+    }
+    data.steering.push(stretch);
+    Ok(data)
+}
+
+/// What a bag of the drive holds from the rig's last command and report, each once.
+fn record(
+    rig: &Rig,
+    stretch: &mut Stretch,
+    data: &mut Data,
+    last_cmd: &mut Option<gem_core::time::Time>,
+    last_rpt: &mut Option<gem_core::time::Time>,
+) {
+    use gem_core::pacmod::longitudinal::Pedals;
+    if let Some((t, c)) = rig.last_sent().filter(|(t, _)| Some(*t) != *last_cmd) {
+        *last_cmd = Some(t);
+        let t = t.as_secs_f64();
+        if let Some(s) = c.steer {
+            stretch.commands.push(identify::Command {
+                t_s: t,
+                angle_rad: s.angle_rad,
+                rate_rad_s: s.rate_limit_rad_s,
+            });
+        }
+        let (a, b) = match c.pedals {
+            Pedals::Accelerate(a) => (a, 0.0),
+            Pedals::Brake(b) => (0.0, b),
+            Pedals::Coast => (0.0, 0.0),
+        };
+        data.accelerator.commands.push((t, a));
+        data.brake.commands.push((t, b));
+    }
+    if let Some((t, r)) = rig.last_report().filter(|(t, _)| Some(*t) != *last_rpt) {
+        *last_rpt = Some(t);
+        let t = t.as_secs_f64();
+        stretch.reports.push(identify::Reading {
+            t_s: t,
+            angle_rad: r.wheel_rad,
+        });
+        data.accelerator.outputs.push((t, r.pedal_outputs.0));
+        data.brake.outputs.push((t, r.pedal_outputs.1));
+    }
+}
+
 /// The window of a step plotted: from this long before it, s.
 const PLOT_BEFORE_S: f64 = 0.5;
 /// To this long after it, at most, s.
@@ -398,9 +521,6 @@ pub fn step_plots_svg(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gem_core::pacmod::calibration::{Request, RunRequest};
-    use gem_core::pacmod::plant::PlantConfig;
-    use gem_core::pacmod::rig::{Rig, RigConfig};
 
     #[test]
     fn the_plan_steps_both_ways_at_the_fastest_rate_and_holds_each_long_enough() {
@@ -477,118 +597,6 @@ mod tests {
         assert!(e.to_string().contains("no brake step"), "{e}");
     }
 
-    /// The plan driven through the bridge and the simulated PACMod in core time, as
-    /// `gemctl calibrate actuator --collect` drives it through the nodes: each step asked
-    /// for when [`crate::collect::next`] says so. The data as a bag records it.
-    fn drive_plan(truth: &PlantConfig, plan: &[Step]) -> Data {
-        use crate::collect::{next, BridgeSeen, Next};
-        use gem_core::geometry::Pose;
-        use gem_core::pacmod::bridge::{Bridge, BridgeConfig};
-        use gem_core::pacmod::longitudinal::{Longitudinal, LongitudinalConfig};
-        use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap};
-        use gem_core::pacmod::plant::Plant;
-        use gem_core::time::Time;
-        use gem_core::vehicle::{VehicleModel, VehicleParams};
-        let dt = Duration::from_millis(5);
-        let bridge = Bridge::new(
-            BridgeConfig::DEFAULT,
-            Longitudinal::new(
-                LongitudinalConfig::DEFAULT,
-                AcceleratorMap::default(),
-                BrakeMap::default(),
-            ),
-        );
-        let plant = Plant::new(
-            truth.clone(),
-            AcceleratorMap::default(),
-            BrakeMap::default(),
-        );
-        let mut rig = Rig::new(bridge, plant, RigConfig::DEFAULT);
-        let mut car = VehicleModel::new(
-            VehicleParams::default(),
-            Pose::default(),
-            Time::from_secs_f64(1.0),
-        );
-        assert!(rig.engage(&mut car, dt));
-        let mut data = Data::default();
-        let mut stretch = Stretch::default();
-        let (mut last_cmd, mut last_rpt) = (None, None);
-        let mut ours = None;
-        for step in plan {
-            let limit = car.now().as_secs_f64() + step.request.duration.as_secs_f64() + 60.0;
-            loop {
-                let b = rig.bridge();
-                let run = b.calibration_run();
-                let seen = BridgeSeen {
-                    state: b.state().name().to_string(),
-                    message: String::new(),
-                    run: run.map(|r| r.id),
-                    ended: run.and_then(|r| r.ended.as_ref()).map(|e| e.to_string()),
-                };
-                match next(step.start, ours, &seen, None) {
-                    Next::Start => break,
-                    Next::Abort(why) => panic!("{why}"),
-                    Next::Wait => {}
-                }
-                assert!(car.now().as_secs_f64() < limit, "{step:?} never started");
-                rig.drive(&mut car, dt, 1);
-                record(&rig, &mut stretch, &mut data, &mut last_cmd, &mut last_rpt);
-            }
-            ours = Some(
-                rig.calibrate(Request::Run(step.request), car.now())
-                    .unwrap_or_else(|e| panic!("{e}: {step:?}")),
-            );
-            rig.drive(&mut car, dt, 1);
-            record(&rig, &mut stretch, &mut data, &mut last_cmd, &mut last_rpt);
-        }
-        // The last run to its end and rest.
-        for _ in 0..(20.0 / dt.as_secs_f64()) as usize {
-            rig.drive(&mut car, dt, 1);
-            record(&rig, &mut stretch, &mut data, &mut last_cmd, &mut last_rpt);
-        }
-        data.steering.push(stretch);
-        data
-    }
-
-    /// What a bag of the drive holds from the rig's last command and report, each once.
-    fn record(
-        rig: &Rig,
-        stretch: &mut Stretch,
-        data: &mut Data,
-        last_cmd: &mut Option<gem_core::time::Time>,
-        last_rpt: &mut Option<gem_core::time::Time>,
-    ) {
-        use gem_core::pacmod::longitudinal::Pedals;
-        if let Some((t, c)) = rig.last_sent().filter(|(t, _)| Some(*t) != *last_cmd) {
-            *last_cmd = Some(t);
-            let t = t.as_secs_f64();
-            if let Some(s) = c.steer {
-                stretch.commands.push(identify::Command {
-                    t_s: t,
-                    angle_rad: s.angle_rad,
-                    rate_rad_s: s.rate_limit_rad_s,
-                });
-            }
-            let (a, b) = match c.pedals {
-                Pedals::Accelerate(a) => (a, 0.0),
-                Pedals::Brake(b) => (0.0, b),
-                Pedals::Coast => (0.0, 0.0),
-            };
-            data.accelerator.commands.push((t, a));
-            data.brake.commands.push((t, b));
-        }
-        if let Some((t, r)) = rig.last_report().filter(|(t, _)| Some(*t) != *last_rpt) {
-            *last_rpt = Some(t);
-            let t = t.as_secs_f64();
-            stretch.reports.push(identify::Reading {
-                t_s: t,
-                angle_rad: r.wheel_rad,
-            });
-            data.accelerator.outputs.push((t, r.pedal_outputs.0));
-            data.brake.outputs.push((t, r.pedal_outputs.1));
-        }
-    }
-
     #[test]
     fn the_drive_through_the_bridge_measures_a_motor_it_was_not_told() {
         for (rate, lag, dead) in [(2.0, 0.3, 0.2), (5.0, 0.05, 0.05), (3.5, 0.1, 0.1)] {
@@ -599,7 +607,12 @@ mod tests {
                 wheel_sigma_rad: 0.005,
                 ..PlantConfig::DEFAULT
             };
-            let data = drive_plan(&truth, &plan(&PlanConfig::default()));
+            let data = drive_on_rig(
+                &truth,
+                &BridgeConfig::DEFAULT,
+                &plan(&PlanConfig::default()),
+            )
+            .unwrap();
             let fitted = fit(&data, &IdentifyConfig::default()).unwrap();
             let m = fitted.steering.motor();
             eprintln!(
