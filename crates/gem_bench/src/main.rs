@@ -5,7 +5,7 @@
 //! cargo run --release -p gem_bench -- track [--out DIR] [--dynamic-only | --sources-only]
 //! cargo run --release -p gem_bench -- crosscheck [--track FILE]
 //! cargo run --release -p gem_bench -- pacmod [--steps-only | --laps-only] [--speed-sigma-mps S]
-//!     [--slow-steering-only] [--report-latency-s S] [--kp-per-s K] [--ki-per-s2 K]
+//!     [--slow-steering-only | --motor-mismatch-only] [--report-latency-s S] [--kp-per-s K] [--ki-per-s2 K]
 //!     [--steering-rate-rad-s R]
 //!     [--track FILE]
 //! cargo run --release -p gem_bench -- stop
@@ -22,6 +22,7 @@ mod baseline;
 mod crosscheck;
 mod health;
 mod introspect;
+mod mismatch;
 mod pacmod;
 mod replay;
 mod resources;
@@ -77,8 +78,9 @@ enum Bench {
         #[arg(long, default_value = track::TRACK_FILE)]
         track: std::path::PathBuf,
     },
-    /// The PACMod path without ROS: the pedal loop on steps and ramps, and laps of the GEM
-    /// track through the bridge and the simulated PACMod against the Ackermann path.
+    /// The PACMod path without ROS: the pedal loop on steps and ramps, laps of the GEM
+    /// track through the bridge and the simulated PACMod against the Ackermann path, every
+    /// law on slow steering, and on a steering motor the suite is not told of.
     Pacmod {
         /// The GEM track waypoint file.
         #[arg(long, default_value = track::TRACK_FILE)]
@@ -94,6 +96,10 @@ enum Bench {
         /// the path, after an INS jump and resuming 0.5 m off.
         #[arg(long, conflicts_with = "steps_only")]
         slow_steering_only: bool,
+        /// Only the motor-mismatch table: every law on four true steering motors, the
+        /// controllers and the bridge told the defaults or the truth, joining from 2 m.
+        #[arg(long, conflicts_with_all = ["steps_only", "laps_only", "slow_steering_only"])]
+        motor_mismatch_only: bool,
         /// Speed report noise σ of the second pedal-loop table, m/s.
         #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
         speed_sigma_mps: f64,
@@ -216,6 +222,7 @@ fn main() -> anyhow::Result<()> {
             steps_only,
             laps_only,
             slow_steering_only,
+            motor_mismatch_only,
             speed_sigma_mps,
             report_latency_s,
             kp_per_s,
@@ -240,17 +247,26 @@ fn main() -> anyhow::Result<()> {
                     latency,
                 },
             };
+            let only = steps_only || laps_only || slow_steering_only || motor_mismatch_only;
             let parts = pacmod::Parts {
-                steps: !laps_only && !slow_steering_only,
-                laps: !steps_only && !slow_steering_only,
+                steps: !only || steps_only,
+                laps: !only || laps_only,
             };
             pacmod::run_all(&track, &settings, parts)?;
-            if !steps_only && !laps_only {
+            if !only || slow_steering_only || motor_mismatch_only {
                 let scenarios = track::scenarios(&track)?;
                 let spawn = scenarios.first().ok_or_else(|| {
                     anyhow::anyhow!("{}: no GEM track scenarios", track.display())
                 })?;
-                steering::run_all(spawn);
+                if !only || slow_steering_only {
+                    steering::run_all(spawn);
+                }
+                if !only {
+                    println!();
+                }
+                if !only || motor_mismatch_only {
+                    mismatch::run_all(spawn);
+                }
             }
             Ok(())
         }

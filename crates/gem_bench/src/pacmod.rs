@@ -283,18 +283,20 @@ impl Settings {
     /// The bridge in front of the plant, reporting as `reports` says; both with the
     /// placeholder maps.
     pub fn rig(&self, reports: Reports) -> Rig {
-        let l = Longitudinal::new(
+        rig_of(
             self.longitudinal.clone(),
-            AcceleratorMap::default(),
-            BrakeMap::default(),
-        );
-        let plant = Plant::new(
+            self.bridge(),
             self.plant(reports),
-            AcceleratorMap::default(),
-            BrakeMap::default(),
-        );
-        Rig::new(Bridge::new(self.bridge(), l), plant, RigConfig::DEFAULT)
+        )
     }
+}
+
+/// The bridge of `bridge` with the speed loop `longitudinal` in front of the plant of
+/// `plant`, at the nodes' rates ([`RigConfig::DEFAULT`]); both with the placeholder maps.
+pub fn rig_of(longitudinal: LongitudinalConfig, bridge: BridgeConfig, plant: PlantConfig) -> Rig {
+    let l = Longitudinal::new(longitudinal, AcceleratorMap::default(), BrakeMap::default());
+    let plant = Plant::new(plant, AcceleratorMap::default(), BrakeMap::default());
+    Rig::new(Bridge::new(bridge, l), plant, RigConfig::DEFAULT)
 }
 
 /// The figures of one case of the pedal loop.

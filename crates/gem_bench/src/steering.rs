@@ -431,7 +431,7 @@ pub fn run_all(sc: &Scenario) -> Vec<Row> {
 }
 
 /// `f` over `jobs` on every CPU, in the jobs' order.
-fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
+pub fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut out: Vec<(usize, R)> = std::thread::scope(|scope| {
