@@ -197,6 +197,14 @@ pub enum IdentifyError {
         /// The hold before a step, s.
         settled_s: f64,
     },
+    /// The reported wheel travelled too little to tell the motor's figures.
+    #[error("the steering wheel travelled {travel_rad:.2} rad, {need_rad:.2} rad are needed to tell the motor's figures")]
+    TooLittleMotion {
+        /// The reports' travel, rad.
+        travel_rad: f64,
+        /// The travel needed, rad.
+        need_rad: f64,
+    },
     /// The reported wheel hardly moved while the commands asked it to.
     #[error("the steering wheel never moved: the reports span {reported_rad:.3} rad while the commands spanned {commanded_rad:.3} rad (is the PACMod enabled, the steering motor powered?)")]
     NeverMoved {
@@ -379,6 +387,89 @@ impl CostFunction for &Data<'_> {
 
 /// The steering motor's figures from `stretches` (module documentation).
 pub fn fit_motor(stretches: &[Stretch], cfg: &IdentifyConfig) -> Result<MotorFit, IdentifyError> {
+    let (usable, unusable) = usable(stretches)?;
+    let all_steps: Vec<Step> = usable
+        .iter()
+        .flat_map(|s| steps(&s.commands, cfg))
+        .collect();
+    let left: Vec<&Step> = all_steps.iter().filter(|s| s.to_rad > s.from_rad).collect();
+    let right: Vec<&Step> = all_steps.iter().filter(|s| s.to_rad < s.from_rad).collect();
+    if left.len() < cfg.min_steps_each_way || right.len() < cfg.min_steps_each_way {
+        return Err(IdentifyError::TooFewSteps {
+            left: left.len(),
+            right: right.len(),
+            need: cfg.min_steps_each_way,
+            min_step_rad: cfg.min_step_rad,
+            settled_s: cfg.settled_s,
+        });
+    }
+    check_moved(&usable, cfg)?;
+    let cap = |steps: &[&Step]| {
+        steps
+            .iter()
+            .map(|s| s.rate_rad_s)
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .fold(0.0, f64::max)
+    };
+    let data = Data {
+        stretches: usable,
+        cfg,
+        caps: (cap(&left), cap(&right)),
+    };
+    Ok(fit_data(
+        &data,
+        &STARTS,
+        unusable,
+        (left.len(), right.len()),
+    ))
+}
+
+/// The steering motor's figures from ordinary driving (no steps needed): `stretches` in
+/// which the reported wheel travelled at least `min_travel_rad` in all, the fit started
+/// from each of `starts` ((lag, dead time) pairs). A rate is measured where the commands
+/// asked for more than the motor gave, and a bound otherwise, as in [`fit_motor`].
+pub fn fit_motor_while_driving(
+    stretches: &[Stretch],
+    cfg: &IdentifyConfig,
+    min_travel_rad: f64,
+    starts: &[(f64, f64)],
+) -> Result<MotorFit, IdentifyError> {
+    let (usable, unusable) = usable(stretches)?;
+    let travel: f64 = usable
+        .iter()
+        .map(|s| {
+            s.reports
+                .windows(2)
+                .map(|w| (w[1].angle_rad - w[0].angle_rad).abs())
+                .sum::<f64>()
+        })
+        .sum();
+    if travel < min_travel_rad {
+        return Err(IdentifyError::TooLittleMotion {
+            travel_rad: travel,
+            need_rad: min_travel_rad,
+        });
+    }
+    check_moved(&usable, cfg)?;
+    let cap = usable
+        .iter()
+        .flat_map(|s| s.commands.iter().map(|c| c.rate_rad_s))
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .fold(0.0, f64::max);
+    let data = Data {
+        stretches: usable,
+        cfg,
+        caps: (cap, cap),
+    };
+    Ok(fit_data(&data, starts, unusable, (0, 0)))
+}
+
+/// The (lag, dead time) pairs the fit starts from: spread over the delays.
+const STARTS: [(f64, f64); 4] = [(0.05, 0.05), (0.25, 0.05), (0.05, 0.25), (0.3, 0.3)];
+
+/// The stretches' usable parts (finite commands and reports) that hold commands and at
+/// least two reports, and how many reports were dropped.
+fn usable(stretches: &[Stretch]) -> Result<(Vec<Stretch>, usize), IdentifyError> {
     let mut unusable = 0;
     let usable: Vec<Stretch> = stretches
         .iter()
@@ -403,21 +494,11 @@ pub fn fit_motor(stretches: &[Stretch], cfg: &IdentifyConfig) -> Result<MotorFit
     if usable.is_empty() {
         return Err(IdentifyError::NoData);
     }
-    let all_steps: Vec<Step> = usable
-        .iter()
-        .flat_map(|s| steps(&s.commands, cfg))
-        .collect();
-    let left: Vec<&Step> = all_steps.iter().filter(|s| s.to_rad > s.from_rad).collect();
-    let right: Vec<&Step> = all_steps.iter().filter(|s| s.to_rad < s.from_rad).collect();
-    if left.len() < cfg.min_steps_each_way || right.len() < cfg.min_steps_each_way {
-        return Err(IdentifyError::TooFewSteps {
-            left: left.len(),
-            right: right.len(),
-            need: cfg.min_steps_each_way,
-            min_step_rad: cfg.min_step_rad,
-            settled_s: cfg.settled_s,
-        });
-    }
+    Ok((usable, unusable))
+}
+
+/// Refuses data in which the reported wheel hardly moved while the commands asked it to.
+fn check_moved(usable: &[Stretch], cfg: &IdentifyConfig) -> Result<(), IdentifyError> {
     let span = |v: &mut dyn Iterator<Item = f64>| {
         let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
             (lo.min(a), hi.max(a))
@@ -440,19 +521,17 @@ pub fn fit_motor(stretches: &[Stretch], cfg: &IdentifyConfig) -> Result<MotorFit
             commanded_rad: commanded,
         });
     }
-    let cap = |steps: &[&Step]| {
-        steps
-            .iter()
-            .map(|s| s.rate_rad_s)
-            .filter(|r| r.is_finite() && *r > 0.0)
-            .fold(0.0, f64::max)
-    };
-    let data = Data {
-        stretches: usable,
-        cfg,
-        caps: (cap(&left), cap(&right)),
-    };
-    let best = minimise(&data);
+    Ok(())
+}
+
+/// The fit of `data` from `starts` (module documentation).
+fn fit_data(
+    data: &Data,
+    starts: &[(f64, f64)],
+    unusable: usize,
+    steps: (usize, usize),
+) -> MotorFit {
+    let best = minimise(data, starts);
     let motor = data.motor(&best);
     let r = data.residuals(&motor);
     let n = r.len();
@@ -466,7 +545,7 @@ pub fn fit_motor(stretches: &[Stretch], cfg: &IdentifyConfig) -> Result<MotorFit
         true,
         true,
     ];
-    let sigma = standard_errors(&data, &motor, &free, ssr, n);
+    let sigma = standard_errors(data, &motor, &free, ssr, n);
     let rate = |i: usize, v: f64, cap: f64| {
         if free[i] {
             Rate::Measured(Estimate {
@@ -477,7 +556,7 @@ pub fn fit_motor(stretches: &[Stretch], cfg: &IdentifyConfig) -> Result<MotorFit
             Rate::AtLeast(cap)
         }
     };
-    Ok(MotorFit {
+    MotorFit {
         rate_left: rate(0, motor.rate_left_rad_s, data.caps.0),
         rate_right: rate(1, motor.rate_right_rad_s, data.caps.1),
         lag: Estimate {
@@ -491,16 +570,15 @@ pub fn fit_motor(stretches: &[Stretch], cfg: &IdentifyConfig) -> Result<MotorFit
         residual_rms_rad: (ssr / n.max(1) as f64).sqrt(),
         reports_used: n,
         reports_unusable: unusable,
-        steps: (left.len(), right.len()),
-    })
+        steps,
+    }
 }
 
-/// The parameter vector of least mean square residual: Nelder–Mead from starts spread
-/// over the delays, each rate starting at its cap's three quarters.
-fn minimise(data: &Data) -> Vec<f64> {
-    let starts = [(0.05, 0.05), (0.25, 0.05), (0.05, 0.25), (0.3, 0.3)];
+/// The parameter vector of least mean square residual: Nelder–Mead from each of `starts`
+/// ((lag, dead time)), each rate starting at its cap's three quarters.
+fn minimise(data: &Data, starts: &[(f64, f64)]) -> Vec<f64> {
     let mut best: Option<(f64, Vec<f64>)> = None;
-    for (lag, dead) in starts {
+    for &(lag, dead) in starts {
         let x0 = vec![0.75 * data.caps.0, 0.75 * data.caps.1, lag, dead];
         let mut simplex = vec![x0.clone()];
         for (i, d) in [0.2 * data.caps.0, 0.2 * data.caps.1, 0.08, 0.08]

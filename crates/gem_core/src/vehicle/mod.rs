@@ -7,6 +7,7 @@ pub mod dynamic;
 pub mod frames;
 pub mod identify;
 pub mod kinematic;
+pub mod learn;
 pub mod localization;
 pub mod model;
 pub mod pacing;
