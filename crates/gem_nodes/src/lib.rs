@@ -2,6 +2,7 @@
 //! interface tables and the wiring that ties its topics to the core. Rules live in `gem_core`.
 #![warn(missing_docs)]
 
+pub mod calibration_file;
 pub mod controller;
 pub mod gnss_pose;
 pub mod health_monitor;

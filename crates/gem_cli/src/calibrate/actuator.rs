@@ -129,7 +129,7 @@ fn fit_bags(args: &Args, bags: &[PathBuf]) -> Result<()> {
         plots.display()
     );
     if let Some(file) = &args.common.params {
-        for (node, values) in node_params(&fitted) {
+        for (node, values) in motor_params(&fitted.steering.motor()) {
             let values: Vec<(&str, serde_yaml::Value)> =
                 values.into_iter().map(|(k, v)| (k, v.into())).collect();
             super::params::merge(file, node, &values)?;
@@ -144,52 +144,6 @@ fn list(bags: &[PathBuf]) -> String {
         .map(|b| b.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The figures as each node's parameters: the rate to send and plan with is the slower
-/// way's (capped at the fastest the steering wheel turns, as the bridge requires).
-fn node_params(f: &ActuatorFit) -> [(&'static str, Vec<(&'static str, f64)>); 3] {
-    let m = f.steering.motor();
-    let rate = m
-        .rate_left_rad_s
-        .min(m.rate_right_rad_s)
-        .min(gem_core::vehicle::actuator::MAX_STEERING_WHEEL_RATE_RAD_S);
-    let figures = |names: [&'static str; 3]| {
-        vec![
-            (names[0], rate),
-            (names[1], m.lag_s),
-            (names[2], m.dead_time_s),
-        ]
-    };
-    let bridge = &gem_nodes::pacmod_bridge::params::PARAMS;
-    let sim = &gem_nodes::sim::params::PARAMS;
-    let controller = &gem_nodes::controller::params::PARAMS;
-    [
-        (
-            "pacmod_bridge",
-            figures([
-                param_name(bridge, field!(BridgeConfig.steering_rate_rad_s)),
-                param_name(bridge, field!(BridgeConfig.steering_lag_s)),
-                param_name(bridge, field!(BridgeConfig.steering_dead_time_s)),
-            ]),
-        ),
-        (
-            "controller",
-            figures([
-                param_named(controller, "pacmod_steering_wheel_rate_rad_s"),
-                param_named(controller, "pacmod_steering_lag_s"),
-                param_named(controller, "pacmod_steering_dead_time_s"),
-            ]),
-        ),
-        (
-            "gem_sim",
-            figures([
-                param_name(sim, field!(PlantConfig.max_wheel_rate_rad_s)),
-                param_name(sim, field!(PlantConfig.steering_lag_s)),
-                param_name(sim, field!(PlantConfig.steering_dead_time_s)),
-            ]),
-        ),
-    ]
 }
 
 /// The figures as a rosparam YAML, keyed by the nodes' names in the suite's launch files
@@ -210,12 +164,7 @@ fn rosparam_yaml(f: &ActuatorFit, bags: &[PathBuf]) -> String {
         s,
         "# Launch with calibration:=THIS_FILE (docs/real-car.md#steering-motor)."
     );
-    for (node, values) in node_params(f) {
-        let _ = writeln!(s, "{node}:");
-        for (name, value) in values {
-            let _ = writeln!(s, "  {name}: {value:.4}");
-        }
-    }
+    s.push_str(&motor_yaml(&f.steering.motor()));
     s
 }
 
@@ -346,7 +295,8 @@ mod tests {
         );
     }
 
-    /// The YAML sets each node's three figures by the names their tables read.
+    /// The YAML is the motor's node mappings under comments naming the bags and the pedal
+    /// delays.
     #[test]
     fn the_yaml_names_each_nodes_parameters() {
         use gem_calibrate::actuator::PedalDelay;
@@ -374,22 +324,10 @@ mod tests {
         };
         let yaml = rosparam_yaml(&f, &[PathBuf::from("drive.bag")]);
         let body: Vec<&str> = yaml.lines().filter(|l| !l.starts_with('#')).collect();
-        assert_eq!(
-            body,
-            [
-                "pacmod_bridge:",
-                "  steering_rate_rad_s: 2.0000",
-                "  steering_lag_s: 0.3000",
-                "  steering_dead_time_s: 0.2000",
-                "controller:",
-                "  pacmod_steering_wheel_rate_rad_s: 2.0000",
-                "  pacmod_steering_lag_s: 0.3000",
-                "  pacmod_steering_dead_time_s: 0.2000",
-                "gem_sim:",
-                "  pacmod_max_wheel_rate_rad_s: 2.0000",
-                "  pacmod_steering_lag_s: 0.3000",
-                "  pacmod_steering_dead_time_s: 0.2000",
-            ]
+        assert_eq!(body.join("\n") + "\n", motor_yaml(&f.steering.motor()));
+        assert!(
+            yaml.contains("from drive.bag") && yaml.contains("brake 0.060"),
+            "{yaml}"
         );
     }
 }

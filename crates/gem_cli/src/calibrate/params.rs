@@ -5,27 +5,9 @@
 //! Also the atomic write every calibration output goes through.
 
 use anyhow::{anyhow, Context};
-use gem_core::config::Field;
-use gem_ros::params::ParamSpec;
+pub use gem_nodes::calibration_file::param_name;
 use serde_yaml::{Mapping, Value};
 use std::path::Path;
-
-/// The parameter of `table` that feeds `field`: the YAML's keys are the nodes' own names.
-pub fn param_name(table: &[ParamSpec], field: Field) -> &'static str {
-    table
-        .iter()
-        .find(|p| p.feeds.contains(&field))
-        .map_or_else(|| panic!("no parameter feeds {field}"), |p| p.name)
-}
-
-/// The parameter of `table` named `name`: for a parameter that feeds no configuration
-/// field directly (the tests of each caller pin the names).
-pub fn param_named(table: &[ParamSpec], name: &str) -> &'static str {
-    table
-        .iter()
-        .find(|p| p.name == name)
-        .map_or_else(|| panic!("no parameter {name}"), |p| p.name)
-}
 
 /// Sets `node`'s `values` in `file` (created if absent), keeping everything else.
 pub fn merge(file: &Path, node: &str, values: &[(&str, Value)]) -> anyhow::Result<()> {

@@ -33,7 +33,8 @@ pub struct Args {
     /// Pedal-to-acceleration delay, s.
     #[arg(long, default_value_t = ExtractConfig::DEFAULT.delay_s)]
     delay_s: f64,
-    /// Window of the speed's slope, s (at least 2 s for a quantised speed).
+    /// Window of the speed's slope, s (for a quantised speed, as long as the acceleration
+    /// needs to cross 5 steps of the report, up to twice this and at least 2 s).
     #[arg(long, default_value_t = ExtractConfig::DEFAULT.window_s)]
     window_s: f64,
     /// Largest steering wheel of a sample, rad.
@@ -86,17 +87,7 @@ fn fit(args: &Args, accelerator: &PedalMap, brake: &PedalMap) -> anyhow::Result<
     let mut all = Extracted::default();
     for bag in &args.common.bags {
         let drive = drive_of(bag)?;
-        let x = pedals::extract(&drive, &cfg);
-        all.reports += x.reports;
-        all.samples.extend(x.samples);
-        all.quantum_mps = all.quantum_mps.or(x.quantum_mps);
-        if all.dropped.is_empty() {
-            all.dropped = x.dropped;
-        } else {
-            for (sum, (_, n)) in all.dropped.iter_mut().zip(x.dropped) {
-                sum.1 += n;
-            }
-        }
+        all.merge(pedals::extract(&drive, &cfg));
     }
     let fitted: Vec<(Pedal, Result<pedals::Fitted, String>)> = [accelerator, brake]
         .into_iter()
