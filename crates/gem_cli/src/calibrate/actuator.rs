@@ -7,17 +7,15 @@
 
 use super::args::CommonArgs;
 use super::drive::topic;
-use super::params::{param_name, param_named};
 use crate::bag::{stamps_usable, Numbers};
 use anyhow::{Context, Result};
 use gem_calibrate::actuator::{
     fit, markdown, plan, step_plots_svg, ActuatorFit, Data, PedalSeries, PlanConfig,
 };
-use gem_core::field;
 use gem_core::names;
 use gem_core::pacmod::bridge::BridgeConfig;
-use gem_core::pacmod::plant::PlantConfig;
 use gem_core::vehicle::identify::{Command, IdentifyConfig, Motor, Reading, Stretch};
+use gem_nodes::calibration_file::{motor_params, motor_yaml};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
