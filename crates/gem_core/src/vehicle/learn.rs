@@ -11,13 +11,15 @@
 //!
 //! **The relation.** On a steady circle the rear axle's path turns the car with the
 //! front-wheel angle `atan(L·r/v)`. A sample pairs it with the front-wheel angle the
-//! configured relation gives for the reported steering wheel, when the car drives at
-//! `min_speed_mps` or more, with at most `max_lateral_accel_mps2` (no tyre slip to speak
-//! of), and the steering wheel held within `steady_band_rad` for `steady_s`. A line
-//! through the last `max_relation_samples` samples gives the scale (the car's front wheels
-//! turn `scale` times what the configured relation says) and the offset (what the car
-//! steers with the configured relation's straight ahead); the scale only once the samples
-//! spread over `min_relation_spread_rad` of front wheel.
+//! controller commanded (which the bridge turned into a steering wheel through its
+//! configured relation), when the car drives at `min_speed_mps` or more, with at most
+//! `max_lateral_accel_mps2` (no tyre slip to speak of), and the command held within
+//! `steady_band_rad` for `steady_s` (the wheel and the car have settled). A line through
+//! the last `max_relation_samples` samples gives the scale (the car's front wheels turn
+//! `scale` times what was commanded: the bridge's relation is off by that much) and the
+//! offset (what the car steers when commanded straight ahead: the bridge's offset is off by
+//! that much); the scale only once the samples spread over `min_relation_spread_rad` of
+//! front wheel.
 //!
 //! **What is used.** [`SteeringLearner::applied`] is the motor a controller may plan with:
 //! it starts at the figures it is given (configured, or learned on an earlier drive) and
@@ -33,7 +35,6 @@ use super::actuator::MAX_STEERING_WHEEL_RATE_RAD_S;
 use super::identify::{
     self, Command, Estimate, IdentifyConfig, Motor, MotorFit, Rate, Reading, Stretch,
 };
-use crate::pacmod::steering::SteeringRelation;
 use nalgebra::{Matrix2, Vector2};
 use std::collections::VecDeque;
 use std::fmt;
@@ -64,9 +65,9 @@ pub struct LearnConfig {
     pub min_speed_mps: f64,
     /// Relation samples: the largest lateral acceleration, m/s². 1.5.
     pub max_lateral_accel_mps2: f64,
-    /// Relation samples: how long the steering wheel must have held, s. 1.0.
+    /// Relation samples: how long the commanded front wheel must have held, s. 1.5.
     pub steady_s: f64,
-    /// Relation samples: within this band, rad of steering wheel. 0.05.
+    /// Relation samples: within this band, rad of front wheel. 0.003.
     pub steady_band_rad: f64,
     /// Relation samples kept, at most. 3000.
     pub max_relation_samples: usize,
@@ -89,8 +90,8 @@ impl LearnConfig {
             wheelbase_m,
             min_speed_mps: 1.5,
             max_lateral_accel_mps2: 1.5,
-            steady_s: 1.0,
-            steady_band_rad: 0.05,
+            steady_s: 1.5,
+            steady_band_rad: 0.003,
             max_relation_samples: 3000,
             min_relation_samples: 100,
             min_relation_spread_rad: 0.01,
@@ -212,10 +213,11 @@ pub struct Configured {
 #[derive(Clone, Debug)]
 pub struct SteeringLearner {
     cfg: LearnConfig,
-    relation: SteeringRelation,
+    /// The front wheel commanded (the controller's own commands): (time, rad).
+    fronts: VecDeque<(f64, f64)>,
     commands: VecDeque<Command>,
     reports: VecDeque<Reading>,
-    /// (configured front wheel, measured front wheel), rad.
+    /// (commanded front wheel, measured front wheel), rad.
     samples: VecDeque<(f64, f64)>,
     last_refit_s: Option<f64>,
     fit: Option<MotorFit>,
@@ -224,12 +226,11 @@ pub struct SteeringLearner {
 }
 
 impl SteeringLearner {
-    /// A learner for a car configured with `relation`, starting from `start` (the
-    /// configured motor, or one learned earlier).
-    pub fn new(cfg: LearnConfig, relation: SteeringRelation, start: Motor) -> Self {
+    /// A learner starting from `start` (the configured motor, or one learned earlier).
+    pub fn new(cfg: LearnConfig, start: Motor) -> Self {
         SteeringLearner {
             cfg,
-            relation,
+            fronts: VecDeque::new(),
             commands: VecDeque::new(),
             reports: VecDeque::new(),
             samples: VecDeque::new(),
@@ -254,8 +255,20 @@ impl SteeringLearner {
         }
     }
 
-    /// The car's rear-axle speed and yaw rate at `t_s`: a relation sample if the steering
-    /// wheel has held.
+    /// The front-wheel angle commanded at `t_s`, rad (a non-finite one is dropped).
+    pub fn front_command(&mut self, t_s: f64, front_rad: f64) {
+        if t_s.is_finite() && front_rad.is_finite() {
+            self.fronts.push_back((t_s, front_rad));
+            // Only the steady window and the command before it are needed.
+            let from = t_s - 2.0 * self.cfg.steady_s;
+            while self.fronts.len() > 2 && self.fronts[1].0 < from {
+                self.fronts.pop_front();
+            }
+        }
+    }
+
+    /// The car's rear-axle speed and yaw rate at `t_s`: a relation sample if the commanded
+    /// front wheel has held.
     pub fn motion(&mut self, t_s: f64, speed_mps: f64, yaw_rate_rad_s: f64) {
         let c = &self.cfg;
         if !(speed_mps.is_finite() && yaw_rate_rad_s.is_finite()) || speed_mps < c.min_speed_mps {
@@ -265,18 +278,13 @@ impl SteeringLearner {
             return;
         }
         let held: Vec<f64> = self
-            .reports
+            .fronts
             .iter()
             .rev()
-            .take_while(|r| r.t_s >= t_s - c.steady_s)
-            .map(|r| r.angle_rad)
+            .take_while(|f| f.0 >= t_s - c.steady_s)
+            .map(|f| f.1)
             .collect();
-        let spanned = self
-            .reports
-            .iter()
-            .rev()
-            .find(|r| r.t_s < t_s - c.steady_s)
-            .is_some();
+        let spanned = self.fronts.iter().any(|f| f.0 < t_s - c.steady_s);
         if held.len() < 3 || !spanned {
             return;
         }
@@ -288,12 +296,9 @@ impl SteeringLearner {
         if hi - lo > c.steady_band_rad {
             return;
         }
-        let wheel = held.iter().sum::<f64>() / held.len() as f64;
-        let Ok(configured) = self.relation.front_wheel_from_steering_wheel(wheel) else {
-            return;
-        };
+        let commanded = held.iter().sum::<f64>() / held.len() as f64;
         let measured = (c.wheelbase_m * yaw_rate_rad_s / speed_mps).atan();
-        self.samples.push_back((configured, measured));
+        self.samples.push_back((commanded, measured));
         while self.samples.len() > c.max_relation_samples {
             self.samples.pop_front();
         }
@@ -532,12 +537,14 @@ impl SteeringLearner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pacmod::steering::SteeringRelation;
     use crate::vehicle::actuator::{Servo, SteeringActuator};
 
     const L: f64 = 1.75;
 
     /// A drive of `secs` through a motor of `truth` and a car whose front wheels turn
-    /// `scale` times the configured relation's angle plus `offset_deg`, at 4 m/s, the
+    /// `scale` times the configured relation's angle plus `offset_deg` (the controller's
+    /// commands turned into the steering wheel through the configured relation), at 4 m/s, the
     /// commands weaving as a controller's do (at 3.5 rad/s, 30 Hz), fed to `learner`.
     fn drive(learner: &mut SteeringLearner, truth: Motor, scale: f64, offset_deg: f64, secs: f64) {
         let act = SteeringActuator {
@@ -573,6 +580,7 @@ mod tests {
                 t_s: t,
                 angle_rad: wheel,
             });
+            learner.front_command(t, relation.front_wheel_from_steering_wheel(target).unwrap());
             let front = scale * relation.front_wheel_from_steering_wheel(wheel).unwrap()
                 + offset_deg.to_radians();
             learner.motion(t, v, v * front.tan() / L);
@@ -597,11 +605,7 @@ mod tests {
             lag_s: 0.3,
             dead_time_s: 0.2,
         };
-        let mut learner = SteeringLearner::new(
-            LearnConfig::for_wheelbase(L),
-            SteeringRelation::GEM_E2,
-            configured(),
-        );
+        let mut learner = SteeringLearner::new(LearnConfig::for_wheelbase(L), configured());
         drive(&mut learner, truth, 1.1, 0.8, 180.0);
         let fit = learner.motor_fit().expect("a fit");
         let m = fit.motor();
@@ -653,11 +657,7 @@ mod tests {
 
     #[test]
     fn a_configuration_that_is_right_has_no_mismatch() {
-        let mut learner = SteeringLearner::new(
-            LearnConfig::for_wheelbase(L),
-            SteeringRelation::GEM_E2,
-            configured(),
-        );
+        let mut learner = SteeringLearner::new(LearnConfig::for_wheelbase(L), configured());
         drive(&mut learner, configured(), 1.0, 0.0, 120.0);
         assert!(learner.motor_fit().is_some());
         assert_eq!(
@@ -670,11 +670,7 @@ mod tests {
 
     #[test]
     fn the_applied_motor_moves_by_limited_steps_within_bounds() {
-        let mut learner = SteeringLearner::new(
-            LearnConfig::for_wheelbase(L),
-            SteeringRelation::GEM_E2,
-            configured(),
-        );
+        let mut learner = SteeringLearner::new(LearnConfig::for_wheelbase(L), configured());
         let fit = MotorFit {
             rate_left: Rate::Measured(Estimate {
                 value: 0.1,
@@ -714,11 +710,7 @@ mod tests {
 
     #[test]
     fn bad_input_is_dropped_and_too_little_motion_is_said() {
-        let mut learner = SteeringLearner::new(
-            LearnConfig::for_wheelbase(L),
-            SteeringRelation::GEM_E2,
-            configured(),
-        );
+        let mut learner = SteeringLearner::new(LearnConfig::for_wheelbase(L), configured());
         learner.command(Command {
             t_s: 0.0,
             angle_rad: f64::NAN,
