@@ -87,6 +87,14 @@ pub fn motor_yaml(m: &Motor) -> String {
     s
 }
 
+/// Writes `text` to `path` through a temporary file in the same directory, so a reader
+/// never sees half a file.
+pub fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
 /// The motor a calibration file gives the controller, if it gives all three figures; an
 /// error for text that is no such file.
 pub fn read_motor(text: &str) -> Result<Option<Motor>, String> {

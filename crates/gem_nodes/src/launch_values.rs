@@ -53,6 +53,11 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ),
     (
         "vehicle.launch",
+        "learn_steering",
+        "the car's platforms: the controller learns the PACMod's steering and says on /diagnostics where the configuration is wrong",
+    ),
+    (
+        "vehicle.launch",
         "algorithm",
         "the car's platforms: lqr steers the PACMod's slow steering best (gem_bench pacmod)",
     ),

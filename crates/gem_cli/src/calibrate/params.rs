@@ -42,12 +42,11 @@ pub fn merge(file: &Path, node: &str, values: &[(&str, Value)]) -> anyhow::Resul
     write_atomically(file, &text)
 }
 
-/// Writes `text` to `path` through a temporary file in the same directory, so a reader
-/// never sees half a file.
+/// Writes `text` to `path` atomically (`gem_nodes::calibration_file::write_atomically`),
+/// the error naming the file.
 pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    gem_nodes::calibration_file::write_atomically(path, text)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //!
 //! Its topics, services and action: [`INTERFACE`].
 
+mod learn;
 pub mod node;
 pub mod params;
 pub use params::PARAMS;

@@ -335,6 +335,8 @@ pub struct Controller {
     holding: bool,
     /// The pose source's checks and their `/diagnostics`.
     report: SourceReport,
+    /// `~learn_steering`, if on.
+    learning: Option<super::learn::SteeringLearning>,
     _gate: Option<DirectSubscriber>,
 }
 
@@ -371,8 +373,16 @@ impl Controller {
             last: None,
             mpc_fallbacks: None,
         };
+        let learning = match params.learning.clone() {
+            Some(l) => Some(super::learn::SteeringLearning::start(
+                l,
+                params.tracker.wheelbase_m,
+            )?),
+            None => None,
+        };
         Ok(Controller {
             report,
+            learning,
             server: ActionServer::new(super::topics::NAVIGATE.name())?.with_waker(waker),
             pose: crate::interface::client(&super::topics::POSE)?,
             params,
@@ -397,6 +407,9 @@ impl Controller {
             self.report.follow(tracker);
         }
         self.report.publish(now);
+        if let Some(learning) = &mut self.learning {
+            learning.publish(&self.report.publisher, now);
+        }
     }
 
     /// One loop iteration at ROS time `now`.
@@ -437,6 +450,14 @@ impl Controller {
         match self.read_pose() {
             Ok(obs) => {
                 *self.out.speed.locked() = obs.speed_mps;
+                if let Some(learning) = &self.learning {
+                    learning.observe(
+                        obs.measured_at.as_secs_f64(),
+                        f64::from(self.out.last.locked().0),
+                        obs.speed_mps,
+                        obs.yaw_rate_rad_s,
+                    );
+                }
                 match self.out.current_stop() {
                     Some(stop) => self.drive_stop(stop, obs, now),
                     None => self.drive(obs, now),
@@ -559,7 +580,16 @@ impl Controller {
             .map(|w| Point::new(w.x, w.y))
             .collect();
         let start = usize::try_from(goal.start_index).unwrap_or(usize::MAX);
-        match Tracker::new(&points, start, self.params.tracker.clone()) {
+        // With `~use_learned`, each goal plans with the motor learned so far.
+        let cfg = match self.learning.as_ref().and_then(|l| l.planning_motor()) {
+            Some(m) => self
+                .params
+                .tracker
+                .clone()
+                .with_actuator(m.planning_actuator()),
+            None => self.params.tracker.clone(),
+        };
+        match Tracker::new(&points, start, cfg) {
             Ok(tracker) => {
                 let tracker = tracker.with_twist_source(self.report.source.clone());
                 tracing::info!(

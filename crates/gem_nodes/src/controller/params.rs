@@ -10,7 +10,9 @@ use gem_core::control::stop::{StopLimits, StopPolicy};
 use gem_core::control::tracker::{Law, TrackerConfig};
 use gem_core::field;
 use gem_core::vehicle::actuator::SteeringActuator;
+use gem_core::vehicle::identify::Motor;
 use gem_ros::params::{config_error, ParamError, ParamSpec};
+use std::path::PathBuf;
 use std::time::Duration;
 
 const TRACKER: TrackerConfig = TrackerConfig::DEFAULT;
@@ -35,6 +37,9 @@ gem_ros::param_table! {
         PACMOD_WHEEL_RATE = ParamSpec::float("pacmod_steering_wheel_rate_rad_s", CAR_WHEEL_RATE, "rad/s", "with `~pacmod_steering`: the steering wheel's rate, `pacmod_bridge`'s `~steering_rate_rad_s` (the front wheels' comes through the steering relation at the centre)");
         PACMOD_LAG = ParamSpec::float("pacmod_steering_lag_s", CAR.lag_s, "s", "with `~pacmod_steering`: first-order lag of the steering after the rate limit (a placeholder until measured)");
         PACMOD_DEAD_TIME = ParamSpec::float("pacmod_steering_dead_time_s", CAR.dead_time_s, "s", "with `~pacmod_steering`: dead time before a steering command reaches the actuator (a placeholder until measured)");
+        LEARN_STEERING = ParamSpec::bool("learn_steering", false, "with `~pacmod_steering`: learn the steering motor (rate, lag, dead time) from `pacmod/as_rx/steer_cmd` and `pacmod/parsed_tx/steer_rpt`, and the steering's offset and scale from the car's turning, while driving; the figures on `/diagnostics`");
+        USE_LEARNED = ParamSpec::bool("use_learned", false, "with `~learn_steering`: plan each goal with the learned motor (moved by limited steps, within bounds) instead of the three `~pacmod_steering_*` values");
+        LEARNED_FILE = ParamSpec::str("learned_file", "", "with `~learn_steering`: a calibration YAML the learned motor is written to after each accepted refit (for `calibration:=`); with `~use_learned`, read at start-up if it exists (empty: none)");
         RATE = ParamSpec::float("rate", 20.0, "Hz", "control loop rate, on ROS time").positive().feeds(&[field!(LqrConfig.period_s)]);
         MODEL_NAME = ParamSpec::str("model_name", "gem", "model whose pose `gazebo/get_model_state` is asked for");
         POSE_TIMEOUT = ParamSpec::float("pose_timeout_s", 0.5, "s", "no pose for this long (ROS time): zero command and the goal is aborted").positive();
@@ -117,6 +122,60 @@ fn actuator() -> Result<SteeringActuator, ParamError> {
     Ok(act)
 }
 
+/// `~learn_steering`'s settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Learning {
+    /// The configured motor (the three `~pacmod_steering_*` values).
+    pub configured: Motor,
+    /// The motor learning starts from: the file's with `~use_learned`, else the configured.
+    pub start: Motor,
+    /// Plan with the learned motor.
+    pub use_learned: bool,
+    /// Where the learned motor is written.
+    pub file: Option<PathBuf>,
+}
+
+/// `~learn_steering`'s settings, if it is on (and refused without `~pacmod_steering`).
+fn learning() -> Result<Option<Learning>, ParamError> {
+    if !LEARN_STEERING.bool_value()? {
+        return Ok(None);
+    }
+    if !PACMOD_STEERING.bool_value()? {
+        return Err(LEARN_STEERING
+            .invalid("needs ~pacmod_steering: only the PACMod's steering is learned".to_owned()));
+    }
+    let rate = PACMOD_WHEEL_RATE.f64()?;
+    let configured = Motor {
+        rate_left_rad_s: rate,
+        rate_right_rad_s: rate,
+        lag_s: PACMOD_LAG.f64()?,
+        dead_time_s: PACMOD_DEAD_TIME.f64()?,
+    };
+    let use_learned = USE_LEARNED.bool_value()?;
+    let file = Some(LEARNED_FILE.string()?)
+        .filter(|f| !f.is_empty())
+        .map(PathBuf::from);
+    let start = match (&file, use_learned) {
+        (Some(f), true) => match std::fs::read_to_string(f) {
+            Ok(text) => crate::calibration_file::read_motor(&text)
+                .map_err(|e| {
+                    LEARNED_FILE.invalid(format!("{} is no calibration file: {e}", f.display()))
+                })?
+                .unwrap_or(configured),
+            // Not written yet: the first drive writes it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => configured,
+            Err(e) => return Err(LEARNED_FILE.invalid(format!("cannot read {}: {e}", f.display()))),
+        },
+        _ => configured,
+    };
+    Ok(Some(Learning {
+        configured,
+        start,
+        use_learned,
+        file,
+    }))
+}
+
 /// Validated settings of a controller node.
 #[derive(Clone, Debug)]
 pub struct Params {
@@ -140,6 +199,8 @@ pub struct Params {
     pub stop_limits: StopLimits,
     /// The tracker settings (validated).
     pub tracker: TrackerConfig,
+    /// `~learn_steering`, if on.
+    pub learning: Option<Learning>,
 }
 
 impl Params {
@@ -186,7 +247,13 @@ impl Params {
                 )))
             }
         };
-        let actuator = actuator()?;
+        let learning = learning()?;
+        // With `~use_learned`, a motor learned on an earlier drive is planned with from the
+        // start (its figures within the learner's bounds).
+        let actuator = match &learning {
+            Some(l) if l.use_learned => l.start.planning_actuator(),
+            _ => actuator()?,
+        };
         let tracker = TrackerConfig {
             law,
             speed: SpeedConfig {
@@ -231,6 +298,7 @@ impl Params {
             safety_gate: SAFETY_GATE.bool_value()?,
             state_timeout: STATE_TIMEOUT.seconds()?,
             tracker,
+            learning,
         })
     }
 }

@@ -7,6 +7,7 @@ use gem_msgs::gazebo_msgs::GetModelState;
 use gem_msgs::gem_controller_action::NavigateWaypointsAction;
 use gem_msgs::gem_state_msgs::SystemStateStamped;
 use gem_msgs::nav_msgs::Path;
+use gem_msgs::pacmod_msgs::{PositionWithSpeed, SystemRptFloat};
 use gem_msgs::std_msgs::Float64;
 use gem_msgs::visualization_msgs::Marker;
 
@@ -28,8 +29,12 @@ gem_ros::interface_table! {
         /// Where the law steers, for RViz.
         DEBUG_TARGET: Marker = Decl::publishes("~debug/target", 5, "the point the law steers at: lookahead point (pure pursuit), front-axle projection (Stanley), preview point (LQR)");
         /// Where the velocities come from.
-        DIAGNOSTICS: DiagnosticArray = Decl::publishes(names::DIAGNOSTICS, 10, "one status, `<node>: pose source`, at 1 Hz (ROS time) and at once on a change: OK while the twist's speed, lateral speed and yaw rate are used as measured, WARN naming each one taken from the pose history (or the commanded yaw rate) instead, and why");
-        /// The tracking error.
+        DIAGNOSTICS: DiagnosticArray = Decl::publishes(names::DIAGNOSTICS, 10, "`<node>: pose source`, at 1 Hz (ROS time) and at once on a change: OK while the twist's speed, lateral speed and yaw rate are used as measured, WARN naming each one taken from the pose history (or the commanded yaw rate) instead, and why; with `~learn_steering`, `<node>: steering learned` after each refit: the learned figures with their standard errors, WARN naming each configured figure outside the learned bounds, its parameter and the command that measures it");
+        /// The steering commands, with `~learn_steering`.
+        PACMOD_STEER_CMD: PositionWithSpeed = Decl::subscribes(names::PACMOD_STEER_CMD, "with `~learn_steering`: the steering commands `pacmod_bridge` sends (angle and rate limit), to learn the steering motor");
+        /// The steering reports, with `~learn_steering`.
+        PACMOD_STEER_RPT: SystemRptFloat = Decl::subscribes(names::PACMOD_STEER_RPT, "with `~learn_steering`: `output`, the steering wheel, to learn the steering motor");
+        /// Cross-track error.
         DEBUG_CROSS_TRACK: Float64 = Decl::publishes("~debug/cross_track", 5, "rear-axle cross-track error, m (+ left)");
     ];
 }
