@@ -1,9 +1,11 @@
 //! What `gemctl calibrate pedals` writes beside the maps: a Markdown report (the filters'
-//! counts, and per cell the data, the value and the error before and after) and an SVG
-//! plot per map (acceleration against the pedal, one colour per speed column: the
-//! samples as points, the fitted map as lines).
+//! counts, and per cell the data, the value, the error before and after, where the value
+//! comes from and, for a cell not fitted to data, why: no samples or too few, and which
+//! filters dropped the reports that would have counted for it) and an SVG plot per map
+//! (acceleration against the pedal, one colour per speed column: the samples as points,
+//! the fitted map as lines).
 
-use crate::pedals::{pedal_name, Extracted, Fitted, Origin, Sample};
+use crate::pedals::{grid_shares, pedal_name, Cell, Extracted, Fitted, Origin, Sample};
 use gem_core::pacmod::pedal_map::{Pedal, PedalMap};
 use plotters::prelude::*;
 use std::fmt::Write as _;
@@ -23,7 +25,7 @@ pub fn markdown(extracted: &Extracted, outcomes: &[Outcome<'_>]) -> String {
     if let Some(q) = extracted.quantum_mps {
         let _ = writeln!(
             s,
-            "\nThe speed report is quantised to {q:.4} m/s ({:.2} km/h): accelerations are slopes over 2 s windows.",
+            "\nThe speed report is quantised to {q:.4} m/s ({:.2} km/h): accelerations are slopes over windows long enough for the speed to cross 5 steps, from the slope's window up to 2 s, and the car's last step before a stop counts up to its middle.",
             q * 3.6
         );
     }
@@ -37,25 +39,85 @@ pub fn markdown(extracted: &Extracted, outcomes: &[Outcome<'_>]) -> String {
             Err(why) => {
                 let _ = writeln!(s, "Not written: {why}");
             }
-            Ok(f) => cells(&mut s, f),
+            Ok(f) => cells(&mut s, f, &dropped_per_cell(extracted, f)),
         }
     }
     s
 }
 
-fn cells(s: &mut String, f: &Fitted) {
+/// Per cell of `f` (in the order of its cells), the reports each filter dropped that
+/// would have counted for it, weighted by their shares as samples are.
+fn dropped_per_cell(x: &Extracted, f: &Fitted) -> Vec<Vec<(&'static str, f64)>> {
+    let (speeds, rows) = (f.map.speeds_mps(), f.map.pedals_frac());
+    let mut out: Vec<Vec<(&'static str, f64)>> = vec![Vec::new(); f.cells.len()];
+    for r in &x.rejected {
+        let Some(frac) = r.counts_for(f.map.pedal()) else {
+            continue;
+        };
+        for (k, share) in grid_shares(speeds, rows, r.speed_mps.max(0.0), frac) {
+            match out[k].iter_mut().find(|(name, _)| *name == r.filter) {
+                Some(sum) => sum.1 += share,
+                None => out[k].push((r.filter, share)),
+            }
+        }
+    }
+    for d in &mut out {
+        d.sort_by(|a, b| b.1.total_cmp(&a.1));
+    }
+    out
+}
+
+/// Where a cell's value comes from: `data`, or for a cell not fitted to data, its
+/// origin, why (no samples or too few) and what dropped the reports near it.
+fn from(c: &Cell, min_support: f64, dropped: &[(&'static str, f64)]) -> String {
+    let mut s = match c.origin {
+        Origin::Fitted => return "data".to_owned(),
+        Origin::Sparse => format!(
+            "sparse: too few samples (support {:.1} of {min_support})",
+            c.support
+        ),
+        Origin::Prior => "prior: no samples".to_owned(),
+        Origin::PriorMoved => "prior, moved: no samples".to_owned(),
+    };
+    let named: Vec<String> = dropped
+        .iter()
+        .filter(|(_, n)| *n >= 0.5)
+        .take(3)
+        .map(|(name, n)| format!("{name} {n:.0}"))
+        .collect();
+    if !named.is_empty() {
+        let _ = write!(s, "; dropped near it: {}", named.join(", "));
+    } else if c.origin == Origin::Sparse {
+        s.push_str("; no report near it was dropped");
+    } else {
+        s.push_str("; no report near it: the drive never held a pedal near this row at this speed");
+    }
+    s
+}
+
+fn cells(s: &mut String, f: &Fitted, dropped: &[Vec<(&'static str, f64)>]) {
+    let count = |o: Origin| f.cells.iter().filter(|c| c.origin == o).count();
     let _ = writeln!(
         s,
-        "{} samples. RMS error of the samples: {:.3} m/s² with the starting map, {:.3} m/s² with the fitted map. {} of {} cells fitted to data; the others keep the starting map (\"prior\"), or move with their fitted neighbours where the map's order demands it (\"prior, moved\").\n",
+        "{} samples. RMS error of the samples: {:.3} m/s² with the starting map, {:.3} m/s² with the fitted map. {} of {} cells fitted to data (\"data\": support of at least {}, the samples' summed shares of the cell); {} sparse (\"sparse\": some data, set with the samples they share with their neighbours and their row's trend across speeds); the others keep the starting map (\"prior\"), or move with their fitted neighbours where the map's order demands it (\"prior, moved\"). For a cell not fitted, \"from\" also says why (no samples, or too few) and which filters dropped the reports that would have counted for it (weighted by their shares, as samples are).\n",
         f.samples,
         f.rmse_before,
         f.rmse_after,
-        f.covered().count(),
-        f.cells.len()
+        count(Origin::Fitted),
+        f.cells.len(),
+        f.min_support,
+        count(Origin::Sparse),
     );
+    if f.beyond_rows > 0 {
+        let _ = writeln!(
+            s,
+            "{} samples left out: their pedal lies beyond the map's first or last row.\n",
+            f.beyond_rows
+        );
+    }
     s.push_str("| pedal | speed, m/s | samples | support | start, m/s² | fitted, m/s² | RMS before | RMS after | from |\n|---|---|---|---|---|---|---|---|---|\n");
     let rms = |r: Option<f64>| r.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"));
-    for c in &f.cells {
+    for (c, d) in f.cells.iter().zip(dropped) {
         let _ = writeln!(
             s,
             "| {:.2} | {:.1} | {} | {:.1} | {:+.3} | {:+.3} | {} | {} | {} |",
@@ -67,11 +129,7 @@ fn cells(s: &mut String, f: &Fitted) {
             c.fitted_mps2,
             rms(c.rmse_before),
             rms(c.rmse_after),
-            match c.origin {
-                Origin::Fitted => "data",
-                Origin::Prior => "prior: too little data",
-                Origin::PriorMoved => "prior, moved: too little data",
-            }
+            from(c, f.min_support, d),
         );
     }
 }
@@ -152,7 +210,7 @@ fn nearest(xs: &[f64], x: f64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pedals::{fit, FitConfig};
+    use crate::pedals::{fit, FitConfig, Rejected};
     use gem_core::pacmod::pedal_map::AcceleratorMap;
 
     fn samples() -> Vec<Sample> {
@@ -177,7 +235,17 @@ mod tests {
         let x = Extracted {
             samples: s,
             reports: 400,
-            dropped: vec![("jerk", 3)],
+            dropped: vec![("jerk", 3), ("at rest", 20)],
+            // A standing car with the accelerator at 0.30: no sample, dropped at rest.
+            rejected: vec![
+                Rejected {
+                    filter: "at rest",
+                    speed_mps: 0.0,
+                    accelerator: 0.30,
+                    brake: 0.0,
+                };
+                20
+            ],
             quantum_mps: Some(1.0 / 3.6),
         };
         let md = markdown(
@@ -190,7 +258,26 @@ mod tests {
         assert!(md.contains("| jerk | 3 |"), "{md}");
         assert!(md.contains("quantised to 0.2778 m/s (1.00 km/h)"), "{md}");
         assert!(md.contains("| 0.42 | 1.0 |"), "{md}");
-        assert!(md.contains("prior: too little data"), "{md}");
+        // Row 0.42 from 0.5 to 4.4 m/s: fitted; the 5.5 m/s column gets a share of the
+        // samples above 4 m/s only.
+        assert!(md.contains("| 0.42 | 2.0 | 50 | 50.0 |"), "{md}");
+        // A fitted cell's row ends with its origin, as tests/e2e/calibration.rs reads it.
+        assert!(md.contains("| +0.700 | 0.200 | 0.000 | data |\n"), "{md}");
+        assert!(
+            md.contains(
+                "| sparse: too few samples (support 3.3 of 15); no report near it was dropped |"
+            ),
+            "{md}"
+        );
+        // Row 0.30 has no sample; its cell at rest says what dropped its reports.
+        assert!(
+            md.contains("| prior: no samples; dropped near it: at rest 20 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| prior: no samples; no report near it: the drive never held a pedal near this row at this speed |"),
+            "{md}"
+        );
         assert!(
             md.contains("## The brake map\n\nNot written: no usable brake samples"),
             "{md}"
