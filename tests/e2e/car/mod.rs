@@ -16,6 +16,7 @@
 //!   its timeout plus the stop.
 
 mod laps;
+mod learning;
 mod platforms;
 
 use gem_core::names;

@@ -65,9 +65,11 @@ pub struct LearnConfig {
     pub min_speed_mps: f64,
     /// Relation samples: the largest lateral acceleration, m/s². 1.5.
     pub max_lateral_accel_mps2: f64,
-    /// Relation samples: how long the commanded front wheel must have held, s. 1.5.
+    /// Relation samples: how long the commanded front wheel must have held, s. 1.0.
     pub steady_s: f64,
-    /// Relation samples: within this band, rad of front wheel. 0.003.
+    /// Relation samples: within this band, rad of front wheel. 0.03 (a tracking law's
+    /// corrections on a noisy pose, on a straight or a steady bend, stay within it; what
+    /// they add to a sample averages out over many).
     pub steady_band_rad: f64,
     /// Relation samples kept, at most. 3000.
     pub max_relation_samples: usize,
@@ -90,8 +92,8 @@ impl LearnConfig {
             wheelbase_m,
             min_speed_mps: 1.5,
             max_lateral_accel_mps2: 1.5,
-            steady_s: 1.5,
-            steady_band_rad: 0.003,
+            steady_s: 1.0,
+            steady_band_rad: 0.03,
             max_relation_samples: 3000,
             min_relation_samples: 100,
             min_relation_spread_rad: 0.01,

@@ -42,7 +42,7 @@ impl SteeringLearning {
         let l = learner.clone();
         let cmd = crate::interface::subscribe(&super::topics::PACMOD_STEER_CMD, move |m, _| {
             l.locked().command(Command {
-                t_s: gem_ros::time::now().as_secs_f64(),
+                t_s: stamped(m.header.stamp),
                 angle_rad: m.angular_position,
                 rate_rad_s: m.angular_velocity_limit,
             });
@@ -50,7 +50,7 @@ impl SteeringLearning {
         let l = learner.clone();
         let rpt = crate::interface::subscribe(&super::topics::PACMOD_STEER_RPT, move |m, _| {
             l.locked().report(Reading {
-                t_s: gem_ros::time::now().as_secs_f64(),
+                t_s: stamped(m.header.stamp),
                 angle_rad: m.output,
             });
         })?;
@@ -189,6 +189,17 @@ impl SteeringLearning {
 impl Drop for SteeringLearning {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A message's time: its header stamp (when the bridge sent the command, when the driver
+/// measured the wheel), or the time it arrived if it has none.
+fn stamped(stamp: rosrust::Time) -> f64 {
+    let t = gem_ros::time::to_core(stamp);
+    if t.is_zero() {
+        gem_ros::time::now().as_secs_f64()
+    } else {
+        t.as_secs_f64()
     }
 }
 

@@ -1,0 +1,127 @@
+//! The controller learns the car's steering while it laps (`~learn_steering`, on with the
+//! car's platform): a simulated car whose steering motor (2.0 rad/s, 0.3 s lag, 0.2 s dead
+//! time), offset (0.8°) and steering ratio (20.0 where the bridge is told 21.775) are none
+//! of what the suite is told. `/diagnostics` carries the learned figures, and a WARN that
+//! names each configured figure outside them with the command that measures it; the learned
+//! motor is written to `learned_file:=`.
+
+use super::*;
+use gem_msgs::diagnostic_msgs::DiagnosticArray;
+
+/// The simulated car's truth.
+const RATE: f64 = 2.0;
+const LAG: f64 = 0.3;
+const DEAD: f64 = 0.2;
+const OFFSET_DEG: f64 = 0.8;
+const LINEAR: f64 = 20.0;
+
+/// The first number of a status value ("2.013 ± 0.004").
+fn number(v: &str) -> f64 {
+    v.trim_start_matches("≥ ")
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+#[test]
+fn a_lap_teaches_the_controller_a_steering_it_was_not_told_and_it_says_so() {
+    let _ros = ros();
+    let dir = std::env::temp_dir().join(format!("gem_e2e_learn_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sim_car = dir.join("sim_car.yaml");
+    std::fs::write(
+        &sim_car,
+        format!(
+            "pacmod_max_wheel_rate_rad_s: {RATE}\npacmod_steering_lag_s: {LAG}\npacmod_steering_dead_time_s: {DEAD}\npacmod_steering_offset_deg: {OFFSET_DEG}\npacmod_steering_linear: {LINEAR}\n"
+        ),
+    )
+    .unwrap();
+    let learned = dir.join("learned.yaml");
+    let diagnostics = Collector::<DiagnosticArray>::new(names::DIAGNOSTICS);
+    let mut extra = gem_e2e::platform::spawn_at(&waypoint_rows("gem_track.csv").0);
+    extra.push(format!("sim_car:={}", sim_car.display()));
+    extra.push(format!("learned_file:={}", learned.display()));
+    let launch = launch_with("gem_e2_sim", "gem_track.csv", &extra);
+    // The latest status of the learner with a fitted motor and a relation.
+    let status = || {
+        diagnostics
+            .all()
+            .iter()
+            .flat_map(|a| a.status.clone())
+            .filter(|s| s.name.ends_with("controller: steering learned"))
+            .filter(|s| s.values.iter().any(|v| v.key == "relation scale"))
+            .filter(|s| s.values.iter().any(|v| v.key == "lag, s"))
+            .last()
+    };
+    let value = |s: &gem_msgs::diagnostic_msgs::DiagnosticStatus, key: &str| {
+        s.values
+            .iter()
+            .find(|v| v.key == key)
+            .map_or(f64::NAN, |v| number(&v.value))
+    };
+    let close = |s: &gem_msgs::diagnostic_msgs::DiagnosticStatus| {
+        (value(s, "lag, s") - LAG).abs() <= 0.15 * LAG
+            && (value(s, "dead time, s") - DEAD).abs() <= 0.15 * DEAD
+            && (value(s, "offset, deg of front wheel") - OFFSET_DEG).abs() <= 0.2
+    };
+    let learnt = wait_until(Duration::from_secs(200), || {
+        status().is_some_and(|s| close(&s))
+    });
+    let said = launch.output();
+    stop(launch);
+    let s = status().unwrap_or_else(|| panic!("no learned steering on /diagnostics\n{said}"));
+    let values: Vec<String> = s
+        .values
+        .iter()
+        .map(|v| format!("{}: {}", v.key, v.value))
+        .collect();
+    println!("learned: {}; {}", values.join("; "), s.message);
+    assert!(learnt, "not within bounds: {values:?}\n{said}");
+    // The scale: the front wheels turn 21.775 / 20 as far as commanded, near the centre.
+    let scale = value(&s, "relation scale");
+    assert!(
+        (scale - 21.775 / LINEAR).abs() <= 0.15 * 21.775 / LINEAR,
+        "{values:?}"
+    );
+    // The rate, where the motor set the pace; a bound otherwise, never above the truth.
+    let rate = s
+        .values
+        .iter()
+        .find(|v| v.key.starts_with("rate left"))
+        .unwrap();
+    if rate.value.starts_with('≥') {
+        assert!(number(&rate.value) <= RATE * 1.15, "{values:?}");
+    } else {
+        assert!(
+            (number(&rate.value) - RATE).abs() <= 0.15 * RATE,
+            "{values:?}"
+        );
+    }
+    // The WARN names the configured lag and dead time, and the offset, with their fix.
+    assert_eq!(
+        s.level,
+        gem_msgs::diagnostic_msgs::DiagnosticStatus::WARN,
+        "{}",
+        s.message
+    );
+    for named in [
+        "steering lag configured 0.100",
+        "steering dead time configured 0.100",
+        "steering offset configured 0.000",
+    ] {
+        assert!(s.message.contains(named), "{named}: {}", s.message);
+    }
+    assert!(
+        s.message.contains("gemctl calibrate actuator --collect"),
+        "{}",
+        s.message
+    );
+    // The learned motor, as a calibration file.
+    let file = std::fs::read_to_string(&learned).expect("the learned file");
+    let motor = gem_nodes::calibration_file::read_motor(&file)
+        .unwrap()
+        .expect("the motor");
+    assert!((motor.lag_s - LAG).abs() <= 0.15 * LAG, "{file}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
