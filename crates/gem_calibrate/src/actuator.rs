@@ -265,22 +265,27 @@ pub fn markdown(fit: &ActuatorFit, configured: &Motor, plots: &[String]) -> Stri
         m.reports_used, m.reports_unusable, m.steps.0, m.steps.1, m.residual_rms_rad
     );
     s.push_str("| figure | measured (± standard error) | configured before |\n|---|---|---|\n");
-    let _ = writeln!(
-        s,
-        "| top rate left, rad/s of steering wheel | {} | {:.3} |",
-        m.rate_left, configured.rate_left_rad_s
-    );
-    let _ = writeln!(
-        s,
-        "| top rate right, rad/s | {} | {:.3} |",
-        m.rate_right, configured.rate_right_rad_s
-    );
-    let _ = writeln!(s, "| lag, s | {} | {:.3} |", m.lag, configured.lag_s);
-    let _ = writeln!(
-        s,
-        "| dead time, s | {} | {:.3} |",
-        m.dead_time, configured.dead_time_s
-    );
+    let rows = [
+        (
+            "top rate left, rad/s of steering wheel",
+            m.rate_left.to_string(),
+            configured.rate_left_rad_s,
+        ),
+        (
+            "top rate right, rad/s",
+            m.rate_right.to_string(),
+            configured.rate_right_rad_s,
+        ),
+        ("lag, s", m.lag.to_string(), configured.lag_s),
+        (
+            "dead time, s",
+            m.dead_time.to_string(),
+            configured.dead_time_s,
+        ),
+    ];
+    for (figure, measured, before) in rows {
+        let _ = writeln!(s, "| {figure} | {measured} | {before:.3} |");
+    }
     let planning = m.motor();
     let _ = writeln!(
         s,
@@ -638,12 +643,7 @@ mod tests {
             assert!(fitted.brake.delay.value.abs() < 0.05, "{fitted:?}");
             let report = markdown(
                 &fitted,
-                &Motor {
-                    rate_left_rad_s: 3.5,
-                    rate_right_rad_s: 3.5,
-                    lag_s: 0.1,
-                    dead_time_s: 0.1,
-                },
+                &Motor::symmetric(3.5, 0.1, 0.1),
                 &["steps.svg".into()],
             );
             assert!(report.contains("| top rate left"), "{report}");

@@ -105,12 +105,7 @@ pub fn read_motor(text: &str) -> Result<Option<Motor>, String> {
             .and_then(|x| x.as_f64())
     };
     Ok(match CONTROLLER_MOTOR.map(figure) {
-        [Some(rate), Some(lag), Some(dead)] => Some(Motor {
-            rate_left_rad_s: rate,
-            rate_right_rad_s: rate,
-            lag_s: lag,
-            dead_time_s: dead,
-        }),
+        [Some(rate), Some(lag), Some(dead)] => Some(Motor::symmetric(rate, lag, dead)),
         _ => None,
     })
 }

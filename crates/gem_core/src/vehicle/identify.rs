@@ -79,6 +79,16 @@ pub struct Motor {
 }
 
 impl Motor {
+    /// A motor as quick both ways: `rate_rad_s` of steering wheel, `lag_s`, `dead_time_s`.
+    pub const fn symmetric(rate_rad_s: f64, lag_s: f64, dead_time_s: f64) -> Motor {
+        Motor {
+            rate_left_rad_s: rate_rad_s,
+            rate_right_rad_s: rate_rad_s,
+            lag_s,
+            dead_time_s,
+        }
+    }
+
     /// The actuator the controllers and the bridge plan with: the slower way's rate
     /// (a plan must hold both ways) at the front wheels, through the shipped relation.
     pub fn planning_actuator(&self) -> SteeringActuator {
@@ -849,12 +859,7 @@ mod tests {
 
     #[test]
     fn a_quick_motor_with_short_delays_is_told_apart_from_none() {
-        let truth = Motor {
-            rate_left_rad_s: 5.0,
-            rate_right_rad_s: 5.0,
-            lag_s: 0.05,
-            dead_time_s: 0.05,
-        };
+        let truth = Motor::symmetric(5.0, 0.05, 0.05);
         let data = [drive(&truth, &SEQUENCE, 6.0, 0.002)];
         let m = fit_motor(&data, &IdentifyConfig::default())
             .unwrap()
@@ -866,12 +871,7 @@ mod tests {
 
     #[test]
     fn steps_at_the_commands_rate_give_a_bound_not_a_rate() {
-        let truth = Motor {
-            rate_left_rad_s: 3.5,
-            rate_right_rad_s: 3.5,
-            lag_s: 0.1,
-            dead_time_s: 0.1,
-        };
+        let truth = Motor::symmetric(3.5, 0.1, 0.1);
         // The commands ask for 3.0: the motor is never the limit.
         let data = [drive(&truth, &SEQUENCE, 3.0, 0.002)];
         let fit = fit_motor(&data, &IdentifyConfig::default()).unwrap();
@@ -884,12 +884,7 @@ mod tests {
 
     #[test]
     fn bad_data_is_refused_naming_what_is_missing() {
-        let truth = Motor {
-            rate_left_rad_s: 2.0,
-            rate_right_rad_s: 2.0,
-            lag_s: 0.1,
-            dead_time_s: 0.1,
-        };
+        let truth = Motor::symmetric(2.0, 0.1, 0.1);
         let cfg = IdentifyConfig::default();
         // Nothing at all, and only NaN reports.
         assert_eq!(fit_motor(&[], &cfg), Err(IdentifyError::NoData));
@@ -930,12 +925,7 @@ mod tests {
 
     #[test]
     fn the_replay_without_delays_is_the_rate_limit() {
-        let m = Motor {
-            rate_left_rad_s: 1.0,
-            rate_right_rad_s: 1.0,
-            lag_s: 0.0,
-            dead_time_s: 0.0,
-        };
+        let m = Motor::symmetric(1.0, 0.0, 0.0);
         let s = Stretch {
             commands: vec![Command {
                 t_s: 0.0,

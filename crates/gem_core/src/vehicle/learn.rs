@@ -591,22 +591,12 @@ mod tests {
     }
 
     fn configured() -> Motor {
-        Motor {
-            rate_left_rad_s: 3.5,
-            rate_right_rad_s: 3.5,
-            lag_s: 0.1,
-            dead_time_s: 0.1,
-        }
+        Motor::symmetric(3.5, 0.1, 0.1)
     }
 
     #[test]
     fn a_motor_and_a_relation_unlike_the_configured_ones_are_learned_and_named() {
-        let truth = Motor {
-            rate_left_rad_s: 2.0,
-            rate_right_rad_s: 2.0,
-            lag_s: 0.3,
-            dead_time_s: 0.2,
-        };
+        let truth = Motor::symmetric(2.0, 0.3, 0.2);
         let mut learner = SteeringLearner::new(LearnConfig::for_wheelbase(L), configured());
         drive(&mut learner, truth, 1.1, 0.8, 180.0);
         let fit = learner.motor_fit().expect("a fit");

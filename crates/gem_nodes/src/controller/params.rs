@@ -145,12 +145,7 @@ fn learning() -> Result<Option<Learning>, ParamError> {
             .invalid("needs ~pacmod_steering: only the PACMod's steering is learned".to_owned()));
     }
     let rate = PACMOD_WHEEL_RATE.f64()?;
-    let configured = Motor {
-        rate_left_rad_s: rate,
-        rate_right_rad_s: rate,
-        lag_s: PACMOD_LAG.f64()?,
-        dead_time_s: PACMOD_DEAD_TIME.f64()?,
-    };
+    let configured = Motor::symmetric(rate, PACMOD_LAG.f64()?, PACMOD_DEAD_TIME.f64()?);
     let use_learned = USE_LEARNED.bool_value()?;
     let file = Some(LEARNED_FILE.string()?)
         .filter(|f| !f.is_empty())
