@@ -97,7 +97,8 @@ enum Bench {
         #[arg(long, conflicts_with = "steps_only")]
         slow_steering_only: bool,
         /// Only the motor-mismatch table: every law on four true steering motors, the
-        /// controllers and the bridge told the defaults or the truth, joining from 2 m.
+        /// controllers and the bridge told the defaults, the truth or what the
+        /// identification drive measures, joining from 2 m.
         #[arg(long, conflicts_with_all = ["steps_only", "laps_only", "slow_steering_only"])]
         motor_mismatch_only: bool,
         /// Speed report noise σ of the second pedal-loop table, m/s.

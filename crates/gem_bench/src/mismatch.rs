@@ -5,8 +5,9 @@
 //! ([`Motor`]: the steering wheel's rate, the lag and the dead time; by default
 //! [`Motor::TOLD_BY_DEFAULT`]). The simulated PACMod has a motor of its own
 //! ([`TRUE_MOTORS`]). Each row tells the suite one [`Telling`] of that motor
-//! ([`TELLINGS`]): the defaults, or the truth (the best case any identification can
-//! reach). What the suite is told reaches:
+//! ([`Telling::ALL`]): the defaults, the truth (the best case any identification can
+//! reach), or what the identification drive measures of it ([`identify`], printed above
+//! the table). What the suite is told reaches:
 //!
 //! - the controllers, as their steering actuator (`TrackerConfig::with_actuator`, the
 //!   front-wheel rate through the steering relation at the centre, as `~pacmod_steering`
@@ -42,11 +43,19 @@
 //!   path (from one crossing of it to the next) peak beyond [`SWING_FLOOR_M`]: a few at
 //!   bends for a loop that damps them, dozens for one that weaves;
 //! - **stops**: how often the bridge stopped the car, and the first stop's fault and where
-//!   along the path the car was.
+//!   along the path the car was;
+//! - **× quick**: the RMS after over the same law's on the simulator's quick steering at
+//!   the same speed (the slow-steering table's reference lap, [`steering::run`]);
+//! - **verdict**: the targets the row misses ([`Row::misses`]): those of the slow-steering
+//!   table (join overshoot, convergence, RMS against the quick lap), and no growing swing,
+//!   no stop, the lap completed.
 
 use crate::pacmod::{self, INS};
-use crate::steering::{self, parallel};
+use crate::steering::{
+    self, parallel, Start, CONVERGE_TARGET_M, OVERSHOOT_TARGET_M, RMS_RATIO_TARGET,
+};
 use crate::track::{Controller, Scenario, CONTROL_EVERY, PHYSICS_DT, SOURCE_SPEEDS};
+use gem_calibrate::actuator::{self, PlanConfig};
 use gem_core::control::closed_loop::{
     self, observation, CrossTrackMeter, TrackingStats, CONVERGED_M,
 };
@@ -58,6 +67,7 @@ use gem_core::pacmod::longitudinal::LongitudinalConfig;
 use gem_core::pacmod::plant::PlantConfig;
 use gem_core::time::Time;
 use gem_core::vehicle::actuator::SteeringActuator;
+use gem_core::vehicle::identify::{IdentifyConfig, Motor as IdentifiedMotor};
 use gem_core::vehicle::localization::Localizer;
 use gem_core::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 
@@ -121,6 +131,14 @@ impl Motor {
             self.wheel_rate_rad_s, self.lag_s, self.dead_time_s
         )
     }
+
+    /// "2.000 / 0.300 / 0.200": rate, lag, dead time, to the fit's precision.
+    fn label_exact(&self) -> String {
+        format!(
+            "{:.3} / {:.3} / {:.3}",
+            self.wheel_rate_rad_s, self.lag_s, self.dead_time_s
+        )
+    }
 }
 
 /// The simulated PACMod's motors: slower, laggier, both, and quicker than the defaults.
@@ -148,33 +166,57 @@ pub const TRUE_MOTORS: [Motor; 4] = [
 ];
 
 /// What the suite is told of a true motor.
-#[derive(Clone, Copy, Debug)]
-pub struct Telling {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Telling {
+    /// The car platforms' defaults ([`Motor::TOLD_BY_DEFAULT`]).
+    Defaults,
+    /// The true motor's own figures: the best case, not an identification.
+    Truth,
+    /// What the identification drive measures of the true motor ([`identify`]).
+    Identified,
+}
+
+impl Telling {
+    /// Every telling, in the table's order.
+    pub const ALL: [Telling; 3] = [Telling::Defaults, Telling::Truth, Telling::Identified];
+
     /// The name in the table.
-    pub name: &'static str,
-    /// The figures told, from the true motor.
-    pub figures: fn(&Motor) -> Motor,
+    pub fn name(self) -> &'static str {
+        match self {
+            Telling::Defaults => "defaults",
+            Telling::Truth => "the truth (best case)",
+            Telling::Identified => "identified",
+        }
+    }
 }
 
-/// The tellings of each true motor: the car platforms' defaults, and the truth (the best
-/// case, not an identification).
-pub const TELLINGS: [Telling; 2] = [
-    Telling {
-        name: "defaults",
-        figures: told_defaults,
-    },
-    Telling {
-        name: "the truth (best case)",
-        figures: told_truth,
-    },
-];
-
-fn told_defaults(_: &Motor) -> Motor {
-    Motor::TOLD_BY_DEFAULT
+/// What the identification drive measures of a true motor: `gemctl calibrate actuator`'s
+/// drive ([`actuator::plan`] with its defaults) through a bridge told the defaults, in
+/// front of the simulated PACMod with the true motor ([`actuator::drive_on_rig`]), and
+/// its fit ([`actuator::fit`]).
+#[derive(Clone, Debug)]
+pub struct Identified {
+    /// The figures the fit gives: each way's rate, the lag and the dead time.
+    pub fit: IdentifiedMotor,
+    /// The figures told: the slower way's rate (a plan must hold both ways), the lag and
+    /// the dead time.
+    pub told: Motor,
 }
 
-fn told_truth(truth: &Motor) -> Motor {
-    *truth
+/// The identification of `truth` (the error: why the drive or the fit gave nothing).
+pub fn identify(truth: &Motor) -> Result<Identified, String> {
+    let plan = actuator::plan(&PlanConfig::default());
+    let data = actuator::drive_on_rig(&truth.plant(), &Motor::TOLD_BY_DEFAULT.bridge(), &plan)?;
+    let fit = actuator::fit(&data, &IdentifyConfig::default()).map_err(|e| e.to_string())?;
+    let m = fit.steering.motor();
+    Ok(Identified {
+        told: Motor {
+            wheel_rate_rad_s: m.rate_left_rad_s.min(m.rate_right_rad_s),
+            lag_s: m.lag_s,
+            dead_time_s: m.dead_time_s,
+        },
+        fit: m,
+    })
 }
 
 /// The laws tried: every law; those the car platforms refuse on the told figures
@@ -211,7 +253,9 @@ pub struct Row {
     pub law: &'static str,
     pub speed_mps: f64,
     pub truth: Motor,
-    pub telling: &'static str,
+    pub telling: Telling,
+    /// The figures told.
+    pub told: Motor,
     /// The controller refused the told figures at start-up (the error).
     pub refused: Option<String>,
     /// Cross-track figures from the first drop to [`CONVERGED_M`].
@@ -228,6 +272,9 @@ pub struct Row {
     pub lap_s: f64,
     /// MPC solves that fell back to the last plan.
     pub fallbacks: u64,
+    /// The same law's RMS after convergence on the simulator's quick steering (the
+    /// slow-steering table's reference lap), m.
+    pub quick_rms_m: f64,
 }
 
 impl Row {
@@ -235,6 +282,41 @@ impl Row {
     pub fn swing_grows(&self) -> bool {
         let (first, second) = self.swing_m;
         second > SWING_FLOOR_M && second > SWING_GROWTH * first
+    }
+
+    /// The RMS after convergence over the quick-steering lap's.
+    pub fn ratio(&self) -> f64 {
+        self.stats.rms_after_m / self.quick_rms_m
+    }
+
+    /// What misses a target (empty: every target met; a refused row has none).
+    pub fn misses(&self) -> Vec<String> {
+        let mut m = Vec::new();
+        if self.refused.is_some() {
+            return m;
+        }
+        if !self.completed {
+            m.push("lap not completed".into());
+        }
+        if !self.stops.is_empty() {
+            m.push(format!("{} stops", self.stops.len()));
+        }
+        if self.join_overshoot_m > OVERSHOOT_TARGET_M {
+            m.push(format!("overshoot {:.2} m", self.join_overshoot_m));
+        }
+        match self.stats.converge_m {
+            Some(d) if d <= CONVERGE_TARGET_M => {}
+            Some(d) => m.push(format!("converged after {d:.1} m")),
+            None => m.push("never converged".into()),
+        }
+        let ratio = self.ratio();
+        if ratio.is_nan() || ratio > RMS_RATIO_TARGET {
+            m.push(format!("RMS ×{ratio:.2}"));
+        }
+        if self.swing_grows() {
+            m.push("swing grows".into());
+        }
+        m
     }
 }
 
@@ -255,15 +337,14 @@ impl Along {
 }
 
 /// One lap: `law` at `speed` (cruise, lateral acceleration limit) on `sc` from its start
-/// pose, the PACMod's motor `truth`, the suite told `telling` of it.
+/// pose, the PACMod's motor `truth`, the suite told `telling` of it: the figures `told`.
 pub fn run(
     sc: &Scenario,
     law: Controller,
     speed: (f64, f64),
     truth: Motor,
-    telling: Telling,
+    (telling, told): (Telling, Motor),
 ) -> Row {
-    let told = (telling.figures)(&truth);
     let cfg = steering::config(law, speed, told.actuator());
     let points: Vec<Point> = sc.waypoints.iter().map(|w| w.point()).collect();
     let path = Path::new(&points, 0.05).expect("valid path");
@@ -271,7 +352,8 @@ pub fn run(
         law: law.label(),
         speed_mps: speed.0,
         truth,
-        telling: telling.name,
+        telling,
+        told,
         refused: None,
         stats: closed_loop::stats(&[], CONVERGED_M),
         join_overshoot_m: 0.0,
@@ -281,6 +363,7 @@ pub fn run(
         completed: false,
         lap_s: 0.0,
         fallbacks: 0,
+        quick_rms_m: f64::NAN,
     };
     let tracker = cfg
         .validate()
@@ -302,7 +385,10 @@ pub fn run(
     let mut localizer = Localizer::new(INS);
     localizer.observe(t0, model.state());
     let mut meter = CrossTrackMeter::new(path.clone());
-    let mut along = Along { path, s: 0.0 };
+    let mut along = Along {
+        path: path.clone(),
+        s: 0.0,
+    };
     // (driven, along the path, cross-track) while the bridge drives.
     let mut samples: Vec<(f64, f64, f64)> = Vec::new();
     // Since a stop: when the car came to rest (None: still moving).
@@ -449,29 +535,75 @@ pub fn swings_beyond(e: &[f64], floor_m: f64) -> usize {
 }
 
 /// Every row: each law, speed, true motor and telling, on `sc` (from its start pose);
-/// prints the table.
+/// prints the identified figures and the table. A motor whose identification gives
+/// nothing has no identified rows (the reason is printed).
 pub fn run_all(sc: &Scenario) -> Vec<Row> {
+    let identified = parallel(&TRUE_MOTORS, identify);
+    print_identified(&identified);
+    let quick_jobs: Vec<(Controller, (f64, f64))> = LAWS
+        .iter()
+        .flat_map(|law| SOURCE_SPEEDS.map(|speed| (*law, speed)))
+        .collect();
+    let quick = parallel(&quick_jobs, |(law, speed)| {
+        steering::run(sc, *law, *speed, None, Start::OnPath).rms_after_m
+    });
     let mut jobs = Vec::new();
     for law in LAWS {
         for speed in SOURCE_SPEEDS {
-            for truth in TRUE_MOTORS {
-                for telling in TELLINGS {
-                    jobs.push((law, speed, truth, telling));
+            for (truth, id) in TRUE_MOTORS.iter().zip(&identified) {
+                for telling in Telling::ALL {
+                    let told = match telling {
+                        Telling::Defaults => Motor::TOLD_BY_DEFAULT,
+                        Telling::Truth => *truth,
+                        Telling::Identified => match id {
+                            Ok(id) => id.told,
+                            Err(_) => continue,
+                        },
+                    };
+                    jobs.push((law, speed, *truth, (telling, told)));
                 }
             }
         }
     }
-    let rows = parallel(&jobs, |(law, speed, truth, telling)| {
-        run(sc, *law, *speed, *truth, *telling)
+    let rows: Vec<Row> = parallel(&jobs, |(law, speed, truth, telling)| {
+        let i = quick_jobs
+            .iter()
+            .position(|(l, v)| l == law && v == speed)
+            .expect("every law and speed has a quick lap");
+        Row {
+            quick_rms_m: quick[i],
+            ..run(sc, *law, *speed, *truth, *telling)
+        }
     });
     print(&rows);
     rows
 }
 
+fn print_identified(identified: &[Result<Identified, String>]) {
+    println!(
+        "identified (`gemctl calibrate actuator`'s drive with its defaults through a bridge told the defaults, in front of the simulated PACMod with the true motor, and its fit): steering-wheel rate left / right (rad/s), lag (s), dead time (s); told: the slower way's rate"
+    );
+    for (truth, id) in TRUE_MOTORS.iter().zip(identified) {
+        match id {
+            Ok(id) => println!(
+                "- true {}: identified {:.3} / {:.3}, {:.3}, {:.3}; told {}",
+                truth.label(),
+                id.fit.rate_left_rad_s,
+                id.fit.rate_right_rad_s,
+                id.fit.lag_s,
+                id.fit.dead_time_s,
+                id.told.label_exact(),
+            ),
+            Err(e) => println!("- true {}: not identified: {e}", truth.label()),
+        }
+    }
+    println!();
+}
+
 fn print(rows: &[Row]) {
     let d = BridgeConfig::DEFAULT;
     println!(
-        "steering motor mismatch: the bridge (its steering check's defaults: a report {} rad outside the band up to a motor at {}× the told rate with {} s more lag and dead time, for {:.1} s, stops the car) → simulated PACMod with the true motor → single-track model, from the spawn pose 2 m beside the path; pose from a GNSS/INS; the controllers and the bridge told the defaults ({}) or the truth; a stop re-engaged {REENGAGE_AFTER_S} s after rest, the goal resumed, at most {MAX_STOPS} stops; swing grows: second half's peak > {SWING_GROWTH}× the first's and > {SWING_FLOOR_M} m:",
+        "steering motor mismatch: the bridge (its steering check's defaults: a report {} rad outside the band up to a motor at {}× the told rate with {} s more lag and dead time, for {:.1} s, stops the car) → simulated PACMod with the true motor → single-track model, from the spawn pose 2 m beside the path; pose from a GNSS/INS; the controllers and the bridge told the defaults ({}), the truth or the identified figures; a stop re-engaged {REENGAGE_AFTER_S} s after rest, the goal resumed, at most {MAX_STOPS} stops; swing grows: second half's peak > {SWING_GROWTH}× the first's and > {SWING_FLOOR_M} m; targets: join overshoot ≤ {OVERSHOOT_TARGET_M} m, converged within {CONVERGE_TARGET_M} m, RMS after ≤ {RMS_RATIO_TARGET}× the same law's quick-steering lap (the slow-steering table's), no growing swing, no stop, the lap completed:",
         d.steer_mismatch_rad,
         d.steer_slowest_rate_share,
         d.steer_extra_delay_s,
@@ -479,9 +611,9 @@ fn print(rows: &[Row]) {
         Motor::TOLD_BY_DEFAULT.label(),
     );
     println!(
-        "| law | v (m/s) | true motor: wheel rate (rad/s) / lag (s) / dead time (s) | told | converged after (m) | join overshoot (m) | RMS after (m) | max after (m) | swing peak 1st / 2nd half (m) | swings beyond {SWING_FLOOR_M} m | swing grows | stops | first stop: fault, at (m along the path) | lap |"
+        "| law | v (m/s) | true motor: wheel rate (rad/s) / lag (s) / dead time (s) | told | converged after (m) | join overshoot (m) | RMS after (m) | max after (m) | swing peak 1st / 2nd half (m) | swings beyond {SWING_FLOOR_M} m | swing grows | stops | first stop: fault, at (m along the path) | lap | × quick | verdict |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let m = |v: f64| {
         if v.is_nan() {
             "-".to_string()
@@ -510,12 +642,16 @@ fn print(rows: &[Row]) {
         } else {
             format!("not completed, {:.1} s", r.lap_s)
         };
+        let misses = r.misses();
         println!(
-            "| {} | {:.1} | {} | {} | {} | {:.3} | {} | {} | {} / {} | {} | {} | {} | {first} | {lap} |",
+            "| {} | {:.1} | {} | {} | {} | {:.3} | {} | {} | {} / {} | {} | {} | {} | {first} | {lap} | {:.2} | {} |",
             r.law,
             r.speed_mps,
             r.truth.label(),
-            r.telling,
+            match r.telling {
+                Telling::Identified => format!("identified ({})", r.told.label_exact()),
+                t => t.name().to_string(),
+            },
             r.stats
                 .converge_m
                 .map_or("never".to_string(), |d| format!("{d:.1}")),
@@ -527,6 +663,12 @@ fn print(rows: &[Row]) {
             r.swings_beyond,
             if r.swing_grows() { "grows" } else { "-" },
             r.stops.len(),
+            r.ratio(),
+            if misses.is_empty() {
+                "met".to_string()
+            } else {
+                misses.join("; ")
+            },
         );
     }
     for law in LAWS.map(Controller::label) {
@@ -542,6 +684,18 @@ fn print(rows: &[Row]) {
                 first.refused.as_deref().unwrap_or_default()
             );
         }
+    }
+    for telling in Telling::ALL {
+        let of: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.telling == telling && r.refused.is_none())
+            .collect();
+        println!(
+            "told {}: {} of {} rows meet every target",
+            telling.name(),
+            of.iter().filter(|r| r.misses().is_empty()).count(),
+            of.len()
+        );
     }
     let stopped = rows.iter().filter(|r| !r.stops.is_empty()).count();
     let refused = rows.iter().filter(|r| r.refused.is_some()).count();
@@ -591,7 +745,8 @@ mod tests {
             law: "lqr",
             speed_mps: 2.8,
             truth: Motor::TOLD_BY_DEFAULT,
-            telling: "defaults",
+            telling: Telling::Defaults,
+            told: Motor::TOLD_BY_DEFAULT,
             refused: None,
             stats: closed_loop::stats(&[], CONVERGED_M),
             join_overshoot_m: 0.0,
@@ -601,6 +756,7 @@ mod tests {
             completed: true,
             lap_s: 0.0,
             fallbacks: 0,
+            quick_rms_m: 0.01,
         };
         assert!(row((0.08, 0.3)).swing_grows());
         // Within the floor, or not 1.5× the first: no growth.
@@ -629,7 +785,7 @@ mod tests {
             start: Pose::new(0.0, 0.5, 0.0),
             waypoints: line,
         };
-        let truth = TELLINGS[1];
+        let truth = (Telling::Truth, TRUE_MOTORS[2]);
         let r = run(
             &sc,
             Controller::Lqr,
@@ -650,6 +806,25 @@ mod tests {
             truth,
         );
         assert!(r.refused.is_some());
+    }
+
+    /// The identification drive measures the slowest, laggiest motor it is not told of
+    /// close to its figures.
+    #[test]
+    fn the_identification_measures_a_motor_it_is_not_told_of() {
+        let truth = TRUE_MOTORS[2];
+        let id = identify(&truth).unwrap();
+        let told = id.told;
+        assert!(
+            (told.wheel_rate_rad_s - truth.wheel_rate_rad_s).abs() < 0.1,
+            "{told:?}"
+        );
+        assert!((told.lag_s - truth.lag_s).abs() < 0.05, "{told:?}");
+        assert!(
+            (told.dead_time_s - truth.dead_time_s).abs() < 0.05,
+            "{told:?}"
+        );
+        assert!(told.actuator().validate().is_ok() && told.bridge().validate().is_ok());
     }
 
     #[test]

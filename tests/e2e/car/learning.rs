@@ -48,11 +48,11 @@ fn a_lap_teaches_the_controller_a_steering_it_was_not_told_and_it_says_so() {
         diagnostics
             .all()
             .iter()
+            .rev()
             .flat_map(|a| a.status.clone())
             .filter(|s| s.name.ends_with("controller: steering learned"))
             .filter(|s| s.values.iter().any(|v| v.key == "relation scale"))
-            .filter(|s| s.values.iter().any(|v| v.key == "lag, s"))
-            .last()
+            .find(|s| s.values.iter().any(|v| v.key == "lag, s"))
     };
     let value = |s: &gem_msgs::diagnostic_msgs::DiagnosticStatus, key: &str| {
         s.values

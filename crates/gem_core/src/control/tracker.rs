@@ -29,7 +29,8 @@
 //!   towards the kinematic bicycle's yaw rate of the steering commanded since, the pose on
 //!   the arcs between, and that yaw rate is the one the prediction and the LQR use (the
 //!   yaw-rate terms of pure pursuit and Stanley keep the measured one). Left stale, a 0.1 s
-//!   old yaw rate in the loop makes every law oscillate at 5.5 m/s.
+//!   old yaw rate in the loop makes every law oscillate at 5.5 m/s. On slow steering, pure
+//!   pursuit and the LQR predict through the actuator instead ([`delay`]).
 //!
 //! The twist is the pose source's, at the reference point `twist_reference_x_m` ahead of the
 //! rear axle; a [`TwistSource`] moves it to the rear axle and replaces what the pose history
@@ -38,9 +39,13 @@
 //! [`Tracker::with_twist_source`], so a doubt is raised once per node.
 //!
 //! Slow steering ([`TrackerConfig::actuator`] below [`MIN_REACTIVE_RATE_RAD_S`], the GEM
-//! e2's PACMod): the speed profile gives the path half the actuator's rate
-//! ([`TrackerConfig::with_actuator`]); pure pursuit and the LQR steer on a [`join`] while
-//! the car is off the path, their commands within the actuator's rate; Stanley is refused
+//! e2's PACMod): the speed profile gives the path half the actuator's rate, less for an
+//! actuator with more dead time and lag than the GEM e2's placeholders
+//! ([`TrackerConfig::with_actuator`], [`delay::profile_share`]); pure pursuit and the LQR
+//! steer on a [`join`] while the car is off the path, their commands within the actuator's
+//! rate, and see the pose predicted through a model of the actuator to when their command
+//! takes effect, instead of over `latency_s` ([`delay`]: its dead time, and for pure
+//! pursuit its lag; the LQR's model lag is at least the actuator's); Stanley is refused
 //! ([`Law::check_actuator`]). The MPC ([`Law::Mpc`], `predictive`) plans with the actuator
 //! whatever its rate.
 //!
@@ -149,9 +154,10 @@ impl Default for TrackerConfig {
 impl TrackerConfig {
     /// These settings for a car whose steering actuator is `act`: the controller plans with
     /// it, and the speed profile gives following the path's curvature at most half its rate
-    /// (the other half is the feedback's).
+    /// (the other half is the feedback's); on slow steering with more dead time and lag
+    /// than the GEM e2's placeholders, less ([`delay::profile_share`]).
     pub fn with_actuator(self, act: SteeringActuator) -> TrackerConfig {
-        let cap = PROFILE_RATE_SHARE * act.rate_rad_s;
+        let cap = delay::profile_share(&act) * act.rate_rad_s;
         TrackerConfig {
             actuator: act,
             speed: SpeedConfig {
@@ -348,7 +354,12 @@ impl Tracker {
         }
         let path = Path::new(waypoints, cfg.min_spacing_m)?;
         let s = path.s_of_original(start_index).unwrap_or(0.0);
+        let slow = cfg.actuator.rate_rad_s < MIN_REACTIVE_RATE_RAD_S;
         let lqr = match &cfg.law {
+            Law::Lqr(lqr) if slow => Some(LqrGains::new(
+                &delay::lqr_for(lqr, &cfg.actuator),
+                cfg.wheelbase_m,
+            )),
             Law::Lqr(lqr) => Some(LqrGains::new(lqr, cfg.wheelbase_m)),
             _ => None,
         };
@@ -362,6 +373,16 @@ impl Tracker {
             _ => None,
         };
         let motion = Motion::new(cfg.wheelbase_m, cfg.yaw_rate_lag_s, cfg.pose_filter_gain);
+        // On slow steering the reactive laws' pose is predicted through the actuator.
+        let motion = if slow && predictive.is_none() {
+            motion.with_wheels(Wheels::new(
+                cfg.actuator,
+                cfg.max_steer_rad,
+                cfg.wheelbase_m,
+            ))
+        } else {
+            motion
+        };
         Ok(Tracker {
             lqr,
             predictive,
@@ -517,7 +538,8 @@ impl Tracker {
 
     /// Where the rear axle will be when the command acts, as the laws see it: the filtered
     /// pose, headed along its course (slip), moved over the pose's age and, except for the
-    /// MPC (which predicts through the actuator itself), the latency.
+    /// MPC (which predicts through the actuator itself), the latency: on slow steering the
+    /// actuator's ([`delay::horizon_s`]), through its model.
     fn pose_at_command(&mut self, obs: &Observation, yaw_rate_age_s: f64, now: Time) -> Pose {
         let twist = BodyTwist {
             speed_mps: obs.speed_mps,
@@ -531,8 +553,11 @@ impl Tracker {
             pose.yaw + rear_slip_angle(obs.speed_mps, obs.lateral_speed_mps),
         );
         let age_s = now.saturating_since(obs.measured_at).as_secs_f64().min(1.0);
+        let act = &self.cfg.actuator;
         let latency_s = if self.predictive.is_some() {
             0.0
+        } else if act.rate_rad_s < MIN_REACTIVE_RATE_RAD_S {
+            delay::horizon_s(act, &self.cfg.law)
         } else {
             self.cfg.latency_s
         };
@@ -780,7 +805,8 @@ impl Tracker {
     ///
     /// - Pure pursuit: `k·(u·tan δ/L − r)`, more steering while the yaw rate lags the one
     ///   its own command asks for: a lead on the actuators' and the tyres' lag, which
-    ///   keeps the arc it chose.
+    ///   keeps the arc it chose. None on slow steering, whose lag is in the pose's
+    ///   prediction ([`delay`]).
     /// - Stanley: `k·(u·κ − r)`, damping the yaw rate towards the path's (κ at the
     ///   progress), faded out off the path where turning hard towards it is the point.
     fn yaw_rate_term(
@@ -797,6 +823,9 @@ impl Tracker {
         match &self.cfg.law {
             // The yaw rate is one of the regulator's states; the MPC predicts the wheels.
             Law::Lqr(_) | Law::Mpc(_) => 0.0,
+            // On slow steering the pose is predicted through the actuator ([`delay`]): the
+            // lag the lead stands in for is in the prediction.
+            Law::PurePursuit(_) if self.cfg.actuator.rate_rad_s < MIN_REACTIVE_RATE_RAD_S => 0.0,
             Law::PurePursuit(pp) => {
                 pp.yaw_rate_gain_s * (speed_mps * steering.tan() / self.cfg.wheelbase_m - yaw_rate)
             }
@@ -895,9 +924,11 @@ fn front_axle_offset(kappa: f64, wheelbase_m: f64) -> f64 {
     -(r.hypot(wheelbase_m) - r).copysign(kappa)
 }
 
+pub mod delay;
 pub mod join;
 mod motion;
 mod predictive;
+use delay::Wheels;
 use join::Join;
 use motion::{BodyTwist, Motion};
 pub use predictive::MpcReport;

@@ -415,6 +415,21 @@ impl SteeringLearner {
         self.applied
     }
 
+    /// The motor of the last accepted fit, each figure within the learner's bounds (what
+    /// is persisted for a later drive), if any.
+    pub fn learned(&self) -> Option<Motor> {
+        let fit = self.fit.as_ref()?;
+        let m = fit.motor();
+        let rate = |r: f64| r.clamp(MIN_RATE_RAD_S, MAX_STEERING_WHEEL_RATE_RAD_S);
+        let delay = |d: f64| d.clamp(0.0, MAX_LEARNED_DELAY_S);
+        Some(Motor {
+            rate_left_rad_s: rate(m.rate_left_rad_s),
+            rate_right_rad_s: rate(m.rate_right_rad_s),
+            lag_s: delay(m.lag_s),
+            dead_time_s: delay(m.dead_time_s),
+        })
+    }
+
     /// The last accepted fit of the motor, if any.
     pub fn motor_fit(&self) -> Option<&MotorFit> {
         self.fit.as_ref()
@@ -606,6 +621,7 @@ mod tests {
             (m.lag_s - 0.3).abs() < 0.05 && (m.dead_time_s - 0.2).abs() < 0.05,
             "{fit:?}"
         );
+        assert_eq!(learner.learned().unwrap().lag_s, m.lag_s);
         // The applied figures arrived, step by step.
         let a = learner.applied();
         assert!(

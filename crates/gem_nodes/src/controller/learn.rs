@@ -174,10 +174,10 @@ impl SteeringLearning {
             )
         };
         crate::interface::publish_status(publisher, now, "steering learned", (level, text), values);
-        if let (Some(file), Some(_)) = (&self.settings.file, l.motor_fit()) {
+        if let (Some(file), Some(learned)) = (&self.settings.file, l.learned()) {
             let text = format!(
                 "# The steering motor learned while driving by the controller (~learn_steering).\n# Launch with calibration:=THIS_FILE, or give the controller ~learned_file and ~use_learned.\n{}",
-                crate::calibration_file::motor_yaml(&applied)
+                crate::calibration_file::motor_yaml(&learned)
             );
             if let Err(e) = crate::calibration_file::write_atomically(file, &text) {
                 tracing::warn!("cannot write {}: {e}", file.display());

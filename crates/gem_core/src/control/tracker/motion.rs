@@ -1,8 +1,11 @@
 //! Where the car is when a command takes effect (the delay correction of
 //! [`super`]'s docs): the pose noise filter, the measured yaw rate carried to now through
 //! the steering commanded since, the commands remembered for that, and the arcs the pose is
-//! predicted on. Configured by value, so it knows nothing of the tracker.
+//! predicted on. Configured by value, so it knows nothing of the tracker. On slow steering
+//! it is given a model of the wheels ([`super::delay`]), and the yaw rate's carry and the
+//! prediction go through that instead.
 
+use super::delay::Wheels;
 use crate::geometry::{wrap_angle, Pose};
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -39,6 +42,8 @@ pub(super) struct Motion {
     last_yaw_rate: f64,
     /// The filtered pose and the measurement time it belongs to.
     filtered: Option<(Time, Pose)>,
+    /// On slow steering, the model of the wheels the pose is predicted through.
+    wheels: Option<Wheels>,
 }
 
 impl Motion {
@@ -51,10 +56,21 @@ impl Motion {
             commands: VecDeque::new(),
             last_yaw_rate: f64::NAN,
             filtered: None,
+            wheels: None,
         }
     }
 
-    /// The yaw rate of the last update, carried to its time (NaN: not measured), rad/s.
+    /// This model predicting the pose through `wheels` ([`super::delay`]) instead of on
+    /// the arc of the yaw rate carried to now.
+    pub(super) fn with_wheels(self, wheels: Wheels) -> Motion {
+        Motion {
+            wheels: Some(wheels),
+            ..self
+        }
+    }
+
+    /// The yaw rate of the last update, carried to its time (NaN: not measured), rad/s;
+    /// with a model of the wheels, the one predicted at the end of the horizon.
     pub(super) fn last_yaw_rate(&self) -> f64 {
         self.last_yaw_rate
     }
@@ -99,7 +115,9 @@ impl Motion {
     /// (`yaw_rate_rad_s`, as old as `yaw_rate_at`), first on the arc of the mean of it and
     /// the yaw rate carried to now ([`Motion::yaw_rate_now`]), then on the carried one's;
     /// without one, on the arc the last steering command gives the kinematic bicycle. The
-    /// carried yaw rate is kept ([`Motion::last_yaw_rate`]).
+    /// carried yaw rate is kept ([`Motion::last_yaw_rate`]). With a model of the wheels
+    /// ([`Motion::with_wheels`]), through it instead, and the yaw rate kept is the one at
+    /// the end of the horizon.
     pub(super) fn predict(
         &mut self,
         course: Pose,
@@ -108,6 +126,19 @@ impl Motion {
         (age_s, latency_s): (f64, f64),
         now: Time,
     ) -> Pose {
+        if let Some(wheels) = &mut self.wheels {
+            wheels.step_to(now, speed_mps, yaw_rate_rad_s);
+            let measured_at = now.saturating_sub(Duration::from_secs_f64(age_s));
+            let p = wheels.predict(
+                course,
+                speed_mps,
+                (yaw_rate_rad_s, yaw_rate_at),
+                measured_at,
+                (now, latency_s),
+            );
+            self.last_yaw_rate = p.yaw_rate_rad_s;
+            return p.pose;
+        }
         let carried = self.yaw_rate_now(yaw_rate_rad_s, speed_mps, yaw_rate_at, now);
         self.last_yaw_rate = carried;
         if carried.is_finite() {
@@ -148,6 +179,9 @@ impl Motion {
 
     /// Keeps the steering commanded at `now` for [`Motion::commanded_at`].
     pub(super) fn remember_command(&mut self, now: Time, steering_rad: f64) {
+        if let Some(wheels) = &mut self.wheels {
+            wheels.command(steering_rad);
+        }
         self.commands.push_back((now, steering_rad));
         while self.commands.len() > 1
             && now.saturating_since(self.commands[1].0).as_secs_f64() > COMMAND_MEMORY_S
