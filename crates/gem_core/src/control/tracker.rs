@@ -397,6 +397,48 @@ impl Tracker {
         })
     }
 
+    /// The settings it plans with.
+    pub fn config(&self) -> &TrackerConfig {
+        &self.cfg
+    }
+
+    /// Plans with the steering actuator `act` from now on (a motor learned while
+    /// driving): the law's model of it, the pose's prediction through it and the speed
+    /// profile's share of its rate, which is lowered for a slower actuator and never
+    /// raised above the goal's start. The path, the progress and the twist's checks are
+    /// kept. An actuator that does not validate, that the law cannot steer, or on the
+    /// other side of [`MIN_REACTIVE_RATE_RAD_S`] than the goal's is refused, nothing
+    /// changed.
+    pub fn set_actuator(&mut self, act: SteeringActuator) -> Result<(), ConfigError> {
+        if act == self.cfg.actuator {
+            return Ok(());
+        }
+        let cfg = self.cfg.clone().with_actuator(act);
+        cfg.validate()?;
+        let slow = |a: &SteeringActuator| a.rate_rad_s < MIN_REACTIVE_RATE_RAD_S;
+        if slow(&act) != slow(&self.cfg.actuator) {
+            return Err(ConfigError::new(
+                crate::field!(TrackerConfig.actuator),
+                format!("{:.3} rad/s", act.rate_rad_s),
+                "must stay on the goal's side of the slow-steering rate",
+            ));
+        }
+        match &cfg.law {
+            Law::Lqr(lqr) if slow(&act) => {
+                self.lqr = Some(LqrGains::new(&delay::lqr_for(lqr, &act), cfg.wheelbase_m));
+            }
+            Law::Mpc(mpc) => {
+                if let Some(p) = &mut self.predictive {
+                    p.set_actuator(mpc.clone(), act, cfg.wheelbase_m, cfg.max_steer_rad);
+                }
+            }
+            _ => {}
+        }
+        self.motion.set_actuator(act);
+        self.cfg = cfg;
+        Ok(())
+    }
+
     /// Continues with the checks (and doubts) of a previous goal's `source`, if it was
     /// configured with the same reference point.
     pub fn with_twist_source(mut self, source: TwistSource) -> Tracker {

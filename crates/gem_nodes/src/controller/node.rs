@@ -337,6 +337,8 @@ pub struct Controller {
     report: SourceReport,
     /// `~learn_steering`, if on.
     learning: Option<super::learn::SteeringLearning>,
+    /// The learned actuator a goal refused last (not tried again).
+    learned_refused: Option<gem_core::vehicle::actuator::SteeringActuator>,
     _gate: Option<DirectSubscriber>,
 }
 
@@ -383,6 +385,7 @@ impl Controller {
         Ok(Controller {
             report,
             learning,
+            learned_refused: None,
             server: ActionServer::new(super::topics::NAVIGATE.name())?.with_waker(waker),
             pose: crate::interface::client(&super::topics::POSE)?,
             params,
@@ -397,6 +400,7 @@ impl Controller {
 
     /// One loop iteration at ROS time `now`, and the pose source's report.
     pub fn tick(&mut self, now: Time) {
+        self.follow_learned();
         self.step(now);
         if let Some(tracker) = self
             .active
@@ -409,6 +413,41 @@ impl Controller {
         self.report.publish(now);
         if let Some(learning) = &mut self.learning {
             learning.publish(&self.report.publisher, now);
+        }
+    }
+
+    /// With `~use_learned`, the goal being driven plans with the motor learned so far
+    /// (it moves by limited steps after each refit).
+    fn follow_learned(&mut self) {
+        let Some(motor) = self.learning.as_ref().and_then(|l| l.planning_motor()) else {
+            return;
+        };
+        let act = motor.planning_actuator();
+        if self.learned_refused == Some(act) {
+            return;
+        }
+        for tracker in self
+            .active
+            .as_mut()
+            .map(|a| &mut a.tracker)
+            .into_iter()
+            .chain(self.stopping.as_mut())
+        {
+            if tracker.config().actuator == act {
+                continue;
+            }
+            match tracker.set_actuator(act) {
+                Ok(()) => tracing::info!(
+                    "planning with the learned steering: {:.3} rad/s of steering wheel, {:.3} s lag, {:.3} s dead time",
+                    motor.rate_left_rad_s.min(motor.rate_right_rad_s),
+                    motor.lag_s,
+                    motor.dead_time_s
+                ),
+                Err(e) => {
+                    tracing::warn!("the learned steering is not used: {e}");
+                    self.learned_refused = Some(act);
+                }
+            }
         }
     }
 

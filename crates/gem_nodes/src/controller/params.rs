@@ -38,7 +38,7 @@ gem_ros::param_table! {
         PACMOD_LAG = ParamSpec::float("pacmod_steering_lag_s", CAR.lag_s, "s", "with `~pacmod_steering`: first-order lag of the steering after the rate limit (a placeholder until measured)");
         PACMOD_DEAD_TIME = ParamSpec::float("pacmod_steering_dead_time_s", CAR.dead_time_s, "s", "with `~pacmod_steering`: dead time before a steering command reaches the actuator (a placeholder until measured)");
         LEARN_STEERING = ParamSpec::bool("learn_steering", false, "with `~pacmod_steering`: learn the steering motor (rate, lag, dead time) from `pacmod/as_rx/steer_cmd` and `pacmod/parsed_tx/steer_rpt`, and the steering's offset and scale from the car's turning, while driving; the figures on `/diagnostics`");
-        USE_LEARNED = ParamSpec::bool("use_learned", false, "with `~learn_steering`: plan each goal with the learned motor (moved by limited steps, within bounds) instead of the three `~pacmod_steering_*` values");
+        USE_LEARNED = ParamSpec::bool("use_learned", false, "with `~learn_steering`: plan with the learned motor (moved by limited steps after each refit, within bounds) instead of the three `~pacmod_steering_*` values, the goal being driven included");
         LEARNED_FILE = ParamSpec::str("learned_file", "", "with `~learn_steering`: a calibration YAML the learned motor is written to after each accepted refit (for `calibration:=`); with `~use_learned`, read at start-up if it exists (empty: none)");
         RATE = ParamSpec::float("rate", 20.0, "Hz", "control loop rate, on ROS time").positive().feeds(&[field!(LqrConfig.period_s)]);
         MODEL_NAME = ParamSpec::str("model_name", "gem", "model whose pose `gazebo/get_model_state` is asked for");

@@ -94,6 +94,7 @@ pub fn profile_share(act: &SteeringActuator) -> f64 {
 pub(super) struct Wheels {
     servo: Servo,
     wheelbase_m: f64,
+    max_steer_rad: f64,
     /// The model's angle after each step of the last [`HISTORY_S`], oldest first.
     history: VecDeque<(Time, f64)>,
     /// When the model was last stepped (None: not yet, the first step seeds it).
@@ -114,6 +115,7 @@ impl Wheels {
         Wheels {
             servo: Servo::new(act, max_steer_rad, 0.0),
             wheelbase_m,
+            max_steer_rad,
             history: VecDeque::new(),
             stepped_at: None,
         }
@@ -121,6 +123,14 @@ impl Wheels {
 
     /// The command `steering_rad` has been sent.
     pub(super) fn command(&mut self, steering_rad: f64) {
+        self.servo.command(steering_rad);
+    }
+
+    /// Models the actuator `act` from now on, the wheels where the old model had them
+    /// and heading for `steering_rad`, the last command (its dead time counted anew).
+    pub(super) fn set_actuator(&mut self, act: SteeringActuator, steering_rad: f64) {
+        let angle = self.servo.angle();
+        self.servo = Servo::new(act, self.max_steer_rad, angle);
         self.servo.command(steering_rad);
     }
 

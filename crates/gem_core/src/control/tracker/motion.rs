@@ -69,6 +69,14 @@ impl Motion {
         }
     }
 
+    /// With a model of the wheels, models the actuator `act` from now on.
+    pub(super) fn set_actuator(&mut self, act: crate::vehicle::actuator::SteeringActuator) {
+        let last = self.last_command();
+        if let Some(wheels) = &mut self.wheels {
+            wheels.set_actuator(act, last);
+        }
+    }
+
     /// The yaw rate of the last update, carried to its time (NaN: not measured), rad/s;
     /// with a model of the wheels, the one predicted at the end of the horizon.
     pub(super) fn last_yaw_rate(&self) -> f64 {

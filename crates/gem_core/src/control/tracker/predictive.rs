@@ -112,6 +112,20 @@ impl Predictive {
         }
     }
 
+    /// Plans with the actuator `act` from now on (its model of the wheels starts where
+    /// the old one had them; the next update plans afresh).
+    pub fn set_actuator(
+        &mut self,
+        cfg: MpcConfig,
+        act: SteeringActuator,
+        wheelbase_m: f64,
+        max_steer_rad: f64,
+    ) {
+        self.mpc = Mpc::new(cfg, act, wheelbase_m, max_steer_rad);
+        self.wheels = Servo::new(act, max_steer_rad, self.wheels.angle());
+        self.plan = None;
+    }
+
     /// Takes the report of what the law has done since the last call.
     pub fn take_report(&mut self) -> MpcReport {
         std::mem::take(&mut self.report)

@@ -632,6 +632,18 @@ fn mpc_joins_from_two_metres_with_the_cars_steering() {
 /// vehicle model whose steering is `truth`, at 5.5 m/s on S-bends (±6 m every 60 m, down
 /// to a 15 m radius) from the path's start: 90 s.
 fn s_bends_on(cfg: TrackerConfig, told: SteeringActuator, truth: SteeringActuator) -> f64 {
+    s_bends_told(cfg, told, truth, None, 0.0)
+}
+
+/// [`s_bends_on`] with the tracker told `later` at its time, s, if given; the largest
+/// |cross-track| from `from_s` on (and after the first 60 m).
+fn s_bends_told(
+    cfg: TrackerConfig,
+    told: SteeringActuator,
+    truth: SteeringActuator,
+    later: Option<(f64, SteeringActuator)>,
+    from_s: f64,
+) -> f64 {
     let path: Vec<Point> = (0..2000)
         .map(|i| {
             let x = i as f64 * 0.25;
@@ -652,7 +664,11 @@ fn s_bends_on(cfg: TrackerConfig, told: SteeringActuator, truth: SteeringActuato
     let start = Pose::new(0.0, 0.0, (2.0 * PI * 6.0 / 60.0).atan());
     let mut car = VehicleModel::new(params, start, t(1.0));
     let (mut driven, mut worst) = (0.0, 0.0_f64);
-    for _ in 0..(90.0 / 0.05) as usize {
+    for i in 0..(90.0 / 0.05) as usize {
+        let elapsed = i as f64 * 0.05;
+        if let Some((_, act)) = later.filter(|(at, _)| elapsed >= *at) {
+            tracker.set_actuator(act).unwrap();
+        }
         let s = car.state();
         let obs = Observation {
             pose: s.pose,
@@ -665,7 +681,7 @@ fn s_bends_on(cfg: TrackerConfig, told: SteeringActuator, truth: SteeringActuato
         if c.done {
             break;
         }
-        if driven > 60.0 {
+        if driven > 60.0 && elapsed >= from_s {
             let s_now = tracker.progress_s();
             let true_off = tracker
                 .path()
@@ -717,4 +733,38 @@ fn told_the_dead_time_and_lag_the_reactive_laws_hold_the_path_on_slow_steering()
         untold > 1.5 * told,
         "lqr: {told} m off told the truth, {untold} told the rate"
     );
+}
+
+/// Told the wrong motor mid-goal the laws weave; told the right one while driving (a
+/// motor learned on the way), they settle on the path within the same goal. Refused: an
+/// actuator on the other side of the slow-steering rate, or one that does not validate.
+#[test]
+fn a_goal_takes_a_new_actuator_while_it_drives() {
+    let truth = SteeringActuator {
+        rate_rad_s: SteeringActuator::front_rate_of_steering_wheel(2.0),
+        lag_s: 0.3,
+        dead_time_s: 0.2,
+    };
+    let rate_only = SteeringActuator {
+        lag_s: 0.0,
+        dead_time_s: 0.0,
+        ..truth
+    };
+    let pp = TrackerConfig::default();
+    let before = s_bends_told(pp.clone(), rate_only, truth, None, 50.0);
+    let after = s_bends_told(pp.clone(), rate_only, truth, Some((20.0, truth)), 50.0);
+    assert!(before > 1.0, "still told the rate only: {before} m off");
+    assert!(
+        after < 0.1,
+        "told the truth at 20 s: {after} m off after 50 s"
+    );
+    let path = [Point::new(0.0, 0.0), Point::new(50.0, 0.0)];
+    let mut tracker = Tracker::new(&path, 0, pp.with_actuator(truth)).unwrap();
+    assert!(tracker.set_actuator(SteeringActuator::FAST).is_err());
+    let bad = SteeringActuator {
+        lag_s: f64::NAN,
+        ..truth
+    };
+    assert!(tracker.set_actuator(bad).is_err());
+    assert!(tracker.set_actuator(rate_only).is_ok());
 }
