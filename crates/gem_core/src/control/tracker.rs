@@ -599,7 +599,7 @@ impl Tracker {
         let latency_s = if self.predictive.is_some() {
             0.0
         } else if act.rate_rad_s < MIN_REACTIVE_RATE_RAD_S {
-            delay::horizon_s(act, &self.cfg.law)
+            delay::horizon_s(act, matches!(self.cfg.law, Law::Lqr(_)))
         } else {
             self.cfg.latency_s
         };
@@ -905,14 +905,7 @@ impl Tracker {
     }
 }
 
-/// Below this front-wheel rate the steering is slow, rad/s: pure pursuit and the LQR join
-/// the path on a planned join and their commands are rate-limited, and Stanley is refused
-/// ([`Law::check_actuator`]). Half the simulator's 2 rad/s, at which the laws are tuned.
-pub const MIN_REACTIVE_RATE_RAD_S: f64 = 1.0;
-
-/// The share of the actuator's rate the speed profile gives to following the path's
-/// curvature ([`TrackerConfig::with_actuator`]).
-pub const PROFILE_RATE_SHARE: f64 = 0.5;
+pub use delay::{MIN_REACTIVE_RATE_RAD_S, PROFILE_RATE_SHARE};
 
 /// The MPC's control period before the second update, s (the nodes' 20 Hz).
 const DEFAULT_PERIOD_S: f64 = 0.05;

@@ -301,6 +301,14 @@ impl Params {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The calibration file names the controller's motor parameters as this table does.
+    #[test]
+    fn the_calibration_file_names_the_motor_as_this_table_does() {
+        for name in crate::calibration_file::CONTROLLER_MOTOR {
+            assert!(PARAMS.iter().any(|p| p.name == name), "{name}");
+        }
+    }
     use gem_ros::params::{with_values, ParamValue as Value};
 
     /// Loads `algorithm` with `values` set; the error's text, if any.

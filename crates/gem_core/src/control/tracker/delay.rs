@@ -11,7 +11,7 @@
 //! of when a new command takes effect; a law acting on that pose corrects the same error
 //! again and again until the first correction shows, and the car weaves across the path.
 //!
-//! So on slow steering ([`super::MIN_REACTIVE_RATE_RAD_S`]) the tracker keeps a model of
+//! So on slow steering ([`MIN_REACTIVE_RATE_RAD_S`]) the tracker keeps a model of
 //! the wheels, a [`Servo`] of the actuator it is told of, fed with every command it sends
 //! (nothing reports the wheels to a controller), and predicts the pose through it:
 //!
@@ -32,7 +32,6 @@
 //! The speed profile gives the path's curvature less of the actuator's rate when the
 //! actuator's dead time and lag exceed the GEM e2's placeholders ([`profile_share`]).
 
-use super::Law;
 use crate::control::lqr::LqrConfig;
 use crate::geometry::Pose;
 use crate::time::Time;
@@ -54,14 +53,20 @@ const STEP_S: f64 = 0.01;
 /// How long the model's angles are kept, s (beyond a late pose's age).
 const HISTORY_S: f64 = 1.0;
 
-/// The pose prediction's horizon beyond now for `law` on the slow steering `act`, s:
-/// [`LOOP_DELAY_S`] and the dead time, and for every law but the LQR (whose model holds
-/// the lag) also the lag.
-pub fn horizon_s(act: &SteeringActuator, law: &Law) -> f64 {
-    let lag = match law {
-        Law::Lqr(_) => 0.0,
-        _ => act.lag_s,
-    };
+/// Below this front-wheel rate the steering is slow, rad/s: pure pursuit and the LQR join
+/// the path on a planned join and their commands are rate-limited, and Stanley is refused
+/// (`Law::check_actuator`). Half the simulator's 2 rad/s, at which the laws are tuned.
+pub const MIN_REACTIVE_RATE_RAD_S: f64 = 1.0;
+
+/// The share of the actuator's rate the speed profile gives to following the path's
+/// curvature (`TrackerConfig::with_actuator`).
+pub const PROFILE_RATE_SHARE: f64 = 0.5;
+
+/// The pose prediction's horizon beyond now on the slow steering `act`, s:
+/// [`LOOP_DELAY_S`] and the dead time, and for a law whose model does not hold the lag
+/// (every law but the LQR: `lag_in_model`) also the lag.
+pub fn horizon_s(act: &SteeringActuator, lag_in_model: bool) -> f64 {
+    let lag = if lag_in_model { 0.0 } else { act.lag_s };
     LOOP_DELAY_S + act.dead_time_s + lag
 }
 
@@ -75,7 +80,7 @@ pub fn lqr_for(cfg: &LqrConfig, act: &SteeringActuator) -> LqrConfig {
 }
 
 /// The share of the actuator's rate the speed profile gives to following the path's
-/// curvature: [`super::PROFILE_RATE_SHARE`], and on slow steering whose dead time and lag
+/// curvature: [`PROFILE_RATE_SHARE`], and on slow steering whose dead time and lag
 /// `D` exceed [`REFERENCE_DELAY_S`], that times `(REFERENCE_DELAY_S / D)^¼` (0.5 → 0.40 for
 /// 0.5 s): the car enters and leaves bends more slowly, so that what the wheels answer
 /// late leaves no more error than on the placeholders' actuator (`gem_bench pacmod
@@ -83,10 +88,10 @@ pub fn lqr_for(cfg: &LqrConfig, act: &SteeringActuator) -> LqrConfig {
 /// goes from 1.24× to 1.05× its quick-steering lap's, at 14 % more lap time).
 pub fn profile_share(act: &SteeringActuator) -> f64 {
     let d = act.dead_time_s + act.lag_s;
-    if act.rate_rad_s >= super::MIN_REACTIVE_RATE_RAD_S || d <= REFERENCE_DELAY_S || d.is_nan() {
-        return super::PROFILE_RATE_SHARE;
+    if act.rate_rad_s >= MIN_REACTIVE_RATE_RAD_S || d <= REFERENCE_DELAY_S || d.is_nan() {
+        return PROFILE_RATE_SHARE;
     }
-    super::PROFILE_RATE_SHARE * (REFERENCE_DELAY_S / d).powf(0.25)
+    PROFILE_RATE_SHARE * (REFERENCE_DELAY_S / d).powf(0.25)
 }
 
 /// The model of the wheels (see the module documentation).
@@ -243,10 +248,8 @@ mod tests {
 
     #[test]
     fn the_horizon_is_the_dead_time_and_for_pure_pursuit_the_lag() {
-        let pp = Law::PurePursuit(PurePursuitConfig::default());
-        let lqr = Law::Lqr(LqrConfig::default());
-        assert!((horizon_s(&laggy(), &pp) - (LOOP_DELAY_S + 0.5)).abs() < 1e-12);
-        assert!((horizon_s(&laggy(), &lqr) - (LOOP_DELAY_S + 0.2)).abs() < 1e-12);
+        assert!((horizon_s(&laggy(), false) - (LOOP_DELAY_S + 0.5)).abs() < 1e-12);
+        assert!((horizon_s(&laggy(), true) - (LOOP_DELAY_S + 0.2)).abs() < 1e-12);
         // The LQR's model lag is at least the actuator's, never lowered.
         assert_eq!(lqr_for(&LqrConfig::default(), &laggy()).steering_lag_s, 0.3);
         let quick = SteeringActuator {
@@ -258,7 +261,7 @@ mod tests {
 
     #[test]
     fn the_profile_slows_for_a_delay_beyond_the_placeholders_only() {
-        let share = super::super::PROFILE_RATE_SHARE;
+        let share = PROFILE_RATE_SHARE;
         assert_eq!(profile_share(&SteeringActuator::GEM_E2), share);
         assert_eq!(profile_share(&SteeringActuator::FAST), share);
         let quick = SteeringActuator {
