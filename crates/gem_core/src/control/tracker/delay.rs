@@ -229,7 +229,6 @@ impl Wheels {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::pure_pursuit::PurePursuitConfig;
 
     const L: f64 = 1.75;
 
