@@ -6,8 +6,9 @@
 //! [`Motor::TOLD_BY_DEFAULT`]). The simulated PACMod has a motor of its own
 //! ([`TRUE_MOTORS`]). Each row tells the suite one [`Telling`] of that motor
 //! ([`Telling::ALL`]): the defaults, the truth (the best case any identification can
-//! reach), or what the identification drive measures of it ([`identify`], printed above
-//! the table). What the suite is told reaches:
+//! reach), what the identification drive measures of it ([`identify`], printed above
+//! the table), or the defaults while the controller learns the motor from the drive
+//! ([`Learning`]). What the suite is told reaches:
 //!
 //! - the controllers, as their steering actuator (`TrackerConfig::with_actuator`, the
 //!   front-wheel rate through the steering relation at the centre, as `~pacmod_steering`
@@ -46,6 +47,9 @@
 //!   along the path the car was;
 //! - **× quick**: the RMS after over the same law's on the simulator's quick steering at
 //!   the same speed (the slow-steering table's reference lap, [`steering::run`]);
+//! - **learned** (told the defaults, learning): the motor the learner's last accepted fit
+//!   gives at the end of the lap (each way's rate, the lag and the dead time), when its
+//!   first fit was accepted, and the figures the controller planned with at the end;
 //! - **verdict**: the targets the row misses ([`Row::misses`]): those of the slow-steering
 //!   table (join overshoot, convergence, RMS against the quick lap), and no growing swing,
 //!   no stop, the lap completed.
@@ -60,14 +64,16 @@ use gem_core::control::closed_loop::{
     self, observation, CrossTrackMeter, TrackingStats, CONVERGED_M,
 };
 use gem_core::control::path::Path;
-use gem_core::control::tracker::Tracker;
+use gem_core::control::tracker::{Observation, Tracker};
 use gem_core::geometry::Point;
 use gem_core::pacmod::bridge::{BridgeConfig, Fault, StateName};
 use gem_core::pacmod::longitudinal::LongitudinalConfig;
 use gem_core::pacmod::plant::PlantConfig;
+use gem_core::pacmod::rig::Rig;
 use gem_core::time::Time;
 use gem_core::vehicle::actuator::SteeringActuator;
-use gem_core::vehicle::identify::{IdentifyConfig, Motor as IdentifiedMotor};
+use gem_core::vehicle::identify::{self, IdentifyConfig, Motor as IdentifiedMotor};
+use gem_core::vehicle::learn::{LearnConfig, SteeringLearner};
 use gem_core::vehicle::localization::Localizer;
 use gem_core::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 
@@ -94,14 +100,24 @@ impl Motor {
         dead_time_s: BridgeConfig::DEFAULT.steering_dead_time_s,
     };
 
+    /// The figures told of a motor measured (identified or learned): the slower way's
+    /// rate (a plan must hold both ways), the lag and the dead time.
+    pub fn told_of(m: &IdentifiedMotor) -> Motor {
+        Motor {
+            wheel_rate_rad_s: m.rate_left_rad_s.min(m.rate_right_rad_s),
+            lag_s: m.lag_s,
+            dead_time_s: m.dead_time_s,
+        }
+    }
+
+    /// This motor as the identification and the learner give one: as quick both ways.
+    pub fn both_ways(&self) -> IdentifiedMotor {
+        IdentifiedMotor::symmetric(self.wheel_rate_rad_s, self.lag_s, self.dead_time_s)
+    }
+
     /// The controllers told of this motor: their steering actuator.
     pub fn actuator(&self) -> SteeringActuator {
-        SteeringActuator {
-            lag_s: self.lag_s,
-            dead_time_s: self.dead_time_s,
-            ..SteeringActuator::GEM_E2
-        }
-        .with_steering_wheel_rate(self.wheel_rate_rad_s)
+        self.both_ways().planning_actuator()
     }
 
     /// The bridge told of this motor.
@@ -174,11 +190,19 @@ pub enum Telling {
     Truth,
     /// What the identification drive measures of the true motor ([`identify`]).
     Identified,
+    /// The defaults to start with, the controller learning the motor from the drive and
+    /// planning with what it learned so far ([`Learning`]); the bridge keeps the defaults.
+    DefaultsLearning,
 }
 
 impl Telling {
     /// Every telling, in the table's order.
-    pub const ALL: [Telling; 3] = [Telling::Defaults, Telling::Truth, Telling::Identified];
+    pub const ALL: [Telling; 4] = [
+        Telling::Defaults,
+        Telling::Truth,
+        Telling::Identified,
+        Telling::DefaultsLearning,
+    ];
 
     /// The name in the table.
     pub fn name(self) -> &'static str {
@@ -186,6 +210,7 @@ impl Telling {
             Telling::Defaults => "defaults",
             Telling::Truth => "the truth (best case)",
             Telling::Identified => "identified",
+            Telling::DefaultsLearning => "defaults, learning",
         }
     }
 }
@@ -210,13 +235,129 @@ pub fn identify(truth: &Motor) -> Result<Identified, String> {
     let fit = actuator::fit(&data, &IdentifyConfig::default()).map_err(|e| e.to_string())?;
     let m = fit.steering.motor();
     Ok(Identified {
-        told: Motor {
-            wheel_rate_rad_s: m.rate_left_rad_s.min(m.rate_right_rad_s),
-            lag_s: m.lag_s,
-            dead_time_s: m.dead_time_s,
-        },
+        told: Motor::told_of(&m),
         fit: m,
     })
+}
+
+/// The controller's `~learn_steering` with `~use_learned`, as its node runs them
+/// (`gem_nodes`' controller: `learn.rs`, and `follow_learned` in `node.rs`): a
+/// [`SteeringLearner`] starting from the figures told is fed every steering command the
+/// bridge sends the PACMod and every steering report, each once ([`Learning::read`]), and
+/// at each control step the front wheel commanded and the car's speed and yaw rate as the
+/// tracker observes them ([`Learning::observe`]); after the step's refit, when one is due
+/// (run in the loop here; the node runs it on a thread of its own), the tracker plans with
+/// the motor applied so far ([`Learning::follow`]). An actuator the tracker refuses is not
+/// tried again until the applied one changes. A goal resumed after a stop starts with the
+/// applied motor.
+pub struct Learning {
+    learner: SteeringLearner,
+    /// When the last command and the last report read were sent and reported.
+    last_sent: Option<Time>,
+    last_report: Option<Time>,
+    /// When the first fit was accepted.
+    first_fit: Option<Time>,
+    /// The actuator the tracker refused last.
+    refused: Option<SteeringActuator>,
+    /// How often the tracker refused the applied actuator.
+    refusals: usize,
+}
+
+/// What the learner ended a lap with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Learned {
+    /// The last accepted fit's motor, within the learner's bounds (None: no fit accepted).
+    pub motor: Option<IdentifiedMotor>,
+    /// Why the last refit gave nothing, if it did not.
+    pub why: Option<String>,
+    /// When the first fit was accepted, s from the lap's start.
+    pub first_fit_s: Option<f64>,
+    /// The figures the controller planned with at the end.
+    pub planned: Motor,
+    /// How often the tracker refused the applied actuator.
+    pub refusals: usize,
+}
+
+impl Learning {
+    /// A learner for a car of `wheelbase_m`, starting from `told`.
+    pub fn new(wheelbase_m: f64, told: &Motor) -> Self {
+        Learning {
+            learner: SteeringLearner::new(
+                LearnConfig::for_wheelbase(wheelbase_m),
+                told.both_ways(),
+            ),
+            last_sent: None,
+            last_report: None,
+            first_fit: None,
+            refused: None,
+            refusals: 0,
+        }
+    }
+
+    /// The rig's last steering command and report, each once, at the times they were sent
+    /// and reported (what the node's subscriptions receive).
+    pub fn read(&mut self, rig: &Rig) {
+        if let Some((t, c)) = rig.last_sent().filter(|(t, _)| Some(*t) != self.last_sent) {
+            self.last_sent = Some(t);
+            if let Some(s) = c.steer {
+                self.learner.command(identify::Command {
+                    t_s: t.as_secs_f64(),
+                    angle_rad: s.angle_rad,
+                    rate_rad_s: s.rate_limit_rad_s,
+                });
+            }
+        }
+        if let Some((t, r)) = rig
+            .last_report()
+            .filter(|(t, _)| Some(*t) != self.last_report)
+        {
+            self.last_report = Some(t);
+            self.learner.report(identify::Reading {
+                t_s: t.as_secs_f64(),
+                angle_rad: r.wheel_rad,
+            });
+        }
+    }
+
+    /// A control step: the car as the tracker observes it, under the front wheel
+    /// `front_rad` commanded last.
+    pub fn observe(&mut self, obs: &Observation, front_rad: f64) {
+        let t = obs.measured_at.as_secs_f64();
+        self.learner.front_command(t, front_rad);
+        self.learner.motion(t, obs.speed_mps, obs.yaw_rate_rad_s);
+    }
+
+    /// The refit due at `now`, if one is, then `tracker` planning with the applied motor.
+    pub fn follow(&mut self, now: Time, tracker: &mut Tracker) {
+        self.learner.update(now.as_secs_f64());
+        if self.first_fit.is_none() && self.learner.motor_fit().is_some() {
+            self.first_fit = Some(now);
+        }
+        let act = self.actuator();
+        if self.refused == Some(act) || tracker.config().actuator == act {
+            return;
+        }
+        if tracker.set_actuator(act).is_err() {
+            self.refused = Some(act);
+            self.refusals += 1;
+        }
+    }
+
+    /// The actuator the controller plans with: the applied motor's.
+    pub fn actuator(&self) -> SteeringActuator {
+        self.learner.applied().planning_actuator()
+    }
+
+    /// What the lap that started at `t0` ends with.
+    pub fn learned(&self, t0: Time) -> Learned {
+        Learned {
+            motor: self.learner.learned(),
+            why: self.learner.last_error().map(str::to_owned),
+            first_fit_s: self.first_fit.map(|t| t.saturating_since(t0).as_secs_f64()),
+            planned: Motor::told_of(&self.learner.applied()),
+            refusals: self.refusals,
+        }
+    }
 }
 
 /// The laws tried: every law; those the car platforms refuse on the told figures
@@ -254,8 +395,10 @@ pub struct Row {
     pub speed_mps: f64,
     pub truth: Motor,
     pub telling: Telling,
-    /// The figures told.
+    /// The figures told (at the start, when learning).
     pub told: Motor,
+    /// Told the defaults, learning: what the learner ended the lap with.
+    pub learned: Option<Learned>,
     /// The controller refused the told figures at start-up (the error).
     pub refused: Option<String>,
     /// Cross-track figures from the first drop to [`CONVERGED_M`].
@@ -354,6 +497,7 @@ pub fn run(
         truth,
         telling,
         told,
+        learned: None,
         refused: None,
         stats: closed_loop::stats(&[], CONVERGED_M),
         join_overshoot_m: 0.0,
@@ -382,6 +526,8 @@ pub fn run(
     let mut rig = pacmod::rig_of(LongitudinalConfig::DEFAULT, told.bridge(), truth.plant());
     rig.engage(&mut model, PHYSICS_DT);
     let t0 = model.now();
+    let mut learning =
+        (telling == Telling::DefaultsLearning).then(|| Learning::new(cfg.wheelbase_m, &told));
     let mut localizer = Localizer::new(INS);
     localizer.observe(t0, model.state());
     let mut meter = CrossTrackMeter::new(path.clone());
@@ -415,6 +561,11 @@ pub fn run(
             if state.name() == StateName::Driving && stopped.is_none() {
                 samples.push((driven, s, e));
             }
+            let obs = observation(&localizer.report().expect("observed"));
+            if let Some(l) = &mut learning {
+                l.observe(&obs, last_steer);
+                l.follow(now, &mut tracker);
+            }
             let cmd = match stopped {
                 Some(rest) => {
                     let rest = rest.or((model.state().speed_mps <= 0.0).then_some(t));
@@ -425,9 +576,15 @@ pub fn run(
                         }
                         if !stopping(rig.bridge().state().name()) {
                             let source = tracker.twist_source().clone();
-                            tracker = Tracker::new(&points, last_index, cfg.clone())
-                                .expect("valid path")
-                                .with_twist_source(source);
+                            let cfg = match &learning {
+                                Some(l) => cfg.clone().with_actuator(l.actuator()),
+                                None => cfg.clone(),
+                            };
+                            // As the node rejects a goal it cannot plan.
+                            let Ok(resumed) = Tracker::new(&points, last_index, cfg) else {
+                                break;
+                            };
+                            tracker = resumed.with_twist_source(source);
                             stopped = None;
                         }
                     }
@@ -438,8 +595,7 @@ pub fn run(
                     }
                 }
                 None => {
-                    let report = localizer.report().expect("observed");
-                    let Ok(c) = tracker.observe(observation(&report), now) else {
+                    let Ok(c) = tracker.observe(obs, now) else {
                         break;
                     };
                     if let Some(r) = tracker.take_mpc_report() {
@@ -461,12 +617,16 @@ pub fn run(
             rig.command(cmd, now);
         }
         rig.actuate(&mut model, PHYSICS_DT);
+        if let Some(l) = &mut learning {
+            l.read(&rig);
+        }
         model.step(PHYSICS_DT);
         localizer.observe(model.now(), model.state());
         driven += model.state().speed_mps * PHYSICS_DT.as_secs_f64();
         step += 1;
     }
     row.lap_s = model.now().saturating_since(t0).as_secs_f64();
+    row.learned = learning.as_ref().map(|l| l.learned(t0));
     let cte: Vec<(f64, f64)> = samples.iter().map(|(d, _, e)| (*d, *e)).collect();
     row.stats = closed_loop::stats(&cte, CONVERGED_M);
     row.join_overshoot_m = join_overshoot(&cte);
@@ -553,7 +713,7 @@ pub fn run_all(sc: &Scenario) -> Vec<Row> {
             for (truth, id) in TRUE_MOTORS.iter().zip(&identified) {
                 for telling in Telling::ALL {
                     let told = match telling {
-                        Telling::Defaults => Motor::TOLD_BY_DEFAULT,
+                        Telling::Defaults | Telling::DefaultsLearning => Motor::TOLD_BY_DEFAULT,
                         Telling::Truth => *truth,
                         Telling::Identified => match id {
                             Ok(id) => id.told,
@@ -600,10 +760,40 @@ fn print_identified(identified: &[Result<Identified, String>]) {
     println!();
 }
 
+/// The row's "told" cell: the telling, with the figures identified or learned.
+fn told(r: &Row) -> String {
+    let name = r.telling.name();
+    match (&r.telling, &r.learned) {
+        (Telling::Identified, _) => format!("{name} ({})", r.told.label_exact()),
+        (_, Some(l)) => {
+            let learned = match (&l.motor, &l.why) {
+                (Some(m), _) => format!(
+                    "learned {:.3} / {:.3}, {:.3}, {:.3}, first fit at {:.0} s",
+                    m.rate_left_rad_s,
+                    m.rate_right_rad_s,
+                    m.lag_s,
+                    m.dead_time_s,
+                    l.first_fit_s.unwrap_or(f64::NAN)
+                ),
+                (None, why) => format!("nothing learned: {}", why.as_deref().unwrap_or("no refit")),
+            };
+            let refused = match l.refusals {
+                0 => String::new(),
+                n => format!("; the tracker refused it {n} times"),
+            };
+            format!(
+                "{name} ({learned}; planned with {}{refused})",
+                l.planned.label_exact()
+            )
+        }
+        _ => name.to_string(),
+    }
+}
+
 fn print(rows: &[Row]) {
     let d = BridgeConfig::DEFAULT;
     println!(
-        "steering motor mismatch: the bridge (its steering check's defaults: a report {} rad outside the band up to a motor at {}× the told rate with {} s more lag and dead time, for {:.1} s, stops the car) → simulated PACMod with the true motor → single-track model, from the spawn pose 2 m beside the path; pose from a GNSS/INS; the controllers and the bridge told the defaults ({}), the truth or the identified figures; a stop re-engaged {REENGAGE_AFTER_S} s after rest, the goal resumed, at most {MAX_STOPS} stops; swing grows: second half's peak > {SWING_GROWTH}× the first's and > {SWING_FLOOR_M} m; targets: join overshoot ≤ {OVERSHOOT_TARGET_M} m, converged within {CONVERGE_TARGET_M} m, RMS after ≤ {RMS_RATIO_TARGET}× the same law's quick-steering lap (the slow-steering table's), no growing swing, no stop, the lap completed:",
+        "steering motor mismatch: the bridge (its steering check's defaults: a report {} rad outside the band up to a motor at {}× the told rate with {} s more lag and dead time, for {:.1} s, stops the car) → simulated PACMod with the true motor → single-track model, from the spawn pose 2 m beside the path; pose from a GNSS/INS; the controllers and the bridge told the defaults ({}), the truth or the identified figures, or the defaults while the controller learns the motor from the drive and plans with what it learned so far (learned: the last fit's rate left / right (rad/s), lag (s), dead time (s) at the end of the lap, and when the first fit was taken; planned with: rate / lag / dead time at the end); a stop re-engaged {REENGAGE_AFTER_S} s after rest, the goal resumed, at most {MAX_STOPS} stops; swing grows: second half's peak > {SWING_GROWTH}× the first's and > {SWING_FLOOR_M} m; targets: join overshoot ≤ {OVERSHOOT_TARGET_M} m, converged within {CONVERGE_TARGET_M} m, RMS after ≤ {RMS_RATIO_TARGET}× the same law's quick-steering lap (the slow-steering table's), no growing swing, no stop, the lap completed:",
         d.steer_mismatch_rad,
         d.steer_slowest_rate_share,
         d.steer_extra_delay_s,
@@ -648,10 +838,7 @@ fn print(rows: &[Row]) {
             r.law,
             r.speed_mps,
             r.truth.label(),
-            match r.telling {
-                Telling::Identified => format!("identified ({})", r.told.label_exact()),
-                t => t.name().to_string(),
-            },
+            told(r),
             r.stats
                 .converge_m
                 .map_or("never".to_string(), |d| format!("{d:.1}")),
@@ -747,6 +934,7 @@ mod tests {
             truth: Motor::TOLD_BY_DEFAULT,
             telling: Telling::Defaults,
             told: Motor::TOLD_BY_DEFAULT,
+            learned: None,
             refused: None,
             stats: closed_loop::stats(&[], CONVERGED_M),
             join_overshoot_m: 0.0,
@@ -825,6 +1013,82 @@ mod tests {
             "{told:?}"
         );
         assert!(told.actuator().validate().is_ok() && told.bridge().validate().is_ok());
+    }
+
+    /// A short path, 2 m beside it at the start.
+    fn line(length_m: f64) -> Scenario {
+        let line: Vec<Pose> = (0..=(length_m / 0.2) as usize)
+            .map(|i| Pose::new(i as f64 * 0.2, 0.0, 0.0))
+            .collect();
+        Scenario {
+            name: "line",
+            start: Pose::new(0.0, 2.0, 0.0),
+            waypoints: line,
+        }
+    }
+
+    /// Told the defaults, the controller learns the slowest, laggiest motor from the join
+    /// and plans with figures moved towards it.
+    #[test]
+    fn a_lap_learning_the_motor_learns_it_and_plans_with_it() {
+        let truth = TRUE_MOTORS[2];
+        let told = (Telling::DefaultsLearning, Motor::TOLD_BY_DEFAULT);
+        let r = run(&line(100.0), Controller::Lqr, SOURCE_SPEEDS[0], truth, told);
+        assert!(r.completed && r.stops.is_empty(), "{r:?}");
+        let l = r.learned.expect("learning");
+        let m = l.motor.expect("a fit");
+        assert!(
+            (m.rate_left_rad_s.min(m.rate_right_rad_s) - truth.wheel_rate_rad_s).abs() < 0.1
+                && (m.lag_s - truth.lag_s).abs() < 0.05
+                && (m.dead_time_s - truth.dead_time_s).abs() < 0.05,
+            "{m:?}"
+        );
+        assert!(l.first_fit_s.is_some_and(|t| t < 15.0), "{l:?}");
+        // Moved towards the truth by limited steps; never refused.
+        let (p, d) = (l.planned, Motor::TOLD_BY_DEFAULT);
+        assert!(
+            p.wheel_rate_rad_s < d.wheel_rate_rad_s && p.lag_s > d.lag_s,
+            "{l:?}"
+        );
+        assert_eq!(l.refusals, 0);
+        // Not learning: nothing learned.
+        let r = run(
+            &line(20.0),
+            Controller::Lqr,
+            SOURCE_SPEEDS[0],
+            truth,
+            (Telling::Defaults, Motor::TOLD_BY_DEFAULT),
+        );
+        assert!(r.learned.is_none());
+    }
+
+    /// A tracker that refuses the applied motor (quick steering cannot become slow) keeps
+    /// its own; the refusal is counted once until the applied motor changes.
+    #[test]
+    fn a_refused_motor_is_counted_and_not_tried_again() {
+        let sc = line(20.0);
+        let points: Vec<Point> = sc.waypoints.iter().map(|w| w.point()).collect();
+        let cfg = steering::config(Controller::Lqr, SOURCE_SPEEDS[0], SteeringActuator::FAST);
+        let mut tracker = Tracker::new(&points, 0, cfg).unwrap();
+        let mut learning =
+            Learning::new(VehicleParams::DEFAULT.wheelbase_m, &Motor::TOLD_BY_DEFAULT);
+        for s in [1.0, 1.1, 7.0] {
+            learning.follow(Time::from_secs_f64(s), &mut tracker);
+        }
+        assert_eq!(learning.refusals, 1);
+        assert_eq!(tracker.config().actuator, SteeringActuator::FAST);
+    }
+
+    #[test]
+    fn a_measured_motor_is_told_by_its_slower_way() {
+        let m = IdentifiedMotor {
+            rate_left_rad_s: 2.5,
+            rate_right_rad_s: 2.0,
+            lag_s: 0.3,
+            dead_time_s: 0.2,
+        };
+        assert_eq!(Motor::told_of(&m), TRUE_MOTORS[2]);
+        assert_eq!(Motor::told_of(&TRUE_MOTORS[2].both_ways()), TRUE_MOTORS[2]);
     }
 
     #[test]
