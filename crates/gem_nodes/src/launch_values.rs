@@ -53,6 +53,11 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ),
     (
         "vehicle.launch",
+        "use_learned",
+        "the car's platforms: the controller plans with the steering it learns, so a wrong configured motor does not leave it weaving (gem_bench pacmod --motor-mismatch-only)",
+    ),
+    (
+        "vehicle.launch",
         "learn_steering",
         "the car's platforms: the controller learns the PACMod's steering and says on /diagnostics where the configuration is wrong",
     ),

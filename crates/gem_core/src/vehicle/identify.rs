@@ -20,9 +20,10 @@
 //! **What the data must hold.** At least `min_steps_each_way` steps each way of at least
 //! `min_step_rad`, each after the command held for `settled_s`: the lag and the dead time
 //! show in the start and the end of a step, the rate in its middle. A way on which every
-//! command asked for no more than the motor gave tells nothing of the motor's top rate:
-//! that rate is reported as [`Rate::AtLeast`] the commands' rate, never as a figure the
-//! data does not hold. A drive without the steps, a motor that never moved, or data with
+//! command asked for no more than the motor gave tells nothing of the motor's top rate
+//! (nor does a fit whose standard error exceeds a tenth of it): that rate is reported as
+//! [`Rate::AtLeast`] the fastest the wheel was seen to turn, never as a figure the data
+//! does not hold. A drive without the steps, a motor that never moved, or data with
 //! no usable report is refused with an error naming what is missing.
 //!
 //! **Pedal delays** ([`pedal_delay`]): for each step of a pedal command after a hold, the
@@ -127,7 +128,8 @@ impl fmt::Display for Estimate {
 pub enum Rate {
     /// The motor set the pace on some step: its top rate.
     Measured(Estimate),
-    /// The commands set the pace on every step: the motor turns at least this fast.
+    /// The commands set the pace (or the data does not pin the rate): the motor turns at
+    /// least as fast as the wheel was seen to turn, this.
     AtLeast(f64),
 }
 
@@ -145,7 +147,10 @@ impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Rate::Measured(e) => write!(f, "{e}"),
-            Rate::AtLeast(r) => write!(f, "≥ {r:.3} (no command asked for more)"),
+            Rate::AtLeast(r) => write!(
+                f,
+                "≥ {r:.3} (as fast as the wheel was seen to turn: the motor never set the pace)"
+            ),
         }
     }
 }
@@ -474,6 +479,36 @@ pub fn fit_motor_while_driving(
     Ok(fit_data(&data, starts, unusable, (0, 0)))
 }
 
+/// A fitted rate whose standard error is larger than this share of it is no measurement.
+const MAX_RATE_SIGMA_SHARE: f64 = 0.1;
+
+/// The span over which the wheel's speed is read for [`seen_rates`], s.
+const SEEN_SPAN_S: f64 = 0.2;
+
+/// The fastest the reported wheel was seen to turn each way, rad/s: the slope between
+/// reports about [`SEEN_SPAN_S`] apart (shorter spans are mostly noise), the largest each
+/// way.
+fn seen_rates(stretches: &[Stretch]) -> (f64, f64) {
+    let (mut left, mut right) = (0.0_f64, 0.0_f64);
+    for s in stretches {
+        let r = &s.reports;
+        let mut j = 0;
+        for i in 0..r.len() {
+            while j < r.len() && r[j].t_s - r[i].t_s < SEEN_SPAN_S {
+                j += 1;
+            }
+            let Some(b) = r.get(j) else { break };
+            let v = (b.angle_rad - r[i].angle_rad) / (b.t_s - r[i].t_s);
+            if v > 0.0 {
+                left = left.max(v);
+            } else {
+                right = right.max(-v);
+            }
+        }
+    }
+    (left, right)
+}
+
 /// The (lag, dead time) pairs the fit starts from: spread over the delays.
 const STARTS: [(f64, f64); 4] = [(0.05, 0.05), (0.25, 0.05), (0.05, 0.25), (0.3, 0.3)];
 
@@ -556,19 +591,22 @@ fn fit_data(
         true,
     ];
     let sigma = standard_errors(data, &motor, &free, ssr, n);
-    let rate = |i: usize, v: f64, cap: f64| {
-        if free[i] {
+    let seen = seen_rates(&data.stretches);
+    // A rate the data pins (its standard error within a tenth of it) is measured; else all
+    // the data says is that the motor turned as fast as the wheel was seen to turn.
+    let rate = |i: usize, v: f64, cap: f64, seen: f64| {
+        if free[i] && sigma[i].is_finite() && sigma[i] <= MAX_RATE_SIGMA_SHARE * v {
             Rate::Measured(Estimate {
                 value: v,
                 sigma: sigma[i],
             })
         } else {
-            Rate::AtLeast(cap)
+            Rate::AtLeast(seen.min(cap))
         }
     };
     MotorFit {
-        rate_left: rate(0, motor.rate_left_rad_s, data.caps.0),
-        rate_right: rate(1, motor.rate_right_rad_s, data.caps.1),
+        rate_left: rate(0, motor.rate_left_rad_s, data.caps.0, seen.0),
+        rate_right: rate(1, motor.rate_right_rad_s, data.caps.1, seen.1),
         lag: Estimate {
             value: motor.lag_s,
             sigma: sigma[2],
@@ -872,14 +910,23 @@ mod tests {
     #[test]
     fn steps_at_the_commands_rate_give_a_bound_not_a_rate() {
         let truth = Motor::symmetric(3.5, 0.1, 0.1);
-        // The commands ask for 3.0: the motor is never the limit.
+        // The commands ask for 3.0: the motor is never the limit, and the wheel was seen
+        // to turn at 3.0 (less a little of the lag's rounding).
         let data = [drive(&truth, &SEQUENCE, 3.0, 0.002)];
         let fit = fit_motor(&data, &IdentifyConfig::default()).unwrap();
-        assert_eq!(fit.rate_left, Rate::AtLeast(3.0));
-        assert_eq!(fit.rate_right, Rate::AtLeast(3.0));
+        for r in [fit.rate_left, fit.rate_right] {
+            assert!(
+                matches!(r, Rate::AtLeast(b) if (2.8..=3.0).contains(&b)),
+                "{fit:?}"
+            );
+        }
         assert!((fit.lag.value - 0.1).abs() < 0.02, "{fit:?}");
         assert!((fit.dead_time.value - 0.1).abs() < 0.02, "{fit:?}");
-        assert!(fit.rate_left.to_string().starts_with("≥ 3.000"));
+        assert!(
+            fit.rate_left.to_string().starts_with("≥ "),
+            "{}",
+            fit.rate_left
+        );
     }
 
     #[test]

@@ -55,9 +55,9 @@ pub struct LearnConfig {
     pub min_travel_rad: f64,
     /// The largest residual RMS of a fit taken, rad. 0.1.
     pub max_residual_rad: f64,
-    /// The most the applied rate moves per refit, rad/s. 0.3.
+    /// The most the applied rate moves per refit, rad/s. 1.0.
     pub max_rate_change_rad_s: f64,
-    /// The most the applied lag or dead time moves per refit, s. 0.03.
+    /// The most the applied lag or dead time moves per refit, s. 0.1.
     pub max_delay_change_s: f64,
     /// The car's wheelbase, m.
     pub wheelbase_m: f64,
@@ -87,8 +87,8 @@ impl LearnConfig {
             refit_every_s: 5.0,
             min_travel_rad: 3.0,
             max_residual_rad: 0.1,
-            max_rate_change_rad_s: 0.3,
-            max_delay_change_s: 0.03,
+            max_rate_change_rad_s: 1.0,
+            max_delay_change_s: 0.1,
             wheelbase_m,
             min_speed_mps: 1.5,
             max_lateral_accel_mps2: 1.5,
@@ -416,17 +416,24 @@ impl SteeringLearner {
     }
 
     /// The motor of the last accepted fit, each figure within the learner's bounds (what
-    /// is persisted for a later drive), if any.
+    /// is persisted for a later drive), if any; a rate the fit knows only as a bound is the
+    /// rate planned with, or the bound if that is higher.
     pub fn learned(&self) -> Option<Motor> {
         let fit = self.fit.as_ref()?;
-        let m = fit.motor();
-        let rate = |r: f64| r.clamp(MIN_RATE_RAD_S, MAX_STEERING_WHEEL_RATE_RAD_S);
+        // A bound is no figure: the rate planned with stands unless the bound exceeds it.
+        let rate = |r: Rate, planned: f64| {
+            let v = match r {
+                Rate::Measured(e) => e.value,
+                Rate::AtLeast(b) => b.max(planned),
+            };
+            v.clamp(MIN_RATE_RAD_S, MAX_STEERING_WHEEL_RATE_RAD_S)
+        };
         let delay = |d: f64| d.clamp(0.0, MAX_LEARNED_DELAY_S);
         Some(Motor {
-            rate_left_rad_s: rate(m.rate_left_rad_s),
-            rate_right_rad_s: rate(m.rate_right_rad_s),
-            lag_s: delay(m.lag_s),
-            dead_time_s: delay(m.dead_time_s),
+            rate_left_rad_s: rate(fit.rate_left, self.applied.rate_left_rad_s),
+            rate_right_rad_s: rate(fit.rate_right, self.applied.rate_right_rad_s),
+            lag_s: delay(fit.lag.value),
+            dead_time_s: delay(fit.dead_time.value),
         })
     }
 
@@ -700,10 +707,10 @@ mod tests {
         };
         learner.apply(&fit);
         let a = learner.applied();
-        assert!((a.rate_left_rad_s - 3.2).abs() < 1e-9, "{a:?}");
-        assert!((a.rate_right_rad_s - 3.8).abs() < 1e-9, "{a:?}");
+        assert!((a.rate_left_rad_s - 2.5).abs() < 1e-9, "{a:?}");
+        assert!((a.rate_right_rad_s - 4.5).abs() < 1e-9, "{a:?}");
         assert!(
-            (a.lag_s - 0.13).abs() < 1e-9 && (a.dead_time_s - 0.07).abs() < 1e-9,
+            (a.lag_s - 0.2).abs() < 1e-9 && a.dead_time_s.abs() < 1e-9,
             "{a:?}"
         );
         for _ in 0..100 {
