@@ -125,3 +125,64 @@ fn a_lap_teaches_the_controller_a_steering_it_was_not_told_and_it_says_so() {
     assert!((motor.lag_s - LAG).abs() <= 0.15 * LAG, "{file}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Told the defaults on a steering motor far slower and later than them (2.0 rad/s, 0.3 s
+/// lag, 0.2 s dead time), every law the car accepts joins from 2 m beside the path and
+/// drives on without a growing swing and without the bridge stopping the car: the
+/// bridge's check accepts the motor, and the controller plans with what it learns.
+#[test]
+fn told_the_defaults_on_a_slow_late_motor_every_law_joins_and_drives_on() {
+    let _ros = ros();
+    let dir = std::env::temp_dir().join(format!("gem_e2e_slow_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sim_car = dir.join("sim_car.yaml");
+    std::fs::write(
+        &sim_car,
+        format!("pacmod_max_wheel_rate_rad_s: {RATE}\npacmod_steering_lag_s: {LAG}\npacmod_steering_dead_time_s: {DEAD}\n"),
+    )
+    .unwrap();
+    for law in ["lqr", "pure_pursuit", "mpc"] {
+        let poses = Collector::<ModelStates>::new(names::global::MODEL_STATES);
+        let extra = vec![
+            format!("algorithm:={law}"),
+            format!("sim_car:={}", sim_car.display()),
+        ];
+        let launch = launch_with("gem_e2_sim", "gem_track.csv", &extra);
+        let driven = || {
+            cross_track_of(track_path(), &poses.all())
+                .last()
+                .map_or(0.0, |s| s.0)
+        };
+        let drove = wait_until(Duration::from_secs(150), || driven() > 150.0);
+        let said = launch.output();
+        stop(launch);
+        assert!(
+            drove,
+            "{law}: the car did not drive 150 m ({:.1} m)\n{said}",
+            driven()
+        );
+        let samples = cross_track_of(track_path(), &poses.all());
+        let peak = |from: f64, to: f64| {
+            samples
+                .iter()
+                .filter(|(s, _)| *s >= from && *s < to)
+                .map(|(_, e)| e.abs())
+                .fold(0.0, f64::max)
+        };
+        // Joined: first within 0.1 m of the path.
+        let joined = samples.iter().find(|(_, e)| e.abs() < 0.1).map(|s| s.0);
+        let (early, late) = (peak(40.0, 90.0), peak(90.0, 150.0));
+        println!(
+            "{law} told the defaults on {RATE}/{LAG}/{DEAD}: joined after {joined:?} m, peak 40-90 m {early:.3} m, 90-150 m {late:.3} m"
+        );
+        assert!(
+            joined.is_some_and(|c| c <= 40.0),
+            "{law}: joined after {joined:?} m\n{said}"
+        );
+        assert!(
+            late <= (1.5 * early).max(0.15),
+            "{law}: the swing grows: {early:.3} m, then {late:.3} m\n{said}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
