@@ -701,13 +701,9 @@ fn s_bends_told(
     worst
 }
 
-/// A slow motor with 0.3 s of lag and 0.2 s of dead time (2.0 rad/s of steering wheel) at
-/// 5.5 m/s: told its figures, pure pursuit and the LQR predict the pose through them and
-/// follow S-bends within centimetres; told only its rate, pure pursuit weaves metres across
-/// the path and the LQR strays further (on this noise-free model it stays near the path;
-/// with a GNSS/INS pose it weaves too, `gem_bench pacmod --motor-mismatch-only`).
-#[test]
-fn told_the_dead_time_and_lag_the_reactive_laws_hold_the_path_on_slow_steering() {
+/// A slow motor with 0.3 s of lag and 0.2 s of dead time (2.0 rad/s of steering wheel),
+/// and the same motor told by its rate only.
+fn slow_late_motor() -> (SteeringActuator, SteeringActuator) {
     let truth = SteeringActuator {
         rate_rad_s: SteeringActuator::front_rate_of_steering_wheel(2.0),
         lag_s: 0.3,
@@ -718,6 +714,16 @@ fn told_the_dead_time_and_lag_the_reactive_laws_hold_the_path_on_slow_steering()
         dead_time_s: 0.0,
         ..truth
     };
+    (truth, rate_only)
+}
+
+/// That motor ([`slow_late_motor`]) at 5.5 m/s: told its figures, pure pursuit and the LQR predict the pose through them and
+/// follow S-bends within centimetres; told only its rate, pure pursuit weaves metres across
+/// the path and the LQR strays further (on this noise-free model it stays near the path;
+/// with a GNSS/INS pose it weaves too, `gem_bench pacmod --motor-mismatch-only`).
+#[test]
+fn told_the_dead_time_and_lag_the_reactive_laws_hold_the_path_on_slow_steering() {
+    let (truth, rate_only) = slow_late_motor();
     let pp = TrackerConfig::default();
     let told = s_bends_on(pp.clone(), truth, truth);
     let untold = s_bends_on(pp, rate_only, truth);
@@ -740,16 +746,7 @@ fn told_the_dead_time_and_lag_the_reactive_laws_hold_the_path_on_slow_steering()
 /// actuator on the other side of the slow-steering rate, or one that does not validate.
 #[test]
 fn a_goal_takes_a_new_actuator_while_it_drives() {
-    let truth = SteeringActuator {
-        rate_rad_s: SteeringActuator::front_rate_of_steering_wheel(2.0),
-        lag_s: 0.3,
-        dead_time_s: 0.2,
-    };
-    let rate_only = SteeringActuator {
-        lag_s: 0.0,
-        dead_time_s: 0.0,
-        ..truth
-    };
+    let (truth, rate_only) = slow_late_motor();
     let pp = TrackerConfig::default();
     let before = s_bends_told(pp.clone(), rate_only, truth, None, 50.0);
     let after = s_bends_told(pp.clone(), rate_only, truth, Some((20.0, truth)), 50.0);
