@@ -8,6 +8,7 @@ pub mod gnss_pose;
 pub mod health_monitor;
 pub mod ins_params;
 pub mod interface;
+pub mod learning;
 pub mod mock_signals;
 pub mod overlay;
 pub mod pacmod_bridge;

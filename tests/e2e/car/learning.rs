@@ -186,3 +186,66 @@ fn told_the_defaults_on_a_slow_late_motor_every_law_joins_and_drives_on() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A motor slower than the bridge's steering check accepts of the told defaults (1.2 rad/s
+/// against 3.5, 0.3 s lag, 0.2 s dead time): the bridge learns it from its own commands
+/// and builds its check on it, the controller plans with it, and the car drives on; the
+/// bridge's status says which motor its check is built on.
+#[test]
+fn the_bridge_builds_its_check_on_the_motor_it_learns() {
+    let _ros = ros();
+    let dir = std::env::temp_dir().join(format!("gem_e2e_bridge_learns_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sim_car = dir.join("sim_car.yaml");
+    std::fs::write(
+        &sim_car,
+        format!("pacmod_max_wheel_rate_rad_s: 1.2\npacmod_steering_lag_s: {LAG}\npacmod_steering_dead_time_s: {DEAD}\n"),
+    )
+    .unwrap();
+    let poses = Collector::<ModelStates>::new(names::global::MODEL_STATES);
+    let diagnostics = Collector::<DiagnosticArray>::new(names::DIAGNOSTICS);
+    let extra = vec![format!("sim_car:={}", sim_car.display())];
+    let launch = launch_with("gem_e2_sim", "gem_track.csv", &extra);
+    let driven = || {
+        cross_track_of(track_path(), &poses.all())
+            .last()
+            .map_or(0.0, |s| s.0)
+    };
+    let drove = wait_until(Duration::from_secs(150), || driven() > 150.0);
+    let said = launch.output();
+    stop(launch);
+    let bridge: Vec<_> = diagnostics
+        .all()
+        .iter()
+        .flat_map(|a| a.status.clone())
+        .filter(|s| s.name.ends_with("pacmod_bridge: PACMod"))
+        .collect();
+    let mismatch = bridge
+        .iter()
+        .find(|s| s.message.contains("steering wheel at"));
+    assert!(
+        mismatch.is_none(),
+        "{:?}\n{said}",
+        mismatch.map(|s| &s.message)
+    );
+    assert!(
+        drove,
+        "the car did not drive 150 m ({:.1} m)\n{said}",
+        driven()
+    );
+    let built_on = bridge
+        .iter()
+        .rev()
+        .flat_map(|s| s.values.iter())
+        .find(|v| v.key == "steering check built on")
+        .map(|v| v.value.clone())
+        .unwrap_or_default();
+    println!("the bridge's check built on: {built_on}");
+    assert!(
+        built_on.ends_with("(following the learned motor)"),
+        "{built_on}"
+    );
+    let rate: f64 = built_on.split_whitespace().next().unwrap().parse().unwrap();
+    assert!((rate - 1.2).abs() <= 0.15 * 1.2, "{built_on}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -518,6 +518,9 @@ pub struct Bridge {
     pending: Vec<BridgeTransition>,
     /// The calibration run under way (state Calibrating), or the last one.
     run: Option<Run>,
+    /// The steering motor the check's band is built on, when it follows a learned one
+    /// ([`Bridge::follow_motor`]); else the configured figures.
+    followed: Option<SteeringActuator>,
 }
 
 impl Bridge {
@@ -533,7 +536,37 @@ impl Bridge {
             last_tick: None,
             pending: Vec::new(),
             run: None,
+            followed: None,
         }
+    }
+
+    /// Builds the steering check's band on this motor from now on (a motor learned while
+    /// driving: rate in rad/s of steering wheel, lag and dead time in s), instead of the
+    /// configured `steering_rate_rad_s`, `steering_lag_s` and `steering_dead_time_s`. The
+    /// rate sent with each command stays the configured one. A figure that is not a
+    /// positive number (the delays: not negative) leaves the band as it was.
+    pub fn follow_motor(&mut self, motor: SteeringActuator) {
+        let ok = |v: f64| v.is_finite() && v >= 0.0;
+        if !(ok(motor.rate_rad_s)
+            && motor.rate_rad_s > 0.0
+            && ok(motor.lag_s)
+            && ok(motor.dead_time_s))
+        {
+            return;
+        }
+        self.followed = Some(motor);
+        if let Some(band) = &mut self.expected {
+            band.set_configured(motor);
+        }
+    }
+
+    /// The motor the steering check's band is built on.
+    pub fn expected_motor(&self) -> SteeringActuator {
+        self.followed.unwrap_or(SteeringActuator {
+            rate_rad_s: self.cfg.steering_rate_rad_s,
+            lag_s: self.cfg.steering_lag_s,
+            dead_time_s: self.cfg.steering_dead_time_s,
+        })
     }
 
     /// The calibration run under way, or the last one (with why it ended).
@@ -831,11 +864,7 @@ impl Bridge {
         };
         let rate = self.steering_rate();
         let reported = self.inputs.steering.map(|(a, _)| a);
-        let configured = SteeringActuator {
-            rate_rad_s: self.cfg.steering_rate_rad_s,
-            lag_s: self.cfg.steering_lag_s,
-            dead_time_s: self.cfg.steering_dead_time_s,
-        };
+        let configured = self.expected_motor();
         let margins = Margins {
             slowest_rate_share: self.cfg.steer_slowest_rate_share,
             extra_delay_s: self.cfg.steer_extra_delay_s,

@@ -1,45 +1,35 @@
 //! `~learn_steering`: the controller learns the car's steering while it drives
 //! (`gem_core::vehicle::learn` decides everything): the PACMod's steering commands and
 //! reports come from their topics, the car's speed and yaw rate and the front wheel
-//! commanded from the controller's own loop. A thread of its own runs each refit (a fit of
-//! a minute of data takes a tenth of a second, which the control loop must not wait for).
+//! commanded from the controller's own loop. A thread of its own runs each refit
+//! ([`crate::learning`]).
 //! After each refit the figures go on `/diagnostics` (`<node>: steering learned`, WARN
 //! naming each configured figure outside the learned bounds) and, with `~learned_file`,
 //! into that calibration file (written whole, atomically).
 
 use super::params::Learning;
+use crate::learning::{stamped, LearnerThread};
 use gem_core::vehicle::identify::{Command, Estimate, Motor, Rate, Reading};
-use gem_core::vehicle::learn::{Configured, Figure, LearnConfig, SteeringLearner};
+use gem_core::vehicle::learn::{Configured, Figure, LearnConfig};
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use ros1_protocols::direct::DirectSubscriber;
 use ros1_protocols::Lock;
 use ros1_protocols::RosError;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// The learner, its inputs' subscriptions and its thread.
 pub struct SteeringLearning {
-    learner: Arc<Mutex<SteeringLearner>>,
+    thread: LearnerThread,
     settings: Learning,
-    /// Refits finished; the last one published.
-    refits: Arc<AtomicU64>,
+    /// The refits published.
     published: u64,
-    stop: Arc<AtomicBool>,
     _subs: [DirectSubscriber; 2],
 }
-
-/// How often the thread looks whether a refit is due (wall time).
-const POLL: Duration = Duration::from_millis(500);
 
 impl SteeringLearning {
     /// Subscribes to the PACMod's steering topics and starts the refit thread.
     pub fn start(settings: Learning, wheelbase_m: f64) -> Result<Self, RosError> {
-        let learner = Arc::new(Mutex::new(SteeringLearner::new(
-            LearnConfig::for_wheelbase(wheelbase_m),
-            settings.start,
-        )));
-        let l = learner.clone();
+        let thread = LearnerThread::start(LearnConfig::for_wheelbase(wheelbase_m), settings.start)?;
+        let l = thread.shared();
         let cmd = crate::interface::subscribe(&super::topics::PACMOD_STEER_CMD, move |m, _| {
             l.locked().command(Command {
                 t_s: stamped(m.header.stamp),
@@ -47,38 +37,17 @@ impl SteeringLearning {
                 rate_rad_s: m.angular_velocity_limit,
             });
         })?;
-        let l = learner.clone();
+        let l = thread.shared();
         let rpt = crate::interface::subscribe(&super::topics::PACMOD_STEER_RPT, move |m, _| {
             l.locked().report(Reading {
                 t_s: stamped(m.header.stamp),
                 angle_rad: m.output,
             });
         })?;
-        let refits = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (l, r, s) = (learner.clone(), refits.clone(), stop.clone());
-        std::thread::Builder::new()
-            .name("steering-learner".into())
-            .spawn(move || {
-                while !s.load(Ordering::Relaxed) {
-                    std::thread::sleep(POLL);
-                    let now = gem_ros::time::now().as_secs_f64();
-                    // The data is taken under the lock; the fit runs without it.
-                    let Some(refit) = l.locked().due(now) else {
-                        continue;
-                    };
-                    let result = refit.run();
-                    l.locked().take(result);
-                    r.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-            .map_err(|e| RosError::new(format!("cannot start the learner's thread: {e}")))?;
         Ok(SteeringLearning {
-            learner,
+            thread,
             settings,
-            refits,
             published: 0,
-            stop,
             _subs: [cmd, rpt],
         })
     }
@@ -86,7 +55,7 @@ impl SteeringLearning {
     /// What the car did at `t_s` (its rear-axle speed and yaw rate) under the front-wheel
     /// command in force.
     pub fn observe(&self, t_s: f64, front_rad: f64, speed_mps: f64, yaw_rate_rad_s: f64) {
-        let mut l = self.learner.locked();
+        let mut l = self.thread.learner();
         l.front_command(t_s, front_rad);
         l.motion(t_s, speed_mps, yaw_rate_rad_s);
     }
@@ -95,7 +64,7 @@ impl SteeringLearning {
     pub fn planning_motor(&self) -> Option<Motor> {
         self.settings
             .use_learned
-            .then(|| self.learner.locked().applied())
+            .then(|| self.thread.learner().applied())
     }
 
     /// After a refit: the status on `/diagnostics` and, with `~learned_file`, the file.
@@ -104,12 +73,12 @@ impl SteeringLearning {
         publisher: &ros1_protocols::runtime::Publisher<DiagnosticArray>,
         now: gem_core::time::Time,
     ) {
-        let done = self.refits.load(Ordering::Relaxed);
+        let done = self.thread.refits();
         if done == self.published {
             return;
         }
         self.published = done;
-        let l = self.learner.locked();
+        let l = self.thread.learner();
         let configured = Configured {
             motor: self.settings.configured,
         };
@@ -183,23 +152,6 @@ impl SteeringLearning {
                 tracing::warn!("cannot write {}: {e}", file.display());
             }
         }
-    }
-}
-
-impl Drop for SteeringLearning {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-/// A message's time: its header stamp (when the bridge sent the command, when the driver
-/// measured the wheel), or the time it arrived if it has none.
-fn stamped(stamp: rosrust::Time) -> f64 {
-    let t = gem_ros::time::to_core(stamp);
-    if t.is_zero() {
-        gem_ros::time::now().as_secs_f64()
-    } else {
-        t.as_secs_f64()
     }
 }
 

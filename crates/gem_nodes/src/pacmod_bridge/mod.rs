@@ -10,6 +10,7 @@
 pub mod params;
 pub use params::PARAMS;
 
+use crate::learning::{stamped, LearnerThread};
 use anyhow::Context;
 use gem_core::names;
 use gem_core::pacmod::bridge::{
@@ -20,7 +21,11 @@ use gem_core::pacmod::longitudinal::Longitudinal;
 use gem_core::pacmod::pedal_map::Pedal;
 use gem_core::pacmod::{SHIFT_FORWARD, TURN_NONE};
 use gem_core::time::Time;
+use gem_core::vehicle::actuator::SteeringActuator;
+use gem_core::vehicle::identify::{Command, Motor, Reading};
+use gem_core::vehicle::learn::LearnConfig;
 use gem_core::vehicle::DriveCommand;
+use gem_core::vehicle::VehicleParams;
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::diagnostic_msgs::{DiagnosticArray, KeyValue};
 use gem_msgs::gem_state_msgs::{CalibrationRun, CalibrationRunRes, EstopStamped};
@@ -103,6 +108,8 @@ struct Inner {
 struct Shared {
     inner: Mutex<Inner>,
     out: Outputs,
+    /// `~learn_steering`: the learner, and whether the check follows it (`~use_learned`).
+    learning: Option<(LearnerThread, bool)>,
 }
 
 /// `pacmod_bridge`'s `main`.
@@ -132,6 +139,19 @@ fn run() -> anyhow::Result<()> {
             steer: STEER_CMD.publish()?,
             fault: FAULT.publish()?,
             diagnostics: DIAGNOSTICS.publish()?,
+        },
+        learning: match p.learning {
+            Some(use_learned) => {
+                let b = &p.bridge;
+                let configured = Motor::symmetric(
+                    b.steering_rate_rad_s,
+                    b.steering_lag_s,
+                    b.steering_dead_time_s,
+                );
+                let cfg = LearnConfig::for_wheelbase(VehicleParams::DEFAULT.wheelbase_m);
+                Some((LearnerThread::start(cfg, configured)?, use_learned))
+            }
+            None => None,
         },
     });
     let _io = wire(&shared)?;
@@ -175,6 +195,12 @@ fn wire(s: &Arc<Shared>) -> Result<(Vec<DirectSubscriber>, [Service; 2]), RosErr
     })?;
     let sh = s.clone();
     let steer = crate::interface::subscribe(&STEER_RPT, move |m, _| {
+        if let Some((learning, _)) = &sh.learning {
+            learning.learner().report(Reading {
+                t_s: stamped(m.header.stamp),
+                angle_rad: m.output,
+            });
+        }
         sh.handle(Event::SteeringReport(m.output));
     })?;
     let sh = s.clone();
@@ -259,9 +285,27 @@ impl Shared {
     fn tick(&self) {
         let mut inner = self.inner.locked();
         let now = time::now();
+        if let Some((learning, true)) = &self.learning {
+            let l = learning.learner();
+            if l.motor_fit().is_some() {
+                let m = l.applied();
+                inner.bridge.follow_motor(SteeringActuator {
+                    rate_rad_s: m.rate_left_rad_s.min(m.rate_right_rad_s),
+                    lag_s: m.lag_s,
+                    dead_time_s: m.dead_time_s,
+                });
+            }
+        }
         let tick = inner.bridge.tick(now);
         if let Output::Command(c) = tick.output {
             self.send(c, now);
+            if let (Some((learning, _)), Some(s)) = (&self.learning, c.steer) {
+                learning.learner().command(Command {
+                    t_s: now.as_secs_f64(),
+                    angle_rad: s.angle_rad,
+                    rate_rad_s: s.rate_limit_rad_s,
+                });
+            }
         }
         inner.output = tick.output;
         log(&tick.transitions, tick.state);
@@ -355,6 +399,20 @@ impl Shared {
                 "calibration",
                 run.as_ref().map_or_else(String::new, calibration_value),
             ),
+            ("steering check built on", {
+                let m = inner.bridge.expected_motor();
+                format!(
+                    "{:.3} rad/s, {:.3} s lag, {:.3} s dead time{}",
+                    m.rate_rad_s,
+                    m.lag_s,
+                    m.dead_time_s,
+                    match &self.learning {
+                        Some((_, true)) => " (following the learned motor)",
+                        Some((_, false)) => " (learning; ~use_learned is off)",
+                        None => "",
+                    }
+                )
+            }),
         ]
         .into_iter()
         .map(|(key, value)| KeyValue {

@@ -42,6 +42,8 @@ gem_ros::param_table! {
         STANDSTILL = ParamSpec::float("standstill_below_mps", LOOP.standstill_below_mps, "m/s", "below this speed a car told to stop is at rest").feeds(&[field!(LongitudinalConfig.standstill_below_mps)]);
         HOLD_BRAKE = ParamSpec::float("hold_brake_frac", LOOP.hold_brake_frac, "fraction", "brake held at rest and while waiting to drive").feeds(&[field!(LongitudinalConfig.hold_brake_frac)]);
         REFUSED_BRAKE = ParamSpec::float("refused_brake_frac", LOOP.refused_brake_frac, "fraction", "brake applied on a refused command or an unusable speed report").feeds(&[field!(LongitudinalConfig.refused_brake_frac)]);
+        LEARN_STEERING = ParamSpec::bool("learn_steering", false, "learn the steering motor (rate, lag, dead time) from the steering commands sent and `pacmod/parsed_tx/steer_rpt`, as the controller does (its figures on the status)");
+        USE_LEARNED = ParamSpec::bool("use_learned", false, "with `~learn_steering`: build the steering check's band on the learned motor (moved by limited steps after each refit, within bounds) instead of the three `~steering_*` figures; the rate sent stays `~steering_rate_rad_s`");
         ACCEL_MAP = ParamSpec::str("accelerator_map_file", "", "CSV accelerator map (docs/spec.md §7); empty: the built-in placeholder");
         BRAKE_MAP = ParamSpec::str("brake_map_file", "", "CSV brake map (docs/spec.md §7); empty: the built-in placeholder");
     ];
@@ -64,6 +66,8 @@ pub struct Params {
     pub accelerator: AcceleratorMap,
     /// The brake map.
     pub brake: BrakeMap,
+    /// `~learn_steering`, and then `~use_learned`.
+    pub learning: Option<bool>,
 }
 
 impl Params {
@@ -113,6 +117,11 @@ impl Params {
             longitudinal,
             accelerator: map(&ACCEL_MAP)?,
             brake: map(&BRAKE_MAP)?,
+            learning: if LEARN_STEERING.bool_value()? {
+                Some(USE_LEARNED.bool_value()?)
+            } else {
+                None
+            },
         })
     }
 }

@@ -66,6 +66,11 @@ impl Envelope {
         }
     }
 
+    /// Builds the slow edge on `configured` from now on (a motor learned while driving).
+    pub fn set_configured(&mut self, configured: SteeringActuator) {
+        self.configured = configured;
+    }
+
     /// The slow motor's delay: its dead time and its lag, s.
     fn slow_delay_s(&self) -> f64 {
         self.configured.dead_time_s + self.configured.lag_s + 2.0 * self.margins.extra_delay_s

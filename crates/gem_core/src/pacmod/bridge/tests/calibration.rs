@@ -190,3 +190,49 @@ fn a_run_sends_its_own_steering_rate_and_the_check_follows_it() {
         assert_eq!(command(&t).steer.map(|s| s.rate_limit_rad_s), Some(6.0));
     }
 }
+
+#[test]
+fn the_check_follows_a_learned_motor_that_the_configured_band_would_refuse() {
+    // A motor at 0.7 rad/s, a fifth of the configured 3.5: on a 3 rad swing at the
+    // bridge's own rate it leaves the configured band, and stays within one built on it.
+    let swing = |b: &mut Bridge| {
+        let quick = Request::Run(RunRequest {
+            hold: Hold::Accelerator(0.3),
+            steering_wheel_rad: 3.0,
+            steering_rate_rad_s: None,
+            duration: Duration::from_secs(8),
+            distance_m: 100.0,
+            max_speed_mps: 4.0,
+        });
+        b.calibrate(quick, at(0)).unwrap();
+        let mut wheel: f64 = 0.0;
+        for ms in (0..=7000).step_by(50) {
+            wheel = (wheel + 0.7 * 0.05).min(3.0);
+            b.handle(Event::Speed(1.0), at(ms));
+            b.handle(Event::SteeringReport(wheel), at(ms));
+            if b.tick(at(ms)).state != State::Calibrating {
+                return false;
+            }
+        }
+        true
+    };
+    let mut b = ready();
+    reports(&mut b, 0);
+    assert!(!swing(&mut b), "the configured band trips");
+    let mut b = ready();
+    reports(&mut b, 0);
+    let learned = SteeringActuator {
+        rate_rad_s: 0.7,
+        lag_s: 0.1,
+        dead_time_s: 0.1,
+    };
+    b.follow_motor(learned);
+    assert_eq!(b.expected_motor(), learned);
+    assert!(swing(&mut b), "the band built on the learned motor holds");
+    // A figure that is not a number is ignored.
+    b.follow_motor(SteeringActuator {
+        lag_s: f64::NAN,
+        ..learned
+    });
+    assert_eq!(b.expected_motor(), learned);
+}
