@@ -17,6 +17,28 @@ const LINEAR: f64 = 20.0;
 /// A motor near the slowest the bridge's check accepts of the defaults, rad/s.
 const SLOW: f64 = 1.8;
 
+/// A scratch directory for `tag` and, in it, a `sim_car:=` file giving the simulated car
+/// a steering motor of `rate` rad/s with [`LAG`] and [`DEAD`], and the gem_sim
+/// parameters of `more` (YAML lines).
+fn car_with_motor(tag: &str, rate: f64, more: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("gem_e2e_{tag}_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sim_car = dir.join("sim_car.yaml");
+    std::fs::write(
+        &sim_car,
+        format!("pacmod_max_wheel_rate_rad_s: {rate}\npacmod_steering_lag_s: {LAG}\npacmod_steering_dead_time_s: {DEAD}\n{more}"),
+    )
+    .unwrap();
+    (dir, sim_car)
+}
+
+/// How far along the track the poses have come, m.
+fn driven_m(poses: &Collector<ModelStates>) -> f64 {
+    cross_track_of(track_path(), &poses.all())
+        .last()
+        .map_or(0.0, |s| s.0)
+}
+
 /// The first number of a status value ("2.013 ± 0.004").
 fn number(v: &str) -> f64 {
     v.trim_start_matches("≥ ")
@@ -29,16 +51,11 @@ fn number(v: &str) -> f64 {
 #[test]
 fn a_lap_teaches_the_controller_a_steering_it_was_not_told_and_it_says_so() {
     let _ros = ros();
-    let dir = std::env::temp_dir().join(format!("gem_e2e_learn_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let sim_car = dir.join("sim_car.yaml");
-    std::fs::write(
-        &sim_car,
-        format!(
-            "pacmod_max_wheel_rate_rad_s: {RATE}\npacmod_steering_lag_s: {LAG}\npacmod_steering_dead_time_s: {DEAD}\npacmod_steering_offset_deg: {OFFSET_DEG}\npacmod_steering_linear: {LINEAR}\n"
-        ),
-    )
-    .unwrap();
+    let (dir, sim_car) = car_with_motor(
+        "learn",
+        RATE,
+        &format!("pacmod_steering_offset_deg: {OFFSET_DEG}\npacmod_steering_linear: {LINEAR}\n"),
+    );
     let learned = dir.join("learned.yaml");
     let diagnostics = Collector::<DiagnosticArray>::new(names::DIAGNOSTICS);
     let mut extra = gem_e2e::platform::spawn_at(&waypoint_rows("gem_track.csv").0);
@@ -135,14 +152,7 @@ fn a_lap_teaches_the_controller_a_steering_it_was_not_told_and_it_says_so() {
 #[test]
 fn told_the_defaults_on_a_slow_late_motor_every_law_joins_and_drives_on() {
     let _ros = ros();
-    let dir = std::env::temp_dir().join(format!("gem_e2e_slow_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let sim_car = dir.join("sim_car.yaml");
-    std::fs::write(
-        &sim_car,
-        format!("pacmod_max_wheel_rate_rad_s: {RATE}\npacmod_steering_lag_s: {LAG}\npacmod_steering_dead_time_s: {DEAD}\n"),
-    )
-    .unwrap();
+    let (dir, sim_car) = car_with_motor("slow", RATE, "");
     for law in ["lqr", "pure_pursuit", "mpc"] {
         let poses = Collector::<ModelStates>::new(names::global::MODEL_STATES);
         let extra = vec![
@@ -150,11 +160,7 @@ fn told_the_defaults_on_a_slow_late_motor_every_law_joins_and_drives_on() {
             format!("sim_car:={}", sim_car.display()),
         ];
         let launch = launch_with("gem_e2_sim", "gem_track.csv", &extra);
-        let driven = || {
-            cross_track_of(track_path(), &poses.all())
-                .last()
-                .map_or(0.0, |s| s.0)
-        };
+        let driven = || driven_m(&poses);
         let drove = wait_until(Duration::from_secs(150), || driven() > 150.0);
         let said = launch.output();
         stop(launch);
@@ -197,23 +203,12 @@ fn told_the_defaults_on_a_slow_late_motor_every_law_joins_and_drives_on() {
 #[test]
 fn the_bridge_builds_its_check_on_the_motor_it_learns() {
     let _ros = ros();
-    let dir = std::env::temp_dir().join(format!("gem_e2e_bridge_learns_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let sim_car = dir.join("sim_car.yaml");
-    std::fs::write(
-        &sim_car,
-        format!("pacmod_max_wheel_rate_rad_s: {SLOW}\npacmod_steering_lag_s: {LAG}\npacmod_steering_dead_time_s: {DEAD}\n"),
-    )
-    .unwrap();
+    let (dir, sim_car) = car_with_motor("bridge_learns", SLOW, "");
     let poses = Collector::<ModelStates>::new(names::global::MODEL_STATES);
     let diagnostics = Collector::<DiagnosticArray>::new(names::DIAGNOSTICS);
     let extra = vec![format!("sim_car:={}", sim_car.display())];
     let launch = launch_with("gem_e2_sim", "gem_track.csv", &extra);
-    let driven = || {
-        cross_track_of(track_path(), &poses.all())
-            .last()
-            .map_or(0.0, |s| s.0)
-    };
+    let driven = || driven_m(&poses);
     let drove = wait_until(Duration::from_secs(150), || driven() > 150.0);
     let said = launch.output();
     stop(launch);

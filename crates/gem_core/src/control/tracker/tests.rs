@@ -567,6 +567,18 @@ fn slow_steering_refuses_stanley_and_accepts_the_other_laws() {
 /// Drives `cfg` on the vehicle model with the car's steering from 2 m beside a straight
 /// path for 40 s; the lowest lateral position (the crossing), the last one, and the
 /// tracker.
+/// What the model car shows a tracker now: its true state, measured now.
+fn observed(car: &VehicleModel) -> Observation {
+    let s = car.state();
+    Observation {
+        pose: s.pose,
+        speed_mps: s.speed_mps,
+        lateral_speed_mps: s.lateral_speed_mps,
+        yaw_rate_rad_s: s.yaw_rate_rad_s,
+        measured_at: car.now(),
+    }
+}
+
 fn join_from_two_metres(cfg: TrackerConfig) -> (f64, f64, Tracker) {
     let act = car_actuator();
     let mut tracker = Tracker::new(&line(400, 0.5), 0, cfg.with_actuator(act)).unwrap();
@@ -574,15 +586,7 @@ fn join_from_two_metres(cfg: TrackerConfig) -> (f64, f64, Tracker) {
     let mut car = VehicleModel::new(params, Pose::new(0.0, 2.0, 0.0), t(1.0));
     let (mut lowest, mut last): (f64, f64) = (2.0, 0.0);
     for _ in 0..(40.0 / 0.05) as usize {
-        let s = car.state();
-        let obs = Observation {
-            pose: s.pose,
-            speed_mps: s.speed_mps,
-            lateral_speed_mps: s.lateral_speed_mps,
-            yaw_rate_rad_s: s.yaw_rate_rad_s,
-            measured_at: car.now(),
-        };
-        let c = tracker.observe(obs, car.now()).unwrap();
+        let c = tracker.observe(observed(&car), car.now()).unwrap();
         // Every command within the actuator's rate of the last.
         assert!((c.steering_rad - last).abs() <= act.rate_rad_s * 0.05 + 1e-9);
         last = c.steering_rad;
@@ -670,14 +674,7 @@ fn s_bends_told(
             tracker.set_actuator(act).unwrap();
         }
         let s = car.state();
-        let obs = Observation {
-            pose: s.pose,
-            speed_mps: s.speed_mps,
-            lateral_speed_mps: s.lateral_speed_mps,
-            yaw_rate_rad_s: s.yaw_rate_rad_s,
-            measured_at: car.now(),
-        };
-        let c = tracker.observe(obs, car.now()).unwrap();
+        let c = tracker.observe(observed(&car), car.now()).unwrap();
         if c.done {
             break;
         }
