@@ -137,7 +137,7 @@ cargo test --release --workspace --exclude gem_e2e -- --nocapture
 # make the two lanes end within a minute of each other. Every line is prefixed with its
 # lane.
 laps=(car:: route:: replay:: containers:: hosts:: demo:: rviz:: profile:: hostile_peers::
-  signal_sources:: rostest_files:: suite_scenarios::)
+  signal_sources:: rostest_files:: suite_scenarios:: security::)
 skip_laps=()
 for m in "${laps[@]}"; do skip_laps+=(--skip "$m"); done
 e2e() {

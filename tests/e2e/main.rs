@@ -53,6 +53,7 @@ mod ros_tools;
 mod rostest_files;
 mod route;
 mod rviz;
+mod security;
 mod services;
 mod signal_sources;
 mod sim_inspva;

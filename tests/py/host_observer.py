@@ -10,6 +10,8 @@ and "ev":
   result   navigate_waypoints/result: "status"
   odom     the car, at most every 0.1 s of wall time: "sim", "speed", "x", "y"
   master   the health monitor's "ROS master" status changed: "level", "message"
+  status   a node's /diagnostics status naming refused peers (the trust file) or the
+           operator link's changed: "name", "level", "message", "values" (key: value)
   ready    once, when every subscription is up
 """
 
@@ -67,10 +69,24 @@ def main():
 
     master_changed = on_change("master", lambda s: {"level": s.level, "message": s.message})
 
+    statuses = {}
+
     def on_diagnostics(m):
         for status in m.status:
             if status.name == "ROS master":
                 master_changed(status)
+            values = {kv.key: kv.value for kv in status.values}
+            if status.name.endswith(": operator link") or "refused (trust file)" in values:
+                seen = (status.level, status.message, sorted(values.items()))
+                if statuses.get(status.name) != seen:
+                    statuses[status.name] = seen
+                    emit(
+                        "status",
+                        name=status.name,
+                        level=status.level,
+                        message=status.message,
+                        values=values,
+                    )
 
     subs = [
         rospy.Subscriber("/diagnostics", DiagnosticArray, on_diagnostics),

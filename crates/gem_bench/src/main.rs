@@ -9,6 +9,7 @@
 //!     [--steering-rate-rad-s R]
 //!     [--track FILE]
 //! cargo run --release -p gem_bench -- stop
+//! cargo run --release -p gem_bench -- operator-link [--samples N]
 //! cargo run --release -p gem_bench -- waypoints [--rows N]
 //! cargo run --release -p gem_bench -- health [--messages N] [--seconds S]
 //! cargo run --release -p gem_bench -- introspect [--messages N]
@@ -23,6 +24,7 @@ mod crosscheck;
 mod health;
 mod introspect;
 mod mismatch;
+mod operator_link;
 mod pacmod;
 mod replay;
 mod resources;
@@ -193,6 +195,12 @@ enum Bench {
     },
     /// Emergency and comfortable stops on a straight and in the tightest bend.
     Stop,
+    /// The operator link's signing and checking, per datagram.
+    OperatorLink {
+        /// Batches of 100 datagrams per figure.
+        #[arg(long, default_value_t = 2000)]
+        samples: usize,
+    },
     /// Load time of a large waypoint file.
     Waypoints {
         /// Rows in the generated file.
@@ -204,6 +212,7 @@ enum Bench {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::StateManager { updates, samples } => state_manager::run(updates, samples),
+        Bench::OperatorLink { samples } => operator_link::run(samples),
         Bench::Track {
             track,
             sources_only: true,

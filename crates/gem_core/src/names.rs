@@ -99,6 +99,9 @@ names! {
         GNSS_FIX = "gnss/fix";
         /// An IMU's orientation and rates (`sensor_msgs/Imu`).
         IMU = "imu/data";
+        /// pacmod_bridge's engage service (`~enable` of the node `pacmod_bridge`), which
+        /// signal_sources calls on the operator's signed engage request.
+        PACMOD_BRIDGE_ENABLE = "pacmod_bridge/enable";
         /// PACMod 2 driver input: engage (`std_msgs/Bool`).
         PACMOD_ENABLE_CMD = "pacmod/as_rx/enable";
         /// PACMod 2 driver input: the accelerator pedal (`PacmodCmd.f64_cmd`, fraction 0–1).

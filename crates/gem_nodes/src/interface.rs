@@ -55,20 +55,37 @@ where
     service::advertise::<S, F>(service.name(), handler)
 }
 
+/// Serves `service` to callers on this computer only (and, with a trust file, only those
+/// it allows): everyone else gets an error naming their address.
+pub fn serve_from_this_computer<S, F>(service: &Decl<S>, handler: F) -> Result<Service, RosError>
+where
+    S: ServicePair,
+    F: Fn(S::Request) -> Answer<S> + Send + Sync + 'static,
+{
+    service::advertise_from_this_computer::<S, F>(service.name(), handler)
+}
+
 /// A caller of the service `service` (it connects on the first call).
 pub fn client<S: ServicePair>(service: &Decl<S>) -> Result<Client<S>, RosError> {
     Client::new(service.name())
 }
 
 /// Publishes this node's one status on `/diagnostics`, named `<node>: <what>` and stamped
-/// `now` (a failure to publish is logged).
+/// `now`, with the peers the trust file refused, if any (a failure to publish is logged).
 pub fn publish_status(
     out: &Publisher<DiagnosticArray>,
     now: gem_core::time::Time,
     what: &str,
     (level, message): (i8, String),
-    values: Vec<KeyValue>,
+    mut values: Vec<KeyValue>,
 ) {
+    // Peers the trust file refused (docs/security.md), named on every node's status.
+    if let Some(refused) = ros1_protocols::trust::refusal_summary() {
+        values.push(KeyValue {
+            key: "refused (trust file)".into(),
+            value: refused,
+        });
+    }
     let msg = DiagnosticArray {
         header: Header {
             seq: 0,

@@ -44,7 +44,12 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     (
         "vehicle.launch",
         "enable_at_start",
-        "platform gem_e2_sim: no operator engages the simulated PACMod",
+        "platform gem_e2_sim: no operator engages the simulated PACMod (unless engage_at_start:=false)",
+    ),
+    (
+        "supervisor.launch",
+        "require_operator_key",
+        "platform gem_e2: on the real car only a holder of the operator key keeps the link up or engages it",
     ),
     (
         "vehicle.launch",

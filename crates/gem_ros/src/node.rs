@@ -19,6 +19,11 @@ pub use ros1_protocols::registration::shutdown;
 pub fn start(name: &str) {
     map_large_buffers();
     crate::log::install();
+    // Before the runtime serves anyone: no peer is heard before the trust file is.
+    if let Err(e) = install_trust() {
+        eprintln!("[{name}] cannot start: {e}");
+        std::process::exit(2);
+    }
     // Before the runtime starts its threads, so they inherit the policy.
     let scheduling = crate::realtime::from_env();
     let mut next_report = Duration::ZERO;
@@ -43,6 +48,27 @@ pub fn start(name: &str) {
         Ok(crate::realtime::Outcome::Fifo(p)) => tracing::info!("running at SCHED_FIFO {p}"),
         Err(e) => tracing::warn!("{e}; running at normal priority"),
     }
+}
+
+/// The environment variable naming the trust file every node of the suite reads at
+/// start-up (docs/security.md); unset or empty: no trust file, every host trusted.
+pub const TRUST_FILE_ENV: &str = "GEM_TRUST_FILE";
+
+/// Reads the trust file [`TRUST_FILE_ENV`] names, if any, and makes the runtime enforce it.
+/// From the environment, not a parameter: any host that reaches the master can change a
+/// parameter, and the launch on the car computer alone sets the environment.
+fn install_trust() -> Result<(), String> {
+    let Some(path) = std::env::var_os(TRUST_FILE_ENV).filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    let policy = ros1_protocols::trust::Policy::load(std::path::Path::new(&path))
+        .map_err(|e| format!("{TRUST_FILE_ENV}: {e}"))?;
+    ros1_protocols::trust::install(policy);
+    tracing::info!(
+        "trust file {}: hosts it does not trust may only subscribe",
+        std::path::Path::new(&path).display()
+    );
+    Ok(())
 }
 
 /// For command-line tools: starts this process's node as `name` (no `/rosout` bridge, so

@@ -25,7 +25,13 @@
 //! its reader thread ends and the publisher stays "connected" in its books. A cut cable
 //! gives no end of file, so the socket probes its peer ([`LINK_PROBE`]): a link silent
 //! that long with no answer to a probe ends, and the publisher is asked again.
+//!
+//! Under a trust file ([`crate::trust`]), a publisher whose address may not publish the
+//! topic is dropped after the header exchange and recorded as a refusal; it is not tried
+//! again while the master lists it and the same policy is in force ([`DirectSubscriber::link_report`]
+//! lists it).
 
+use crate::trust::{Act, Policy};
 use crate::wire::{decode_header, encode_header, read_body, read_frame};
 use crate::Lock;
 use crate::RosError;
@@ -83,8 +89,19 @@ struct Inner {
     links: Mutex<HashMap<String, TcpStream>>,
     /// Publishers whose connection failed (reported once each), when it was tried and why.
     failed: Mutex<HashMap<String, (Instant, String)>>,
+    /// Publishers the trust file refused (see [`crate::trust`]), under which policy and
+    /// why: not tried again while the master lists them and that policy is in force.
+    refused: Mutex<HashMap<String, Refused>>,
     /// The publishers the master listed last, and when; or why it could not be asked.
     listed: Mutex<(Instant, Result<Vec<String>, String>)>,
+}
+
+/// A publisher the trust file refused.
+struct Refused {
+    /// The policy that refused it.
+    under: Option<Arc<Policy>>,
+    /// The refusal, in words.
+    why: String,
 }
 
 /// When a message came in.
@@ -159,6 +176,7 @@ impl Inner {
             stop_signal: (Mutex::default(), std::sync::Condvar::new()),
             links: Mutex::default(),
             failed: Mutex::default(),
+            refused: Mutex::default(),
             listed: Mutex::new((Instant::now(), Ok(Vec::new()))),
         })
     }
@@ -234,10 +252,14 @@ fn link_on_updates(inner: &Arc<Inner>, callbacks: &(Arc<ReadLink>, Arc<OnLink>))
         // Read before the list: a change after this is seen below.
         let seen = *inner.stop_signal.0.locked();
         let listed = inner.listed.locked().1.clone().unwrap_or_default();
-        connect_new(inner, &listed, callbacks);
+        let policy = crate::trust::installed();
+        connect_new(inner, &listed, callbacks, policy.as_ref());
+        // A publisher the trust file refused is not waited for.
         let waiting = {
-            let links = inner.links.locked();
-            listed.iter().any(|uri| !links.contains_key(uri))
+            let (links, refused) = (inner.links.locked(), inner.refused.locked());
+            listed
+                .iter()
+                .any(|uri| !links.contains_key(uri) && !refused.contains_key(uri))
         };
         let events = inner.stop_signal.0.locked();
         let unchanged = |n: &mut u64| *n == seen && !inner.stop.load(Ordering::SeqCst);
@@ -263,16 +285,22 @@ impl DirectSubscriber {
     }
 
     /// How linking stands, in words: the publishers the master listed last, those linked,
-    /// and the last failure of each that failed (for a failure message or a log).
+    /// the last failure of each that failed, and those the trust file refused (for a
+    /// failure message or a log).
     pub fn link_report(&self) -> String {
-        let (at, listed) = self.inner.listed.locked().clone();
+        self.inner.report()
+    }
+}
+
+impl Inner {
+    fn report(&self) -> String {
+        let (at, listed) = self.listed.locked().clone();
         let listed = match listed {
             Ok(uris) => format!("{uris:?}"),
             Err(e) => format!("not asked ({e})"),
         };
-        let linked: Vec<String> = self.inner.links.locked().keys().cloned().collect();
+        let linked: Vec<String> = self.links.locked().keys().cloned().collect();
         let failed: Vec<String> = self
-            .inner
             .failed
             .locked()
             .iter()
@@ -280,9 +308,20 @@ impl DirectSubscriber {
                 format!("{uri} {:.1} s ago: {why}", when.elapsed().as_secs_f64())
             })
             .collect();
+        let refused: Vec<String> = self
+            .refused
+            .locked()
+            .iter()
+            .map(|(uri, r)| format!("{uri}: {}", r.why))
+            .collect();
+        let refused = if refused.is_empty() {
+            String::new()
+        } else {
+            format!("; refused by the trust file {refused:?}")
+        };
         format!(
-            "{}: master listed {listed} {:.1} s ago; linked {linked:?}; failed {failed:?}",
-            self.inner.topic,
+            "{}: master listed {listed} {:.1} s ago; linked {linked:?}; failed {failed:?}{refused}",
+            self.topic,
             at.elapsed().as_secs_f64()
         )
     }
@@ -306,22 +345,37 @@ impl Drop for DirectSubscriber {
     }
 }
 
-/// Connects to every publisher in `publishers` not linked yet.
+/// Connects to every publisher in `publishers` not linked yet, unless `policy` (the trust
+/// file in force) refused it before: a refusal holds while the master lists the publisher
+/// and the same policy is in force.
 fn connect_new(
     inner: &Arc<Inner>,
     publishers: &[String],
     (read, on_link): &(Arc<ReadLink>, Arc<OnLink>),
+    policy: Option<&Arc<Policy>>,
 ) {
+    let same = |a: Option<&Arc<Policy>>, b: Option<&Arc<Policy>>| match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    };
+    inner
+        .refused
+        .locked()
+        .retain(|uri, r| publishers.contains(uri) && same(r.under.as_ref(), policy));
     for uri in publishers {
         let resting = inner
             .failed
             .locked()
             .get(uri)
             .is_some_and(|(t, _)| t.elapsed() < RETRY_AFTER);
-        if inner.stop.load(Ordering::SeqCst) || resting || inner.links.locked().contains_key(uri) {
+        if inner.stop.load(Ordering::SeqCst)
+            || resting
+            || inner.links.locked().contains_key(uri)
+            || inner.refused.locked().contains_key(uri)
+        {
             continue;
         }
-        match connect(inner, uri) {
+        match connect(inner, uri, policy.map(|p| &**p)) {
             Ok((stream, reader, header)) => {
                 inner.failed.locked().remove(uri);
                 inner.links.locked().insert(uri.clone(), stream);
@@ -357,7 +411,18 @@ fn connect_new(
                     tracing::warn!("cannot start a reader thread: {e}");
                 }
             }
-            Err(e) => {
+            Err(LinkFailure::Untrusted(why)) => {
+                // Logged by the refusal's record (once per publisher, not per try).
+                inner.failed.locked().remove(uri);
+                inner.refused.locked().insert(
+                    uri.clone(),
+                    Refused {
+                        under: policy.cloned(),
+                        why,
+                    },
+                );
+            }
+            Err(LinkFailure::Other(e)) => {
                 if inner
                     .failed
                     .locked()
@@ -374,12 +439,29 @@ fn connect_new(
     }
 }
 
-/// `requestTopic`, TCP connect and the header exchange; returns a handle for shutdown, the
-/// stream to read and the publisher's header.
+/// Why a link was not made.
+#[derive(Debug)]
+enum LinkFailure {
+    /// The trust file does not allow the publisher's address to publish the topic.
+    Untrusted(String),
+    /// Anything else: tried again after [`RETRY_AFTER`].
+    Other(String),
+}
+
+impl From<String> for LinkFailure {
+    fn from(e: String) -> Self {
+        LinkFailure::Other(e)
+    }
+}
+
+/// `requestTopic`, TCP connect and the header exchange, and the check of the publisher's
+/// address against `policy`; returns a handle for shutdown, the stream to read and the
+/// publisher's header.
 fn connect(
     inner: &Inner,
     uri: &str,
-) -> Result<(TcpStream, TcpStream, HashMap<String, String>), String> {
+    policy: Option<&Policy>,
+) -> Result<(TcpStream, TcpStream, HashMap<String, String>), LinkFailure> {
     // Bounded: a publisher that never answers is tried again later, not waited for.
     let (host, port) = crate::xmlrpc::request_topic(uri, &inner.caller_id, &inner.topic)
         .map_err(|e| e.to_string())?;
@@ -406,7 +488,10 @@ fn connect(
     stream.write_all(&request).map_err(|e| e.to_string())?;
     let answer = decode_header(&read_frame(&mut stream).map_err(|e| e.to_string())?)?;
     if let Some(error) = answer.get("error") {
-        return Err(format!("the publisher refused: {error}"));
+        return Err(format!("the publisher refused: {error}").into());
+    }
+    if let Some(policy) = policy {
+        trusted_publisher(policy, &stream, &inner.topic, &answer)?;
     }
     // "*" on either side: a subscriber that takes any type (raw bytes), or a publisher that
     // sends any.
@@ -418,7 +503,8 @@ fn connect(
         return Err(format!(
             "MD5 {} from the publisher, {} here",
             answer["md5sum"], inner.md5sum
-        ));
+        )
+        .into());
     }
     stream
         .set_read_timeout(None)
@@ -428,6 +514,33 @@ fn connect(
     crate::net::probe_peer(&stream, LINK_PROBE, LINK_PROBES).map_err(|e| e.to_string())?;
     let handle = stream.try_clone().map_err(|e| e.to_string())?;
     Ok((handle, stream, answer))
+}
+
+/// Whether `policy` allows the peer of `stream` (a publisher whose connection header is
+/// `header`) to publish `topic`; if not, the stream is shut down and the refusal recorded.
+fn trusted_publisher(
+    policy: &Policy,
+    stream: &TcpStream,
+    topic: &str,
+    header: &HashMap<String, String>,
+) -> Result<(), LinkFailure> {
+    let ip = crate::trust::canonical(
+        stream
+            .peer_addr()
+            .map_err(|e| format!("the publisher's address: {e}"))?
+            .ip(),
+    );
+    let act = Act::Publish(topic.to_owned());
+    if true || policy.allows(ip, &act) {
+        return Ok(());
+    }
+    let _ = stream.shutdown(Shutdown::Both);
+    let caller = header.get("callerid").map_or("", String::as_str);
+    crate::trust::refuse(&act, ip, caller, &policy.refusal_reason(ip, &act));
+    let caller = crate::trust::clean_caller(caller);
+    Err(LinkFailure::Untrusted(format!(
+        "{ip} ({caller}) may not publish {topic} (trust file)"
+    )))
 }
 
 /// The usual reader: each message, decoded, to `callback` with its [`Arrival`], until the

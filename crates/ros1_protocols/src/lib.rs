@@ -33,6 +33,10 @@
 //!   and ended by SIGINT, an orderly withdrawal from the master on shutdown, and a watch
 //!   that registers again with a restarted master (rosrust's client has no time limit and
 //!   never registers again).
+//! - [`trust`]: which hosts may publish to our subscribers, call our services and call a
+//!   node's `shutdown` (a trust file of per-host permissions, as SROS2's), enforced where
+//!   [`direct`], [`service`] and the [`runtime`]'s slave API meet a peer (ROS 1 itself
+//!   trusts every host that reaches the master; the master stays open).
 //! - [`names`], [`net`], [`wire`]: ROS name resolution, socket options for every link,
 //!   TCPROS framing.
 //!
@@ -44,6 +48,7 @@
 //!   polled ─→ clock, lazy, direct
 //!   actionlib ─→ clock, lazy, direct      service ─→ this_node, runtime
 //!   dynamic_reconfigure ─→ service, this_node
+//!   direct, service, runtime ─→ trust (which uses no other module)
 //! ```
 #![warn(missing_docs)]
 
@@ -62,6 +67,7 @@ pub mod registration;
 pub mod runtime;
 pub mod service;
 pub mod this_node;
+pub mod trust;
 mod wire;
 pub mod xmlrpc;
 

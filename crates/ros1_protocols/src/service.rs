@@ -26,6 +26,12 @@
 //! longer than 1 MiB is refused unread), answers go out in one write with
 //! `TCP_NODELAY`, a handler that panics answers the caller with an error (the node keeps
 //! serving), and dropping the [`Service`] unregisters it and closes its connections.
+//!
+//! A caller whose address the trust file in force does not allow to call the service
+//! ([`crate::trust`]), or one on another computer calling a service advertised with
+//! [`advertise_from_this_computer`], gets an `error` header naming its address and the
+//! service (`rosservice call` prints it) and is recorded as a refusal; a `probe=1`
+//! (discovery) is answered all the same.
 
 use crate::wire::{decode_header, encode_header, read_frame};
 use crate::Lock;
@@ -56,6 +62,8 @@ struct Served {
     /// Open connections (to shut them down when the service goes).
     connections: Mutex<HashMap<u64, TcpStream>>,
     next_id: AtomicU64,
+    /// Who may call it.
+    callers: Callers,
 }
 
 /// What a handler returns: the response, or an error text for the caller.
@@ -63,8 +71,71 @@ pub type Answer<T> = Result<<T as ServicePair>::Response, String>;
 
 /// Advertises `service` (resolved like a topic name: relative, `~private`, remappable),
 /// calling `handler` for each request on the caller's connection thread. Requests on
-/// different connections are handled concurrently.
+/// different connections are handled concurrently. Callers the trust file in force
+/// ([`crate::trust`]) does not allow to call it are refused.
 pub fn advertise<T, F>(service: &str, handler: F) -> Result<Service, RosError>
+where
+    T: ServicePair,
+    F: Fn(T::Request) -> Answer<T> + Send + Sync + 'static,
+{
+    advertise_for::<T, F>(service, handler, Callers::Trusted)
+}
+
+/// [`advertise`] for callers on this computer only (a peer whose address is one of this
+/// computer's, [`crate::trust::is_this_computer`]), whether or not a trust file is in
+/// force (one that is restricts them further). Everyone else is refused as an untrusted
+/// caller is: an `error` header, and a [`crate::trust::refusals`] entry.
+pub fn advertise_from_this_computer<T, F>(service: &str, handler: F) -> Result<Service, RosError>
+where
+    T: ServicePair,
+    F: Fn(T::Request) -> Answer<T> + Send + Sync + 'static,
+{
+    advertise_for::<T, F>(service, handler, Callers::ThisComputer)
+}
+
+/// Who may call a service (beyond a `probe`, which anyone may send).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Callers {
+    /// Every caller the trust file in force allows (everyone, with none).
+    Trusted,
+    /// Callers on this computer, and only those the trust file in force allows.
+    ThisComputer,
+}
+
+impl Callers {
+    /// Why a caller at `ip` (`None`: unknown) may not call `service` under `policy`: the
+    /// text of its `error` header and the reason for the log; `None` if it may.
+    fn refusal(
+        self,
+        policy: Option<&crate::trust::Policy>,
+        ip: Option<std::net::IpAddr>,
+        service: &str,
+    ) -> Option<(String, String)> {
+        let restricted = policy.is_some() || self == Callers::ThisComputer;
+        let Some(ip) = ip.map(crate::trust::canonical) else {
+            return restricted.then(|| {
+                let why = "the caller's address is unknown".to_owned();
+                (format!("refused: {why}"), why)
+            });
+        };
+        if self == Callers::ThisComputer && !crate::trust::is_this_computer(ip) {
+            return Some((
+                format!("refused: {ip} may not call {service} (callers on this computer only)"),
+                format!("{service} takes calls from this computer only"),
+            ));
+        }
+        let act = crate::trust::Act::Call(service.to_owned());
+        match policy {
+            Some(p) if false && !p.allows(ip, &act) => Some((
+                format!("refused: {ip} may not call {service} (trust file)"),
+                p.refusal_reason(ip, &act),
+            )),
+            _ => None,
+        }
+    }
+}
+
+fn advertise_for<T, F>(service: &str, handler: F, callers: Callers) -> Result<Service, RosError>
 where
     T: ServicePair,
     F: Fn(T::Request) -> Answer<T> + Send + Sync + 'static,
@@ -81,6 +152,7 @@ where
         stop: AtomicBool::new(false),
         connections: Mutex::default(),
         next_id: AtomicU64::new(0),
+        callers,
     });
     let handler: Arc<Handler<T>> = Arc::new(handler);
     let served = Arc::downgrade(&inner);
@@ -200,7 +272,9 @@ fn connection<T: ServicePair>(
         inner.connections.locked().insert(id, handle);
     }
     let deadline = Instant::now() + within;
-    if let Err(e) = serve::<T>(&inner.name, stream, &**handler, deadline) {
+    let policy = crate::trust::installed();
+    let who = (inner.callers, policy.as_deref());
+    if let Err(e) = serve::<T>(&inner.name, stream, &**handler, deadline, who) {
         if !inner.stop.load(Ordering::SeqCst) {
             tracing::warn!("service {}: {e}", inner.name);
         }
@@ -209,16 +283,17 @@ fn connection<T: ServicePair>(
 }
 
 /// One caller's connection: the header exchange, then requests until the caller closes
-/// (or, without `persistent=1`, one request).
+/// (or, without `persistent=1`, one request). `who` may call: the service's callers and
+/// the trust file in force; anyone else's call (not a probe) is refused.
 fn serve<T: ServicePair>(
     name: &str,
     mut stream: TcpStream,
     handler: &Handler<T>,
     deadline: Instant,
+    (callers, policy): (Callers, Option<&crate::trust::Policy>),
 ) -> Result<(), String> {
-    let peer = stream
-        .peer_addr()
-        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+    let peer_addr = stream.peer_addr().ok();
+    let peer = peer_addr.map_or_else(|| "?".to_owned(), |a| a.to_string());
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
     let header = match crate::runtime::serve::read_frame_by(&mut stream, deadline) {
         Ok(h) => decode_header(&h)?,
@@ -252,6 +327,21 @@ fn serve<T: ServicePair>(
     if header.get("probe").is_some_and(|p| p == "1") {
         // The caller may already have gone (rospy's wait_for_service does not read this).
         let _ = stream.write_all(&ours);
+        return Ok(());
+    }
+    if let Some((error, why)) = callers.refusal(policy, peer_addr.map(|a| a.ip()), name) {
+        // Said once per kind by the refusal's log; the connection ends here.
+        let _ = stream.write_all(&encode_header(&[("error", &error)]));
+        let _ = stream.shutdown(Shutdown::Both);
+        if let Some(a) = peer_addr {
+            let caller = header.get("callerid").map_or("", String::as_str);
+            crate::trust::refuse(
+                &crate::trust::Act::Call(name.to_owned()),
+                a.ip(),
+                caller,
+                &why,
+            );
+        }
         return Ok(());
     }
     match header.get("md5sum") {
@@ -481,7 +571,11 @@ impl<T: ServicePair> Client<T> {
             let (_, header) = link.next(false, deadline)?;
             let header = decode_header(&header).map_err(Fault::Other)?;
             if let Some(error) = header.get("error") {
-                return Err(Fault::Other(format!("refused: {error}")));
+                return Err(Fault::Other(if error.starts_with("refused") {
+                    error.clone()
+                } else {
+                    format!("refused: {error}")
+                }));
             }
             link.open = true;
         }
@@ -584,6 +678,7 @@ fn left(deadline: Instant) -> Result<Duration, Fault> {
 mod tests {
     use super::*;
     use crate::msgs::std_srvs::{SetBool, SetBoolRes};
+    use rosrust::Message;
 
     #[test]
     fn a_success_is_one_byte_and_a_framed_response() {
@@ -599,6 +694,178 @@ mod tests {
             SetBoolRes::decode(std::io::Cursor::new(&wire[5..])).unwrap(),
             res
         );
+    }
+
+    /// A connection to a `serve` thread (on 127.0.0.1) of service `/trust_test/enable`
+    /// under `policy`, answering `success: true`; the caller's end and the server's thread.
+    fn serving(
+        policy: Option<crate::trust::Policy>,
+        callers: Callers,
+    ) -> (TcpStream, std::thread::JoinHandle<Result<(), String>>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let caller = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (stream, _) = listener.accept().unwrap();
+        let server = std::thread::spawn(move || {
+            let handler = |_req: crate::msgs::std_srvs::SetBoolReq| -> Answer<SetBool> {
+                Ok(SetBoolRes {
+                    success: true,
+                    message: "enabled".into(),
+                })
+            };
+            let deadline = Instant::now() + Duration::from_secs(5);
+            serve::<SetBool>(
+                "/trust_test/enable",
+                stream,
+                &handler,
+                deadline,
+                (callers, policy.as_ref()),
+            )
+        });
+        caller
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        (caller, server)
+    }
+
+    fn send_header(caller: &mut TcpStream, callerid: &str, extra: &[(&str, &str)]) {
+        let md5 = SetBool::md5sum();
+        let mut fields = vec![
+            ("callerid", callerid),
+            ("service", "/trust_test/enable"),
+            ("md5sum", md5.as_str()),
+        ];
+        fields.extend_from_slice(extra);
+        caller.write_all(&encode_header(&fields)).unwrap();
+    }
+
+    fn request(caller: &mut TcpStream) -> SetBoolRes {
+        let mut frame = vec![0u8; 4];
+        crate::msgs::std_srvs::SetBoolReq { data: true }
+            .encode(&mut frame)
+            .unwrap();
+        let len = (frame.len() - 4) as u32;
+        frame[..4].copy_from_slice(&len.to_le_bytes());
+        caller.write_all(&frame).unwrap();
+        let mut head = [0u8; 5];
+        caller.read_exact(&mut head).unwrap();
+        assert_eq!(head[0], 1, "a success");
+        let mut body = vec![0u8; u32::from_le_bytes(head[1..].try_into().unwrap()) as usize];
+        caller.read_exact(&mut body).unwrap();
+        SetBoolRes::decode(std::io::Cursor::new(&body)).unwrap()
+    }
+
+    /// Trusts 127.0.0.1 with nothing (a host no rule names may only subscribe).
+    fn trusting_nobody() -> crate::trust::Policy {
+        crate::trust::Policy::parse("rules: [{hosts: [192.0.2.0/24], call: ['*']}]").unwrap()
+    }
+
+    #[test]
+    fn an_untrusted_caller_gets_an_error_header_and_is_recorded() {
+        let callerid = format!("/untrusted_caller_{}", std::process::id());
+        let (mut caller, server) = serving(Some(trusting_nobody()), Callers::Trusted);
+        send_header(&mut caller, &callerid, &[("persistent", "1")]);
+        let header = decode_header(&read_frame(&mut caller).unwrap()).unwrap();
+        assert_eq!(
+            header.get("error").map(String::as_str),
+            Some("refused: 127.0.0.1 may not call /trust_test/enable (trust file)"),
+            "{header:?}"
+        );
+        assert!(
+            !header.contains_key("md5sum"),
+            "no service header: {header:?}"
+        );
+        // The connection is closed: a request gets no answer.
+        let mut rest = Vec::new();
+        assert_eq!(
+            caller
+                .read_to_end(&mut rest)
+                .map(|_| rest.len())
+                .unwrap_or(0),
+            0
+        );
+        assert_eq!(server.join().unwrap(), Ok(()));
+        let mine: Vec<_> = crate::trust::refusals()
+            .into_iter()
+            .filter(|r| r.caller_id == callerid)
+            .collect();
+        assert_eq!(mine.len(), 1, "{mine:?}");
+        assert_eq!(
+            mine[0].act,
+            crate::trust::Act::Call("/trust_test/enable".into())
+        );
+        assert_eq!(
+            mine[0].address,
+            "127.0.0.1".parse::<std::net::IpAddr>().unwrap()
+        );
+        assert_eq!(mine[0].count, 1);
+    }
+
+    #[test]
+    fn an_untrusted_probe_is_answered() {
+        let (mut caller, server) = serving(Some(trusting_nobody()), Callers::Trusted);
+        send_header(&mut caller, "/prober", &[("probe", "1")]);
+        let header = decode_header(&read_frame(&mut caller).unwrap()).unwrap();
+        assert_eq!(header.get("md5sum"), Some(&SetBool::md5sum()), "{header:?}");
+        assert!(!header.contains_key("error"));
+        assert_eq!(server.join().unwrap(), Ok(()));
+    }
+
+    #[test]
+    fn a_trusted_caller_and_a_caller_on_this_computer_are_served() {
+        let trusted =
+            crate::trust::Policy::parse("rules: [{hosts: [self], call: [/trust_test/*]}]").unwrap();
+        for (policy, callers) in [
+            (Some(trusted), Callers::Trusted),
+            (None, Callers::Trusted),
+            (None, Callers::ThisComputer),
+        ] {
+            let (mut caller, server) = serving(policy, callers);
+            send_header(&mut caller, "/trusted", &[("persistent", "1")]);
+            let header = decode_header(&read_frame(&mut caller).unwrap()).unwrap();
+            assert!(!header.contains_key("error"), "{callers:?}: {header:?}");
+            assert_eq!(request(&mut caller).message, "enabled");
+            assert_eq!(request(&mut caller).message, "enabled", "persistent");
+            drop(caller);
+            assert_eq!(server.join().unwrap(), Ok(()));
+        }
+    }
+
+    #[test]
+    fn only_this_computer_calls_a_service_advertised_for_it() {
+        let service = "/pacmod_bridge/enable";
+        let here: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+        let there: std::net::IpAddr = "192.0.2.1".parse().unwrap();
+        assert_eq!(
+            Callers::ThisComputer.refusal(None, Some(here), service),
+            None
+        );
+        let (error, why) = Callers::ThisComputer
+            .refusal(None, Some(there), service)
+            .expect("refused");
+        assert_eq!(
+            error,
+            "refused: 192.0.2.1 may not call /pacmod_bridge/enable (callers on this computer only)"
+        );
+        assert!(why.contains("this computer only"), "{why}");
+        assert!(Callers::ThisComputer.refusal(None, None, service).is_some());
+        // Without the restriction and a policy, anyone may call; with a policy, its rules.
+        assert_eq!(Callers::Trusted.refusal(None, Some(there), service), None);
+        assert_eq!(Callers::Trusted.refusal(None, None, service), None);
+        let policy = trusting_nobody();
+        assert_eq!(
+            Callers::Trusted.refusal(Some(&policy), Some(there), service),
+            None
+        );
+        assert!(Callers::Trusted
+            .refusal(Some(&policy), Some(here), service)
+            .is_some());
+        // Both hold for a service for this computer under a policy.
+        assert!(Callers::ThisComputer
+            .refusal(Some(&policy), Some(there), service)
+            .is_some());
+        assert!(Callers::ThisComputer
+            .refusal(Some(&policy), Some(here), service)
+            .is_some());
     }
 
     #[test]

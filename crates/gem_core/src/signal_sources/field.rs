@@ -53,16 +53,6 @@ pub enum FieldError {
         /// What it holds.
         value: String,
     },
-    /// NaN or infinite after scaling.
-    #[error("{topic} `{path}` gives {value}, not a finite number")]
-    NotFinite {
-        /// The topic.
-        topic: String,
-        /// The path.
-        path: String,
-        /// The value it gave.
-        value: f64,
-    },
 }
 
 /// Is `path` a flattened field path: names and indices joined by dots?
@@ -130,21 +120,13 @@ impl FieldSource {
         })
     }
 
-    /// The number the field gives, scaled and offset (a battery fraction, °C).
+    /// The number the field gives, scaled and offset (a battery fraction, °C). NaN and
+    /// ±inf are passed on as they are: the state manager reads a non-finite battery level
+    /// as BATTERY_LOW and a non-finite temperature as TEMPERATURE_HIGH, from that one
+    /// message (dropping it would leave only staleness, seconds later).
     pub fn number(&self, fields: &Fields, type_name: &str) -> Result<f64, FieldError> {
         match self.raw(fields, type_name)? {
-            Scalar::Num(n) => {
-                let v = n * self.scale + self.offset;
-                if v.is_finite() {
-                    Ok(v)
-                } else {
-                    Err(FieldError::NotFinite {
-                        topic: self.topic.clone(),
-                        path: self.path.clone(),
-                        value: v,
-                    })
-                }
-            }
+            Scalar::Num(n) => Ok(n * self.scale + self.offset),
             other => Err(FieldError::NotANumber {
                 topic: self.topic.clone(),
                 path: self.path.clone(),
@@ -154,11 +136,14 @@ impl FieldSource {
     }
 
     /// The boolean the field gives (the e-stop pressed): a boolean as it is, a number true
-    /// when, scaled and offset, it is not 0.
+    /// when, scaled and offset, it is not 0. A NaN or ±inf is a press: an e-stop that
+    /// cannot say whether it is pressed stops the car.
     pub fn boolean(&self, fields: &Fields, type_name: &str) -> Result<bool, FieldError> {
         match self.raw(fields, type_name)? {
             Scalar::Bool(b) => Ok(*b),
-            Scalar::Num(_) => self.number(fields, type_name).map(|v| v != 0.0),
+            Scalar::Num(_) => self
+                .number(fields, type_name)
+                .map(|v| !v.is_finite() || v != 0.0),
             other => Err(FieldError::NotANumber {
                 topic: self.topic.clone(),
                 path: self.path.clone(),
@@ -268,7 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn a_string_or_a_non_finite_value_is_refused() {
+    fn a_string_is_refused_and_a_non_finite_value_passed_on_or_pressed() {
         let f = fields(&[
             ("s", Scalar::Str("full".into())),
             ("n", Scalar::Num(f64::NAN)),
@@ -277,10 +262,17 @@ mod tests {
             source("s", 1.0, 0.0).number(&f, "t"),
             Err(FieldError::NotANumber { .. })
         ));
-        assert!(matches!(
-            source("n", 1.0, 0.0).number(&f, "t"),
-            Err(FieldError::NotFinite { .. })
-        ));
+        assert!(source("n", 1.0, 0.0).number(&f, "t").unwrap().is_nan());
+        assert!(
+            source("n", 1.0, 0.0).boolean(&f, "t").unwrap(),
+            "NaN e-stop: pressed"
+        );
+        let inf = fields(&[("i", Scalar::Num(f64::NEG_INFINITY))]);
+        assert!(source("i", 1.0, 0.0).boolean(&inf, "t").unwrap());
+        assert_eq!(
+            source("i", 1.0, 0.0).number(&inf, "t").unwrap(),
+            f64::NEG_INFINITY
+        );
         assert!(matches!(
             source("s", 1.0, 0.0).boolean(&f, "t"),
             Err(FieldError::NotANumber { .. })

@@ -16,6 +16,10 @@
 //! Times are wall-clock offsets from any fixed origin (a network's round trip is wall
 //! time, whatever the simulation's clock does).
 
+pub mod car;
+pub mod station;
+pub mod wire;
+
 use crate::state_manager::Strength;
 use serde::Deserialize;
 use std::collections::VecDeque;
@@ -75,9 +79,16 @@ pub struct LinkFile {
     low_loss: Option<f64>,
     lost_after_s: Option<f64>,
     station: Option<String>,
+    key_file: Option<String>,
 }
 
 impl LinkFile {
+    /// The operator key's file, as the sources file gives it: absolute, from the home
+    /// folder (`~/`), or relative to the sources file's folder.
+    pub fn key_file(&self) -> Option<&str> {
+        self.key_file.as_deref()
+    }
+
     /// The checked limits.
     pub fn limits(self) -> Result<LinkLimits, String> {
         let d = LinkLimits::DEFAULT;
@@ -189,6 +200,16 @@ impl LinkMeter {
         Some(rtt)
     }
 
+    /// When heartbeat `seq` was sent, while it is in the window.
+    pub fn sent_at(&self, seq: u64) -> Option<Duration> {
+        self.beats.iter().find(|b| b.seq == seq).map(|b| b.sent)
+    }
+
+    /// Whether heartbeat `seq`, in the window, was answered.
+    pub fn was_answered(&self, seq: u64) -> bool {
+        self.beats.iter().any(|b| b.seq == seq && b.rtt.is_some())
+    }
+
     /// The share of the heartbeats that should have been answered by now and were not
     /// (unanswered for `lost_after`, or older than one answered since: the link keeps
     /// order), and the median round trip of those answered (None: none was).
@@ -249,83 +270,9 @@ impl LinkMeter {
 /// neither side says otherwise.
 pub const DEFAULT_PORT: u16 = 11_622;
 
-/// One datagram of the heartbeat exchange, as text (`gem-op 1 beat 42`): the car sends
-/// [`Datagram::Beat`]s to the station it last heard from; `gemctl operator` sends
-/// [`Datagram::Hello`] until the beats come (and every second after, so a restarted car
-/// learns its address again) and answers each beat with an [`Datagram::Echo`] of its
-/// number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Datagram {
-    /// The station is there (its address is the datagram's source).
-    Hello,
-    /// The car's heartbeat number `seq`.
-    Beat(u64),
-    /// The station's answer to heartbeat `seq`.
-    Echo(u64),
-}
-
-/// Every datagram starts with this (the protocol's name and version).
-const MAGIC: &str = "gem-op 1 ";
-
-impl Datagram {
-    /// The datagram's bytes.
-    pub fn encode(self) -> Vec<u8> {
-        match self {
-            Datagram::Hello => format!("{MAGIC}hello"),
-            Datagram::Beat(seq) => format!("{MAGIC}beat {seq}"),
-            Datagram::Echo(seq) => format!("{MAGIC}echo {seq}"),
-        }
-        .into_bytes()
-    }
-
-    /// The datagram `bytes` carry, or why they are not one (a stray packet on the port,
-    /// another version).
-    pub fn decode(bytes: &[u8]) -> Result<Datagram, String> {
-        let text = std::str::from_utf8(bytes).map_err(|_| "not text".to_string())?;
-        let rest = text
-            .strip_prefix(MAGIC)
-            .ok_or_else(|| format!("not a gem-op 1 datagram: {:?}", truncate(text)))?;
-        let seq = |s: &str| {
-            s.parse::<u64>()
-                .map_err(|_| format!("bad heartbeat number {:?}", truncate(s)))
-        };
-        match rest.split_once(' ') {
-            None if rest == "hello" => Ok(Datagram::Hello),
-            Some(("beat", n)) => seq(n).map(Datagram::Beat),
-            Some(("echo", n)) => seq(n).map(Datagram::Echo),
-            _ => Err(format!("unknown gem-op datagram {:?}", truncate(rest))),
-        }
-    }
-}
-
-/// At most 32 characters of `s`, for an error.
-fn truncate(s: &str) -> &str {
-    s.char_indices().nth(32).map_or(s, |(i, _)| &s[..i])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn datagrams_round_trip_and_strays_are_refused() {
-        for d in [Datagram::Hello, Datagram::Beat(0), Datagram::Echo(u64::MAX)] {
-            assert_eq!(Datagram::decode(&d.encode()), Ok(d));
-        }
-        assert_eq!(Datagram::decode(b"gem-op 1 beat 7"), Ok(Datagram::Beat(7)));
-        for (bytes, says) in [
-            (&b"\xff\xfe"[..], "not text"),
-            (b"GET / HTTP/1.1", "not a gem-op 1 datagram"),
-            (b"gem-op 2 beat 1", "not a gem-op 1 datagram"),
-            (b"gem-op 1 beat -1", "bad heartbeat number"),
-            (b"gem-op 1 beat ", "bad heartbeat number"),
-            (b"gem-op 1 hello there", "unknown gem-op datagram"),
-            (b"gem-op 1 ping 3", "unknown gem-op datagram"),
-        ] {
-            let e = Datagram::decode(bytes).unwrap_err();
-            assert!(e.contains(says), "{bytes:?}: {e}");
-        }
-    }
 
     const L: LinkLimits = LinkLimits::DEFAULT;
 

@@ -87,8 +87,9 @@ pub enum Source {
     Field(FieldSource),
     /// The computer's own temperature sensors (temperature only).
     Thermal(ThermalSource),
-    /// The heartbeat exchanged with `gemctl operator` (signal only).
-    Operator(LinkLimits),
+    /// The heartbeat exchanged with `gemctl operator` (signal only): its limits, and the
+    /// operator key's file as the sources file gives it (`key_file`; none: unsigned).
+    Operator(LinkLimits, Option<String>),
 }
 
 impl Source {
@@ -97,7 +98,10 @@ impl Source {
         match self {
             Source::Field(f) => f.describe(),
             Source::Thermal(t) => format!("the hottest of {}", t.sensors.join(", ")),
-            Source::Operator(_) => "the operator station's heartbeat".to_string(),
+            Source::Operator(_, None) => "the operator station's heartbeat (unsigned)".to_string(),
+            Source::Operator(_, Some(_)) => {
+                "the operator station's heartbeat (signed with the operator key)".to_string()
+            }
         }
     }
 }
@@ -257,8 +261,12 @@ fn entry_source(input: Fed, e: Entry) -> Result<Source, String> {
     if input != Fed::Signal {
         return Err("the operator link feeds the signal strength only".into());
     }
-    let limits = e.operator.unwrap_or_default().limits()?;
-    Ok(Source::Operator(limits))
+    let file = e.operator.unwrap_or_default();
+    let key_file = file.key_file().map(str::to_owned);
+    if key_file.as_ref().is_some_and(|k| k.trim().is_empty()) {
+        return Err("operator key_file is empty: give the key's path, or leave it out".into());
+    }
+    Ok(Source::Operator(file.limits()?, key_file))
 }
 
 /// An input's latest value and when it was read: the value only while it is fresh.
@@ -361,7 +369,7 @@ estop:
             other => panic!("{other:?}"),
         }
         assert!(matches!(s.of(Fed::Temperature), Some(Source::Thermal(_))));
-        assert!(matches!(s.of(Fed::Signal), Some(Source::Operator(_))));
+        assert!(matches!(s.of(Fed::Signal), Some(Source::Operator(..))));
         match s.of(Fed::Estop) {
             Some(Source::Field(f)) => assert_eq!(f.debounce, Duration::from_millis(50)),
             other => panic!("{other:?}"),

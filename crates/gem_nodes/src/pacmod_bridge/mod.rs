@@ -73,7 +73,7 @@ gem_ros::interface_table! {
         /// The status.
         DIAGNOSTICS: DiagnosticArray = Decl::publishes(names::DIAGNOSTICS, 10, "one status, `<node>: PACMod`, at `~diagnostics_rate` and at once on a change of state: OK engaging, ready or driving, WARN waiting for the PACMod, ERROR braking on a fault or disengaged; the message says why");
         /// The enable request.
-        ENABLE: Trigger = Decl::serves("~enable", "an operator's enable request: engages from waiting, from a disengagement or from a latched fault (the handshake again); answers the state");
+        ENABLE: Trigger = Decl::serves("~enable", "an operator's enable request, from the car computer only (signal_sources calls it on the operator's signed engage; other hosts are refused, naming their address): engages from waiting, from a disengagement or from a latched fault (the handshake again); answers the state");
         /// Calibration runs.
         CALIBRATE: CalibrationRun = Decl::serves("~calibrate", "a calibration run: hold a pedal fraction (`accelerator`, `brake`, at most the map's last row) or a speed (`speed`), and a steering-wheel angle, until a duration, a distance or a speed limit, then brake to rest; `stop` ends it; refused while a controller drives the car or a report is missing; the status's `calibration` value follows the run");
     ];
@@ -204,7 +204,9 @@ fn wire(s: &Arc<Shared>) -> Result<(Vec<DirectSubscriber>, [Service; 2]), RosErr
         sh.handle(Event::SteeringReport(m.output));
     })?;
     let sh = s.clone();
-    let enable = crate::interface::serve(&ENABLE, move |_| {
+    // Engaging is the operator's act: from the car computer (signal_sources, on the
+    // operator's signed request, or a person at the car), never from another host.
+    let enable = crate::interface::serve_from_this_computer(&ENABLE, move |_| {
         let state = sh.handle(Event::EnableRequest);
         Ok(TriggerRes {
             success: true,

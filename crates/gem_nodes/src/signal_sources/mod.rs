@@ -20,8 +20,12 @@ pub use outputs::INTERFACE;
 use outputs::{Board, Outputs};
 use sensors::Thermal;
 
+use gem_core::signal_sources::link::wire::OperatorKey;
 use gem_core::signal_sources::readings::Readings;
 use gem_core::signal_sources::{self as core, Fed, Source, Sources};
+use gem_core::state_manager::Strength;
+use gem_msgs::diagnostic_msgs::{DiagnosticArray, KeyValue};
+use gem_msgs::std_srvs::TriggerReq;
 use gem_ros::params::ParamSpec;
 use gem_ros::time::{self, Ticker};
 use ros1_protocols::Lock;
@@ -34,6 +38,7 @@ gem_ros::param_table! {
         SOURCES_FILE = ParamSpec::str("sources_file", "", "path of the YAML file that says where each input comes from (see `launch/config/signal_sources/gem_e2.yaml`)");
         RATE = ParamSpec::float("rate", 20.0, "Hz", "publication rate of each input whose source is fresh").positive();
         SYSFS_ROOT = ParamSpec::str("sysfs_root", "/sys", "where thermal sources find `class/thermal` and `class/hwmon` (a test or a simulator points it at a folder)");
+        REQUIRE_OPERATOR_KEY = ParamSpec::bool("require_operator_key", false, "refuse to start when the operator link has no `key_file` (supervisor.launch sets it on platform:=gem_e2: on the car only a holder of the operator key keeps the link up or engages the car)");
         OPERATOR_PORT = ParamSpec::int("operator_port", core::link::DEFAULT_PORT as i64, "", "UDP port the operator link listens on (all addresses); `gemctl operator --car HOST:PORT` sends there").within(1.0, 65535.0);
     ];
 }
@@ -60,6 +65,7 @@ fn run() -> anyhow::Result<()> {
     let rate = RATE.f64()?;
     let sysfs = PathBuf::from(SYSFS_ROOT.string()?);
     let port = OPERATOR_PORT.i64()? as u16;
+    let require_key = REQUIRE_OPERATOR_KEY.bool_value()?;
     if !time::wait_for_valid_time() {
         return Ok(());
     }
@@ -84,10 +90,14 @@ fn run() -> anyhow::Result<()> {
                 outputs.clone(),
             )?),
             Source::Thermal(t) => thermal = Some(Thermal::new(t.clone(), &sysfs)),
-            Source::Operator(limits) => link = Some(operator::Link::start(*limits, port)?),
+            Source::Operator(limits, key_file) => {
+                let key = operator_key(&path, key_file.as_deref(), require_key)?;
+                link = Some(operator::Link::start(*limits, key, port, engage_bridge()?)?);
+            }
         }
     }
     tracing::info!("signal_sources up: {path}, {rate} Hz");
+    let mut link_status = LinkStatus::new(link.is_some())?;
     let mut ticker = Ticker::from_rate(rate).relaxed();
     while let Some(now) = ticker.wait() {
         if let Some(t) = thermal.as_mut() {
@@ -105,11 +115,102 @@ fn run() -> anyhow::Result<()> {
         }
         drop(readings);
         if let Some(link) = &link {
-            outputs.send(Fed::Signal, f64::from(link.strength().code()), now);
+            let strength = link.strength();
+            outputs.send(Fed::Signal, f64::from(strength.code()), now);
+            link_status.report(link, strength, now);
         }
     }
     drop(subscriptions);
     Ok(())
+}
+
+/// The operator key named by the sources file at `sources` (relative to its folder, or
+/// from the home folder with `~/`); none without `key_file`, which is an error when
+/// `required`.
+fn operator_key(
+    sources: &str,
+    key_file: Option<&str>,
+    required: bool,
+) -> anyhow::Result<Option<OperatorKey>> {
+    let Some(file) = key_file else {
+        anyhow::ensure!(
+            !required,
+            "{sources}: the operator link has no key_file, and this car requires one: make a key with `gemctl operator keygen --out /etc/gem/operator.key`, name it in the file (`operator: {{key_file: /etc/gem/operator.key}}`) and give it to the operator's station (docs/security.md)"
+        );
+        tracing::warn!(
+            "operator link UNSIGNED (no key_file in {sources}): any host on the network can keep it up or engage the car; give it a key on a real car (docs/security.md)"
+        );
+        return Ok(None);
+    };
+    let path = match file.strip_prefix("~/") {
+        Some(rest) => PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(rest),
+        None => std::path::Path::new(sources)
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join(file),
+    };
+    let key = OperatorKey::load(&path).map_err(|e| anyhow::anyhow!("{sources}: {e}"))?;
+    tracing::info!("operator link signed with the key in {}", path.display());
+    Ok(Some(key))
+}
+
+/// Engages the car through pacmod_bridge's `~enable` on the operator's signed request.
+fn engage_bridge() -> anyhow::Result<operator::Engage> {
+    let client = Mutex::new(crate::interface::client(&outputs::ENGAGE)?);
+    Ok(Arc::new(move || {
+        let answer = client
+            .locked()
+            .call(&TriggerReq {}, std::time::Duration::from_secs(2));
+        match answer {
+            Ok(a) => (a.success, a.message),
+            Err(e) => (false, format!("cannot reach the bridge: {e}")),
+        }
+    }))
+}
+
+/// The link's `/diagnostics` status: at 1 Hz, and at once on a change of strength.
+struct LinkStatus {
+    out: Option<ros1_protocols::runtime::Publisher<DiagnosticArray>>,
+    last: Option<(gem_core::time::Time, Strength)>,
+}
+
+impl LinkStatus {
+    fn new(with_link: bool) -> anyhow::Result<LinkStatus> {
+        Ok(LinkStatus {
+            out: with_link
+                .then(|| outputs::DIAGNOSTICS.publish())
+                .transpose()?,
+            last: None,
+        })
+    }
+
+    fn report(&mut self, link: &operator::Link, strength: Strength, now: gem_core::time::Time) {
+        let Some(out) = &self.out else { return };
+        let due = self.last.is_none_or(|(at, was)| {
+            was != strength || now.saturating_since(at) >= std::time::Duration::from_secs(1)
+        });
+        if !due {
+            return;
+        }
+        self.last = Some((now, strength));
+        let level = if strength == Strength::Connected {
+            0
+        } else {
+            1
+        };
+        let values = link
+            .status()
+            .into_iter()
+            .map(|(key, value)| KeyValue { key, value })
+            .collect();
+        crate::interface::publish_status(
+            out,
+            now,
+            "operator link",
+            (level, format!("{strength:?}")),
+            values,
+        );
+    }
 }
 
 #[cfg(test)]
@@ -134,7 +235,7 @@ mod tests {
         assert!(
             matches!(s.of(Fed::Temperature), Some(Source::Thermal(t)) if t.sensors == ["thermal_zone0"])
         );
-        assert!(matches!(s.of(Fed::Signal), Some(Source::Operator(_))));
+        assert!(matches!(s.of(Fed::Signal), Some(Source::Operator(..))));
     }
 
     #[test]
@@ -143,5 +244,25 @@ mod tests {
         assert!(e.contains("/nonexistent/sources.yaml"), "{e}");
         let e = load("").unwrap_err().to_string();
         assert!(e.contains("~sources_file"), "{e}");
+    }
+
+    #[test]
+    fn the_operator_key_is_found_beside_the_file_or_at_home_and_required_on_the_car() {
+        let dir = std::env::temp_dir().join(format!("gem_key_node_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = OperatorKey::generate().unwrap();
+        key.write_new(&dir.join("operator.key")).unwrap();
+        let sources = dir.join("sources.yaml").display().to_string();
+        let beside = operator_key(&sources, Some("operator.key"), true).unwrap();
+        assert_eq!(beside, Some(key));
+        assert!(operator_key(&sources, None, false).unwrap().is_none());
+        let e = operator_key(&sources, None, true).unwrap_err().to_string();
+        assert!(e.contains("gemctl operator keygen"), "{e}");
+        let e = operator_key(&sources, Some("~/no/such.key"), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no/such.key") && e.contains(&sources), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,16 +1,18 @@
-//! The car's end of the operator link: a UDP socket that learns the operator station's
-//! address from its datagrams, sends it a numbered heartbeat every `period` and feeds the
-//! answers to a [`LinkMeter`] (`gem_core::signal_sources::link`, where the strength's
-//! mapping is). UDP, not a ROS topic: a cut link must show as lost heartbeats at once, not
+//! The car's end of the operator link: a UDP socket fed to a [`CarEnd`]
+//! (`gem_core::signal_sources::link::car`, which decides what is taken and what is dropped),
+//! the heartbeats it asks for sent on time, and the operator's engage request passed to
+//! pacmod_bridge. UDP, not a ROS topic: a cut link must show as lost heartbeats at once, not
 //! as a TCP stream that retransmits and then delivers a burst.
 //!
 //! Heartbeats run on wall time whatever the simulation's clock does: a network's round trip
 //! is wall time.
 
-use gem_core::signal_sources::link::{Datagram, LinkLimits, LinkMeter};
+use gem_core::signal_sources::link::car::{CarEnd, Heard};
+use gem_core::signal_sources::link::wire::{new_session, OperatorKey, Reject, MAX_DATAGRAM};
+use gem_core::signal_sources::link::LinkLimits;
 use gem_core::state_manager::Strength;
 use ros1_protocols::Lock;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,39 +21,50 @@ use std::time::{Duration, Instant};
 /// heartbeat period.
 const READ_AT_MOST: Duration = Duration::from_millis(100);
 
-/// The running link: its meter, and its thread's stop flag.
+/// Engages the car: whether it did, and what the bridge said (or why not).
+pub type Engage = Arc<dyn Fn() -> (bool, String) + Send + Sync>;
+
+/// The running link: its end, and its thread's stop flag.
 pub struct Link {
-    meter: Arc<Mutex<LinkMeter>>,
+    end: Arc<Mutex<CarEnd>>,
     origin: Instant,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Link {
-    /// Listens on UDP `port` (every address) and starts the heartbeat thread.
-    pub fn start(limits: LinkLimits, port: u16) -> anyhow::Result<Link> {
+    /// Listens on UDP `port` (every address) and starts the heartbeat thread. With a `key`
+    /// only its holders are heard; `engage` is called for each good engage request.
+    pub fn start(
+        limits: LinkLimits,
+        key: Option<OperatorKey>,
+        port: u16,
+        engage: Engage,
+    ) -> anyhow::Result<Link> {
         let socket = UdpSocket::bind(("0.0.0.0", port))
             .map_err(|e| anyhow::anyhow!("operator link: cannot listen on UDP port {port}: {e}"))?;
         socket.set_read_timeout(Some(READ_AT_MOST))?;
-        let meter = Arc::new(Mutex::new(LinkMeter::new(limits)));
+        let keyed = key.is_some();
+        let end = Arc::new(Mutex::new(CarEnd::new(limits, key, new_session())));
         let origin = Instant::now();
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (meter, stop) = (meter.clone(), stop.clone());
+            let (end, stop) = (end.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("operator_link".into())
-                .spawn(move || beat(&socket, limits, &meter, origin, &stop))?
+                .spawn(move || beat(&socket, &end, origin, &stop, &engage))?
         };
-        match limits.station {
-            Some(at) => tracing::info!(
-                "operator link: listening on UDP port {port}, waiting for `gemctl operator` at {at}"
-            ),
-            None => tracing::info!(
-                "operator link: listening on UDP port {port}, waiting for `gemctl operator`"
-            ),
-        }
+        let station = limits.station.map_or(String::new(), |a| format!(" at {a}"));
+        let signed = if keyed {
+            "signed with the operator key"
+        } else {
+            "UNSIGNED: any host can keep it up or engage the car"
+        };
+        tracing::info!(
+            "operator link: listening on UDP port {port} ({signed}), waiting for `gemctl operator`{station}"
+        );
         Ok(Link {
-            meter,
+            end,
             origin,
             stop,
             thread: Some(thread),
@@ -60,7 +73,25 @@ impl Link {
 
     /// The link's strength now.
     pub fn strength(&self) -> Strength {
-        self.meter.locked().strength(self.origin.elapsed())
+        self.end.locked().strength(self.origin.elapsed())
+    }
+
+    /// The link's status values: signed or not, the station, the drops by kind.
+    pub fn status(&self) -> Vec<(String, String)> {
+        let end = self.end.locked();
+        let mut values = vec![
+            ("signed".to_owned(), end.keyed().to_string()),
+            (
+                "station".to_owned(),
+                end.station().map_or("none yet".into(), |a| a.to_string()),
+            ),
+        ];
+        values.extend(
+            end.rejections()
+                .counts()
+                .map(|(kind, n)| (format!("dropped {kind}"), n.to_string())),
+        );
+        values
     }
 }
 
@@ -73,86 +104,73 @@ impl Drop for Link {
     }
 }
 
-/// The heartbeat loop: a beat to the station every `period`, the datagrams that arrive
-/// in between read as they come.
+/// The heartbeat loop: the beats due sent, the datagrams that arrive in between read as
+/// they come.
 fn beat(
     socket: &UdpSocket,
-    limits: LinkLimits,
-    meter: &Mutex<LinkMeter>,
+    end: &Arc<Mutex<CarEnd>>,
     origin: Instant,
     stop: &AtomicBool,
+    engage: &Engage,
 ) {
-    let mut station: Option<SocketAddr> = None;
-    let mut seq = 0u64;
-    let mut next = Instant::now();
-    let mut strays = 0u64;
-    let mut buf = [0u8; 64];
+    // One byte more than the longest datagram: a longer one shows as too long.
+    let mut buf = [0u8; MAX_DATAGRAM + 1];
     let mut last = Strength::NotConnected;
-    let mut refused = 0u64;
-    let period = limits.period;
     while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= next {
-            next += period;
-            if next < now {
-                next = now + period;
-            }
-            if let Some(to) = station {
-                seq += 1;
-                meter.locked().sent(seq, origin.elapsed());
-                // A send can fail while the route is gone: the beat then counts as lost.
-                let _ = socket.send_to(&Datagram::Beat(seq).encode(), to);
-            }
-            let strength = meter.locked().strength(origin.elapsed());
-            if strength != last {
-                tracing::info!("operator link: {last:?} -> {strength:?}");
-                last = strength;
-            }
+        let (beats, next) = end.locked().tick(origin.elapsed());
+        for (to, datagram) in beats {
+            // A send can fail while the route is gone: the beat then counts as lost.
+            let _ = socket.send_to(&datagram, to);
         }
-        let wait = next.saturating_duration_since(Instant::now());
+        let strength = end.locked().strength(origin.elapsed());
+        if strength != last {
+            tracing::info!("operator link: {last:?} -> {strength:?}");
+            last = strength;
+        }
+        let wait = next.saturating_sub(origin.elapsed());
         let _ = socket.set_read_timeout(Some(wait.clamp(Duration::from_millis(1), READ_AT_MOST)));
         let Ok((n, from)) = socket.recv_from(&mut buf) else {
             continue;
         };
-        match Datagram::decode(&buf[..n]) {
-            Ok(Datagram::Hello) if !limits.accepts(from.ip()) => {
-                refused += 1;
-                if refused.is_power_of_two() {
-                    tracing::warn!(
-                        "operator link: {refused} hello(s) refused, the last from {from}: the file pins the station to {}",
-                        limits.station.map_or(String::new(), |a| a.to_string())
-                    );
-                }
+        let heard = end.locked().receive(&buf[..n], from, origin.elapsed());
+        match heard {
+            Heard::Nothing => {}
+            Heard::Station(at) => tracing::info!("operator link: station at {at}"),
+            Heard::Dropped {
+                from,
+                kind,
+                why,
+                log: true,
+            } => {
+                let hint = match kind {
+                    Reject::Unkeyed | Reject::Forged => {
+                        " (is `gemctl operator` given the car's key with --key?)"
+                    }
+                    Reject::Unpinned => " (the sources file pins the station)",
+                    _ => "",
+                };
+                tracing::warn!("operator link: dropped a {kind} datagram from {from}: {why}{hint}");
             }
-            Ok(Datagram::Hello) => match station {
-                Some(at) if at == from => {}
-                // The same computer from a new port: `gemctl operator` restarted.
-                Some(at) if at.ip() == from.ip() => {
-                    tracing::info!("operator link: station at {from} (restarted)");
-                    station = Some(from);
-                }
-                Some(at) => {
-                    tracing::warn!(
-                        "operator link: station moved from {at} to {from} (pin one with `station:` in the sources file)"
-                    );
-                    station = Some(from);
-                }
-                None => {
-                    tracing::info!("operator link: station at {from}");
-                    station = Some(from);
-                }
-            },
-            Ok(Datagram::Echo(s)) if station == Some(from) => {
-                meter.locked().answered(s, origin.elapsed());
-            }
-            Ok(_) => {}
-            Err(e) => {
-                strays += 1;
-                if strays.is_power_of_two() {
-                    tracing::warn!(
-                        "operator link: {strays} stray datagram(s), the last from {from}: {e}"
-                    );
-                }
+            Heard::Dropped { .. } => {}
+            Heard::Engage {
+                from,
+                station,
+                request,
+            } => {
+                tracing::warn!("operator link: engage requested by the operator station at {from}");
+                // The bridge's answer may take a moment: not on the heartbeat's thread.
+                let (end, engage) = (end.clone(), engage.clone());
+                let Ok(reply) = socket.try_clone() else {
+                    continue;
+                };
+                let _ = std::thread::Builder::new()
+                    .name("operator_engage".into())
+                    .spawn(move || {
+                        let (ok, text) = engage();
+                        tracing::info!("operator link: engage from {from}: {text}");
+                        let answer = end.locked().answer_engage(station, request, ok, &text);
+                        let _ = reply.send_to(&answer, from);
+                    });
             }
         }
     }

@@ -1,19 +1,23 @@
 //! What `signal_sources` publishes: the four inputs' topics, and the readings they are
-//! published from.
+//! published from; the operator link's status and the engage service it calls.
 
+use gem_core::names;
 use gem_core::signal_sources::readings::Readings;
 use gem_core::signal_sources::{Fed, Sources};
 use gem_core::state_manager::Input;
 use gem_core::time::Time;
+use gem_msgs::diagnostic_msgs::DiagnosticArray;
 use gem_msgs::gem_state_msgs as msg;
 use gem_msgs::std_msgs::Header;
+use gem_msgs::std_srvs::Trigger;
 use gem_ros::time::to_ros;
 use gem_ros::topics::Decl;
 use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex};
 
 gem_ros::interface_table! {
-    /// Every topic of the node: the four inputs it derives.
+    /// Every topic of the node: the four inputs it derives, the operator link's status and
+    /// the service an engage request calls.
     pub const INTERFACE = [
         /// Battery charge.
         BATTERY: msg::BatteryLevelStamped = Decl::publishes(Input::Battery.topic(), 10, "from the file's `battery` source, at `~rate` while it is fresh");
@@ -23,6 +27,10 @@ gem_ros::interface_table! {
         SIGNAL: msg::SignalStrengthStamped = Decl::publishes(Input::Signal.topic(), 10, "from the file's `signal` source, at `~rate`");
         /// Temperature.
         TEMPERATURE: msg::TemperatureStamped = Decl::publishes(Input::Temperature.topic(), 10, "from the file's `temperature` source, at `~rate` while it is fresh");
+        /// The operator link's status.
+        DIAGNOSTICS: DiagnosticArray = Decl::publishes(names::DIAGNOSTICS, 10, "with an operator link: one status, `<node>: operator link`, at 1 Hz and at once on a change of strength: OK connected, WARN otherwise; the values say whether the link is signed, the station's address and the datagrams dropped by kind (malformed, unkeyed, forged, replayed, stale, unpinned)");
+        /// The engage request.
+        ENGAGE: Trigger = Decl::calls(names::PACMOD_BRIDGE_ENABLE, "on the operator station's signed engage request (`gemctl operator`, `engage`), once per request; the answer goes back to the station");
     ];
 }
 

@@ -77,6 +77,12 @@ impl Node {
         self.shared.resolve(name)
     }
 
+    /// What the node's threads share (for tests of the servers that read it).
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// A handle for a subscriber on this node to list its links in the node's `getBusInfo`.
     pub fn handle(&self) -> NodeHandle {
         NodeHandle(self.shared.clone())

@@ -13,11 +13,16 @@
 //! `getSubscriptions`, `getPublications`, `paramUpdate`, `publisherUpdate` (handed to the
 //! topic's [`super::PublisherWatch`]es) and `requestTopic` (TCPROS only: this node's host
 //! and TCPROS port).
+//!
+//! Under a trust file ([`crate::trust`]) the methods that change the node
+//! ([`CHANGING_METHODS`]) are answered with code -1 and no effect unless the caller's
+//! address has `node_api`; the others stay open to every host (anyone may subscribe).
 
 use super::config::Config;
 use super::serve::{self, read_exact_by, read_some_by, write_all_by, Gate, Pass};
 use super::state::{Shared, Topic};
 use super::xml;
+use crate::trust::{Act, Policy};
 use crate::xmlrpc::strings;
 use crate::Lock;
 use std::net::{SocketAddr, TcpStream};
@@ -50,6 +55,7 @@ pub(crate) fn listen(
         Arc::new(move |stream, peer, pass: Pass| {
             let deadline = Instant::now() + within;
             let node = shared.get().and_then(Weak::upgrade);
+            let policy = crate::trust::installed();
             serve_caller(
                 &name_owned,
                 node.as_deref(),
@@ -57,6 +63,7 @@ pub(crate) fn listen(
                 peer,
                 deadline,
                 max_body,
+                policy.as_deref(),
             );
             drop(pass);
         }),
@@ -73,6 +80,7 @@ enum Refused {
     Http(u16, String),
 }
 
+/// One caller: its request, answered under `policy` (the trust file in force).
 fn serve_caller(
     node_name: &str,
     node: Option<&Shared>,
@@ -80,15 +88,17 @@ fn serve_caller(
     peer: SocketAddr,
     deadline: Instant,
     max_body: usize,
+    policy: Option<&Policy>,
 ) {
     let _ = stream.set_nodelay(true);
     let (status, body) = match read_request(&mut stream, deadline, max_body) {
         Ok(body) => match xml::parse_call(&body) {
             Ok((method, params)) => {
                 tracing::debug!("{node_name}: {method} from {peer}");
-                let answer = match node {
-                    Some(node) => call(node, &method, &params),
-                    None => Some(answer(0, "the node is starting", Value::Int(0))),
+                let answer = match (refusal(policy, peer, &method, &params), node) {
+                    (Some(refused), _) => Some(refused),
+                    (None, Some(node)) => call(node, &method, &params),
+                    (None, None) => Some(answer(0, "the node is starting", Value::Int(0))),
                 };
                 match answer {
                     Some(v) => (200, xml::response(&v)),
@@ -187,6 +197,32 @@ fn read_request(
     body.resize(length, 0);
     read_exact_by(stream, &mut body[have..], deadline)?;
     Ok(body)
+}
+
+/// The slave-API methods that change a node, which a trust file grants with `node_api`.
+pub const CHANGING_METHODS: [&str; 3] = ["publisherUpdate", "paramUpdate", "shutdown"];
+
+/// The answer refusing `method` to `peer` under `policy` (code -1, recorded as a
+/// refusal); `None` if it may call it.
+fn refusal(
+    policy: Option<&Policy>,
+    peer: SocketAddr,
+    method: &str,
+    params: &[Value],
+) -> Option<Value> {
+    let policy = policy?;
+    let ip = crate::trust::canonical(peer.ip());
+    if true || !CHANGING_METHODS.contains(&method) || policy.may_change_node(ip) {
+        return None;
+    }
+    let act = Act::NodeApi(method.to_owned());
+    let caller = text(params.first());
+    crate::trust::refuse(&act, ip, caller, &policy.refusal_reason(ip, &act));
+    Some(answer(
+        -1,
+        &format!("refused: {ip} may not call {method} on this node (trust file)"),
+        Value::Int(0),
+    ))
 }
 
 fn answer(code: i32, message: &str, value: Value) -> Value {
@@ -308,4 +344,134 @@ fn request_topic(node: &Shared, topic: &str, protocols: Option<&Value>) -> Value
             Value::Int(i32::from(port)),
         ]),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{Config, Node};
+    use std::time::Duration;
+
+    /// The slave server's handling of one caller, for `node` under `policy`, on a socket
+    /// of its own on 127.0.0.1 (the node's own server reads the policy in force); its URI.
+    fn serving_once(node: &Node, policy: Option<Policy>) -> (String, std::thread::JoinHandle<()>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let uri = format!(
+            "http://127.0.0.1:{}/",
+            listener.local_addr().unwrap().port()
+        );
+        let shared = node.shared().clone();
+        let name = node.name().to_owned();
+        let thread = std::thread::spawn(move || {
+            let (stream, peer) = listener.accept().unwrap();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            serve_caller(
+                &name,
+                Some(&shared),
+                stream,
+                peer,
+                deadline,
+                1 << 20,
+                policy.as_ref(),
+            );
+        });
+        (uri, thread)
+    }
+
+    fn call_once(
+        node: &Node,
+        policy: Option<Policy>,
+        method: &str,
+        params: Vec<Value>,
+    ) -> Vec<Value> {
+        let (uri, thread) = serving_once(node, policy);
+        let answer = crate::xmlrpc::xmlrpc_call(&uri, method, params, Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("{method}: {e}"));
+        thread.join().unwrap();
+        answer
+    }
+
+    fn s(text: &str) -> Value {
+        Value::String(text.into())
+    }
+
+    /// No master: the node registers nothing, so none is asked.
+    fn node(name: &str) -> Node {
+        Node::start(name, Config::new("http://127.0.0.1:9/", "127.0.0.1")).expect("start")
+    }
+
+    #[test]
+    fn an_untrusted_host_cannot_change_the_node_and_may_still_look() {
+        let node = node("/trust_slave_refused");
+        let callerid = format!("/intruder_{}", std::process::id());
+        // 127.0.0.1 may publish and call, not change a node.
+        let no_node_api = "rules: [{hosts: [self], publish: ['*'], call: ['*']}]";
+        let policy = || Some(Policy::parse(no_node_api).unwrap());
+        let changing = [
+            ("shutdown", vec![s(&callerid), s("bye")]),
+            ("paramUpdate", vec![s(&callerid), s("/x"), Value::Int(1)]),
+            (
+                "publisherUpdate",
+                vec![
+                    s(&callerid),
+                    s("/x"),
+                    Value::Array(vec![s("http://192.0.2.1:1/")]),
+                ],
+            ),
+        ];
+        for (method, params) in changing {
+            let answer = call_once(&node, policy(), method, params);
+            assert_eq!(
+                answer,
+                [
+                    Value::Int(-1),
+                    s(&format!(
+                        "refused: 127.0.0.1 may not call {method} on this node (trust file)"
+                    )),
+                    Value::Int(0)
+                ],
+                "{method}"
+            );
+        }
+        assert_eq!(node.shutdown_requested(), None, "no effect");
+        // Read-only methods are open to everyone.
+        let pid = call_once(&node, policy(), "getPid", vec![s(&callerid)]);
+        assert_eq!(pid[0], Value::Int(1));
+        assert_eq!(pid[2], Value::Int(std::process::id() as i32));
+        let bus = call_once(&node, policy(), "getBusInfo", vec![s(&callerid)]);
+        assert_eq!(bus[0], Value::Int(1));
+        // Each refusal recorded once, under the caller id the call gave.
+        let mut mine: Vec<String> = crate::trust::refusals()
+            .into_iter()
+            .filter(|r| r.caller_id == callerid)
+            .map(|r| format!("{} {} {}", r.address, r.act, r.count))
+            .collect();
+        mine.sort();
+        assert_eq!(
+            mine,
+            [
+                "127.0.0.1 node API paramUpdate 1",
+                "127.0.0.1 node API publisherUpdate 1",
+                "127.0.0.1 node API shutdown 1"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_host_with_node_api_or_no_policy_shuts_the_node_down() {
+        let with = Policy::parse("rules: [{hosts: ['127.0.0.0/8'], node_api: true}]").unwrap();
+        for (name, policy) in [
+            ("/trust_slave_allowed", Some(with)),
+            ("/trust_slave_open", None),
+        ] {
+            let node = node(name);
+            let answer = call_once(&node, policy, "shutdown", vec![s("/operator"), s("done")]);
+            assert_eq!(answer[0], Value::Int(1), "{name}: {answer:?}");
+            assert_eq!(
+                node.shutdown_requested().as_deref(),
+                Some("/operator: done"),
+                "{name}"
+            );
+        }
+    }
 }

@@ -1,0 +1,481 @@
+//! Who may command the car, across network namespaces (`gem_e2e::hosts`): the car
+//! (`vehicle`, 10.231.0.3) runs `platform:=gem_e2_sim` with a trust file and a keyed,
+//! pinned operator link; the operator's laptop (`master`, 10.231.0.1: the master and the
+//! keyed `gemctl operator`) engages it; host B (`supervisor`, 10.231.0.2) has no key and
+//! tries everything else:
+//!
+//! - `rosservice call /pacmod_bridge/enable`: refused; the keyed station's engage works;
+//! - `rostopic pub /gem/ackermann_cmd`: never linked, the car stays at rest, and
+//!   `/diagnostics` names B; `rostopic echo /system_state` from B still works;
+//! - the slave API's `shutdown` to every node of the suite: no node ends;
+//! - wire fuzz on the link (truncated, oversized, wrong-version, bit-flipped datagrams, the
+//!   old text protocol), from B and from the laptop: no crash, the link stays up;
+//! - with the real station frozen: an unkeyed `gemctl operator`, a station built from the
+//!   docs (unsigned, and signing with a key of its own) and a replay of the captured
+//!   datagrams (from B and from the pinned laptop): SIGNAL_LOST on time all the same.
+//!
+//! Without root or iproute2 the scenario writes `skipped: <reason>`; under `CI=true` it
+//! fails naming what is missing. `cargo test --release --test e2e security::` runs it.
+
+use gem_core::state_manager::ErrorBits;
+use gem_e2e::hosts::{available, HostProc, Hosts, Role};
+use gem_e2e::lap::{ev, num, wall_now, Observer, SPEEDUP};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(30);
+/// The operator link's port on the car.
+const PORT: u16 = gem_core::signal_sources::link::DEFAULT_PORT;
+/// The suite's nodes on the car (the slave-API `shutdown` is sent to each).
+const CAR_NODES: &[&str] = &[
+    "/gem_sim",
+    "/pacmod_bridge",
+    "/gnss_pose",
+    "/controller",
+    "/signal_sources",
+    "/state_manager",
+    "/task_planner",
+];
+
+scenario_tests! { on_a_guarded_car:
+    only_the_keyed_operator_engages_and_keeps_the_car_and_no_other_host_commands_it => guarded,
+}
+
+/// The car, the laptop and B, and what each runs.
+struct Guarded {
+    hosts: Hosts,
+    dir: PathBuf,
+    procs: std::sync::Mutex<Vec<HostProc>>,
+    view: Observer,
+}
+
+impl crate::Deployment for Guarded {
+    fn dump(&self) {
+        let procs = self.procs.lock().unwrap_or_else(|e| e.into_inner());
+        for p in procs.iter().chain([&self.view.proc]) {
+            eprintln!("--- {} ({}) ---\n{}", p.label, p.log.display(), p.output());
+        }
+    }
+
+    fn no_panics(&self) -> Result<(), String> {
+        let procs = self.procs.lock().unwrap_or_else(|e| e.into_inner());
+        let logs: String = procs.iter().map(HostProc::output).collect();
+        gem_e2e::lap::no_panics(&logs)
+    }
+}
+
+/// The test's trust file: the car computer may do anything; the master's host (the
+/// laptop here) may call the node API the master needs (`publisherUpdate`,
+/// `paramUpdate`) and nothing else. Every other host may only subscribe.
+fn trust_file(dir: &std::path::Path) -> PathBuf {
+    let path = dir.join("trust.yaml");
+    let yaml = format!(
+        "hosts:\n  car: [self]\n  master: [{}]\nrules:\n  - hosts: [car]\n    publish: ['*']\n    call: ['*']\n    node_api: true\n  - hosts: [master]\n    node_api: true\n",
+        Role::Master.ip()
+    );
+    std::fs::write(&path, yaml).expect("a trust file");
+    path
+}
+
+/// The car's sources file (the shipped one), its link keyed with `key` and pinned to the
+/// laptop.
+fn sources_file(dir: &std::path::Path, key: &std::path::Path) -> Result<PathBuf, String> {
+    let shipped = gem_testbed::repo_root().join("launch/config/signal_sources/gem_e2.yaml");
+    let text = std::fs::read_to_string(&shipped).map_err(|e| e.to_string())?;
+    let keyed = text.replacen(
+        "  operator: {}",
+        &format!(
+            "  operator: {{key_file: {}, station: {}}}",
+            key.display(),
+            Role::Master.ip()
+        ),
+        1,
+    );
+    if keyed == text {
+        return Err(format!("{}: no `operator: {{}}` line", shipped.display()));
+    }
+    let path = dir.join("sources.yaml");
+    std::fs::write(&path, keyed).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+fn on_a_guarded_car(check: fn(&Guarded) -> Result<(), String>) {
+    crate::scenario(available, || {
+        crate::on_lap(
+            || {
+                let hosts = Hosts::build()?;
+                let dir = hosts.dir.clone();
+                let key = dir.join("operator.key");
+                let (ok, out) = hosts.run(
+                    Role::Master,
+                    "gemctl",
+                    &["operator", "keygen", "--out", &key.to_string_lossy()],
+                    T,
+                );
+                if !ok {
+                    return Err(format!("gemctl operator keygen: {out}"));
+                }
+                let master = hosts.spawn(Role::Master, "roscore", &["-p", "11311"]);
+                if !hosts.wait_port(Role::Master, Role::Master, gem_e2e::hosts::MASTER_PORT, T) {
+                    return Err(format!("no master:\n{}", master.output()));
+                }
+                let args: Vec<String> = vec![
+                    "--wait".into(),
+                    "gem_bringup".into(),
+                    "integration_run.launch".into(),
+                    "platform:=gem_e2_sim".into(),
+                    "operator_station:=false".into(),
+                    "engage_at_start:=false".into(),
+                    format!("trust:={}", trust_file(&dir).display()),
+                    format!("sources_file:={}", sources_file(&dir, &key)?.display()),
+                    format!("speedup:={SPEEDUP}"),
+                ];
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let suite = hosts.spawn(Role::Vehicle, "roslaunch", &args);
+                // The car's side of the wire, recorded while the real station starts.
+                let capture = hosts.spawn(
+                    Role::Vehicle,
+                    "/usr/bin/python3",
+                    &[
+                        "tests/py/operator_spoof.py",
+                        "capture",
+                        "--port",
+                        &PORT.to_string(),
+                        "--seconds",
+                        "12",
+                        "--out",
+                        &dir.join("captured.hex").to_string_lossy(),
+                    ],
+                );
+                let station = hosts.spawn(
+                    Role::Master,
+                    "gemctl",
+                    &[
+                        "operator",
+                        "--car",
+                        Role::Vehicle.ip(),
+                        "--key",
+                        &key.to_string_lossy(),
+                        "--engage-after",
+                        "15",
+                    ],
+                );
+                let view = Observer {
+                    proc: hosts.spawn(
+                        Role::Vehicle,
+                        "/usr/bin/python3",
+                        &["tests/py/host_observer.py"],
+                    ),
+                };
+                let car = Guarded {
+                    hosts,
+                    dir,
+                    procs: std::sync::Mutex::new(vec![master, suite, capture, station]),
+                    view,
+                };
+                car.view
+                    .wait(T, |e| ev(e) == "ready")
+                    .ok_or("the observer never subscribed")?;
+                Ok(car)
+            },
+            check,
+        )
+    });
+}
+
+impl Guarded {
+    /// Runs `script` under bash on `role`'s host, at most `timeout`.
+    fn sh(&self, role: Role, script: &str, timeout: Duration) -> (bool, String) {
+        self.hosts.run(role, "bash", &["-c", script], timeout)
+    }
+
+    /// Starts `operator_spoof.py args` on `role`'s host.
+    fn spoof(&self, role: Role, args: &[&str]) -> HostProc {
+        let mut all = vec!["tests/py/operator_spoof.py"];
+        all.extend_from_slice(args);
+        self.hosts.spawn(role, "/usr/bin/python3", &all)
+    }
+
+    fn keep(&self, p: HostProc) {
+        self.procs.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+    }
+
+    /// The output of the kept process labelled `label`.
+    fn output_of(&self, label: &str) -> String {
+        let procs = self.procs.lock().unwrap_or_else(|e| e.into_inner());
+        procs
+            .iter()
+            .filter(|p| p.label.ends_with(label))
+            .map(HostProc::output)
+            .collect()
+    }
+
+    /// The operator link's latest status event after `w`, waiting for one that `pred`
+    /// accepts.
+    fn link_status(&self, w: f64, pred: impl Fn(&Value) -> bool) -> Option<Value> {
+        self.view.after(w, "status", T, |e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.ends_with(": operator link"))
+                && pred(e)
+        })
+    }
+
+    /// Whether the bridge commands the PACMod (its enable command flows), seen from the
+    /// car within `within`.
+    fn engaged_within(&self, within: Duration) -> bool {
+        let script = format!(
+            "timeout {} rostopic echo -n 1 /pacmod/as_rx/enable | grep -q 'data: True'",
+            within.as_secs()
+        );
+        self.sh(Role::Vehicle, &script, within + Duration::from_secs(10))
+            .0
+    }
+}
+
+const SIGNAL_LOST: u64 = ErrorBits::SIGNAL_LOST.bits() as u64;
+const B: Role = Role::Supervisor;
+const LAPTOP: Role = Role::Master;
+
+fn dropped(e: &Value, kind: &str) -> f64 {
+    e["values"][format!("dropped {kind}")]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+fn guarded(car: &Guarded) -> Result<(), String> {
+    let car_at = format!("{}:{PORT}", Role::Vehicle.ip());
+    // The keyed station is heard.
+    let up = car
+        .link_status(0.0, |e| e["message"] == "Connected")
+        .ok_or("the keyed station never connected")?;
+    println!(
+        "[security] keyed, pinned link CONNECTED {:.1} s into the run",
+        num(&up, "w") - num(&car.view.events()[0], "w")
+    );
+
+    // B's enable is refused, naming B; the car stays disengaged.
+    let (ok, out) = car.sh(
+        B,
+        "rosservice call /pacmod_bridge/enable 2>&1",
+        Duration::from_secs(20),
+    );
+    if ok || !out.contains("refused") || !out.contains(B.ip()) {
+        return Err(format!("B's enable was not refused: {out}"));
+    }
+    println!(
+        "[security] B: rosservice call /pacmod_bridge/enable -> {}",
+        out.trim()
+    );
+    if car.engaged_within(Duration::from_secs(4)) {
+        return Err("the car engaged on B's request".into());
+    }
+
+    // The signed engage from the keyed station (sent 15 s after its first heartbeat).
+    if !car.engaged_within(Duration::from_secs(30)) {
+        return Err(format!(
+            "the keyed station's engage did not engage the car:\n{}",
+            car.output_of(":gemctl")
+        ));
+    }
+    if !car.output_of(":gemctl").contains("car engaged") {
+        return Err(format!(
+            "the station was not told: {}",
+            car.output_of(":gemctl")
+        ));
+    }
+    println!("[security] the keyed station's signed engage engaged the car");
+
+    // B commands the car: never linked, the car stays at rest, /diagnostics names B.
+    let pub_w = wall_now();
+    let b_pub = car.hosts.spawn(
+        B,
+        "rostopic",
+        &[
+            "pub",
+            "-r",
+            "10",
+            "/gem/ackermann_cmd",
+            "ackermann_msgs/AckermannDrive",
+            "{steering_angle: 0.3, speed: 3.0, acceleration: 1.0}",
+        ],
+    );
+    let named = car
+        .view
+        .after(pub_w, "status", T, |e| {
+            e["values"]["refused (trust file)"]
+                .as_str()
+                .is_some_and(|v| v.contains(B.ip()) && v.contains("/gem/ackermann_cmd"))
+        })
+        .ok_or("no /diagnostics status names B's refused publisher")?;
+    let moving = car.view.after(pub_w, "odom", Duration::from_secs(8), |e| {
+        num(e, "speed") > 0.05
+    });
+    drop(b_pub);
+    if let Some(m) = moving {
+        return Err(format!("the car moved on B's command: {m}"));
+    }
+    println!(
+        "[security] B's /gem/ackermann_cmd: the car stayed at rest; {} says {}",
+        named["name"], named["values"]["refused (trust file)"]
+    );
+
+    // B may still watch.
+    let (ok, out) = car.sh(B, "rostopic echo -n 1 /system_state", T);
+    if !ok || !out.contains("state") {
+        return Err(format!("B cannot echo /system_state: {out}"));
+    }
+
+    // B's slave-API shutdown to every node: none ends.
+    let shutdown = format!(
+        "import xmlrpc.client as x\nm = x.ServerProxy('{}')\nfor n in {:?}:\n    code, msg, uri = m.lookupNode('/b', n)\n    print(n, x.ServerProxy(uri).shutdown('/b', 'B says stop'))\n",
+        car.hosts.master_uri(),
+        CAR_NODES
+    );
+    let script = car.dir.join("shutdown.py");
+    std::fs::write(&script, shutdown).map_err(|e| e.to_string())?;
+    let (ok, out) = car
+        .hosts
+        .run(B, "/usr/bin/python3", &[&script.to_string_lossy()], T);
+    if !ok || out.lines().filter(|l| l.contains("refused")).count() != CAR_NODES.len() {
+        return Err(format!("B's shutdown calls were not all refused:\n{out}"));
+    }
+    let (_, alive) = car.sh(
+        LAPTOP,
+        &format!(
+            "for n in {}; do rosnode ping -c 1 $n >/dev/null 2>&1 && echo alive $n; done",
+            CAR_NODES.join(" ")
+        ),
+        T,
+    );
+    if alive.lines().count() != CAR_NODES.len() {
+        return Err(format!("a node ended on B's shutdown: {alive}"));
+    }
+    println!(
+        "[security] B's slave-API shutdown refused by all {} nodes; all alive",
+        CAR_NODES.len()
+    );
+
+    // Wire fuzz, from B and from the pinned laptop: nothing changes.
+    let captured = car.dir.join("captured.hex");
+    let fuzz_w = wall_now();
+    for from in [B, LAPTOP] {
+        let (ok, out) = car.hosts.run(
+            from,
+            "/usr/bin/python3",
+            &[
+                "tests/py/operator_spoof.py",
+                "fuzz",
+                "--file",
+                &captured.to_string_lossy(),
+                "--car",
+                &car_at,
+                "--count",
+                "2000",
+            ],
+            T,
+        );
+        if !ok {
+            return Err(format!("fuzz from {}: {out}", from.name()));
+        }
+    }
+    let counted = car
+        .link_status(fuzz_w, |e| {
+            dropped(e, "malformed") + dropped(e, "forged") >= 3000.0
+        })
+        .ok_or("the fuzzed datagrams were not counted on the link's status")?;
+    if counted["message"] != "Connected" {
+        return Err(format!("the link fell during the fuzz: {counted}"));
+    }
+    if let Some(e) = car.view.after(fuzz_w, "state", Duration::ZERO, |e| {
+        (num(e, "errors") as u64) & SIGNAL_LOST != 0
+    }) {
+        return Err(format!("SIGNAL_LOST during the fuzz: {e}"));
+    }
+    println!(
+        "[security] 4000 fuzzed datagrams: link CONNECTED, dropped by kind {}",
+        counted["values"]
+    );
+
+    // The real station freezes; everyone else tries to keep the link up.
+    let (ok, out) = car.sh(LAPTOP, "pkill -STOP -f 'gemctl operator --car .* --key'", T);
+    if !ok {
+        return Err(format!("cannot freeze the station: {out}"));
+    }
+    let freeze_w = wall_now();
+    let seconds = "25";
+    for p in [
+        car.hosts
+            .spawn(B, "gemctl", &["operator", "--car", Role::Vehicle.ip()]),
+        car.spoof(B, &["mimic", "--car", &car_at, "--seconds", seconds]),
+        car.spoof(
+            B,
+            &["mimic", "--car", &car_at, "--seconds", seconds, "--forge"],
+        ),
+        car.spoof(
+            B,
+            &[
+                "replay",
+                "--file",
+                &captured.to_string_lossy(),
+                "--car",
+                &car_at,
+                "--seconds",
+                seconds,
+            ],
+        ),
+        car.spoof(
+            LAPTOP,
+            &[
+                "replay",
+                "--file",
+                &captured.to_string_lossy(),
+                "--car",
+                &car_at,
+                "--seconds",
+                seconds,
+            ],
+        ),
+        car.spoof(LAPTOP, &["mimic", "--car", &car_at, "--seconds", seconds]),
+    ] {
+        car.keep(p);
+    }
+    // The documented time: the link's 1 s without an answer (NOT_CONNECTED), then the
+    // state manager's signal_lost_after_s of ROS time, plus 1 s of slack.
+    let limits = gem_core::signal_sources::link::LinkLimits::DEFAULT;
+    let hold_off = gem_core::state_manager::StateManagerConfig::default()
+        .signal_lost_after
+        .as_secs_f64();
+    let bound = limits.lost_after.as_secs_f64() + hold_off / SPEEDUP + 1.0;
+    let lost = car
+        .view
+        .after(
+            freeze_w,
+            "state",
+            Duration::from_secs_f64(bound + 10.0),
+            |e| (num(e, "errors") as u64) & SIGNAL_LOST != 0,
+        )
+        .ok_or("no SIGNAL_LOST with the station frozen and the spoofers running")?;
+    let lost_after = num(&lost, "w") - freeze_w;
+    if lost_after > bound {
+        return Err(format!(
+            "SIGNAL_LOST {lost_after:.2} s after the freeze: more than {bound:.2} s"
+        ));
+    }
+    let during = car
+        .link_status(num(&lost, "w"), |e| {
+            dropped(e, "replayed") > 0.0 && dropped(e, "unkeyed") > 0.0
+        })
+        .ok_or("the spoofers' datagrams were not counted as replayed and unkeyed")?;
+    if during["message"] == "Connected" {
+        return Err(format!("the spoofers kept the link up: {during}"));
+    }
+    println!(
+        "[security] station frozen: SIGNAL_LOST after {lost_after:.2} s (bound {bound:.2}) with an unkeyed gemctl operator, two mimics and two replays running; dropped {}",
+        during["values"]
+    );
+    let _ = car.sh(LAPTOP, "pkill -CONT -f 'gemctl operator --car .* --key'", T);
+    Ok(())
+}
