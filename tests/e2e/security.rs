@@ -328,6 +328,36 @@ fn guarded(car: &Guarded) -> Result<(), String> {
         return Err(format!("B cannot echo /system_state: {out}"));
     }
 
+    // RViz on B (software OpenGL on an X server of its own) links to the car's publishers.
+    let rviz = car.hosts.spawn(
+        B,
+        "bash",
+        &[
+            "-c",
+            "LIBGL_ALWAYS_SOFTWARE=1 exec xvfb-run -a -s '-screen 0 1400x900x24' rviz -d launch/rviz/gem.rviz",
+        ],
+    );
+    let links = format!(
+        "import time, xmlrpc.client as x\nm = x.ServerProxy('{}')\nend = time.time() + 120\nwhile time.time() < end:\n    uri = m.lookupNode('/b', '/status_overlay')[2]\n    topics = sorted({{c[4] for c in x.ServerProxy(uri).getBusInfo('/b')[2] if 'rviz' in c[1]}})\n    if topics:\n        print('rviz linked:', ' '.join(topics))\n        break\n    time.sleep(0.5)\n",
+        car.hosts.master_uri()
+    );
+    let script = car.dir.join("rviz_links.py");
+    std::fs::write(&script, links).map_err(|e| e.to_string())?;
+    let (_, out) = car.hosts.run(
+        B,
+        "/usr/bin/python3",
+        &[&script.to_string_lossy()],
+        Duration::from_secs(150),
+    );
+    drop(rviz);
+    if !out.contains("rviz linked:") {
+        return Err(format!("RViz on B never linked to the overlay: {out}"));
+    }
+    println!(
+        "[security] B: rostopic echo /system_state works; RViz on B {}",
+        out.trim()
+    );
+
     // B's slave-API shutdown to every node: none ends.
     let shutdown = format!(
         "import xmlrpc.client as x\nm = x.ServerProxy('{}')\nfor n in {:?}:\n    code, msg, uri = m.lookupNode('/b', n)\n    print(n, x.ServerProxy(uri).shutdown('/b', 'B says stop'))\n",

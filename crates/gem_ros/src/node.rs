@@ -63,11 +63,8 @@ fn install_trust() -> Result<(), String> {
     };
     let policy = ros1_protocols::trust::Policy::load(std::path::Path::new(&path))
         .map_err(|e| format!("{TRUST_FILE_ENV}: {e}"))?;
+    // `install` logs the file and its rules.
     ros1_protocols::trust::install(policy);
-    tracing::info!(
-        "trust file {}: hosts it does not trust may only subscribe",
-        std::path::Path::new(&path).display()
-    );
     Ok(())
 }
 
