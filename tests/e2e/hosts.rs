@@ -55,15 +55,7 @@ struct Suite {
 
 impl Suite {
     fn start(hosts: Hosts) -> Result<Suite, String> {
-        let master = hosts.spawn(Role::Master, "roscore", &["-p", "11311"]);
-        if !hosts.wait_port(
-            Role::Master,
-            Role::Master,
-            gem_e2e::hosts::MASTER_PORT,
-            Duration::from_secs(20),
-        ) {
-            return Err(format!("no master on its host:\n{}", master.output()));
-        }
+        let master = hosts.start_master(Duration::from_secs(20))?;
         let timeout = format!("{TIMEOUT_S}");
         let vehicle = hosts.spawn(
             Role::Vehicle,
@@ -89,11 +81,8 @@ impl Suite {
                 &format!("system_state_timeout_s:={timeout}"),
             ],
         );
-        let observer = |role| Observer {
-            proc: hosts.spawn(role, "/usr/bin/python3", &["tests/py/host_observer.py"]),
-        };
-        let supervisor_view = observer(Role::Supervisor);
-        let vehicle_view = observer(Role::Vehicle);
+        let supervisor_view = hosts.observer(Role::Supervisor);
+        let vehicle_view = hosts.observer(Role::Vehicle);
         let suite = Suite {
             master: std::sync::Mutex::new(master),
             procs: vec![vehicle, supervisor],

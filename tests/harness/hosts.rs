@@ -334,6 +334,24 @@ impl Hosts {
         )
     }
 
+    /// Starts `roscore` on the master's host and waits (at most `timeout`) until it
+    /// answers; `Err` with its output if it does not.
+    pub fn start_master(&self, timeout: Duration) -> Result<HostProc, String> {
+        let master = self.spawn(Role::Master, "roscore", &["-p", &MASTER_PORT.to_string()]);
+        if self.wait_port(Role::Master, Role::Master, MASTER_PORT, timeout) {
+            Ok(master)
+        } else {
+            Err(format!("no master on its host:\n{}", master.output()))
+        }
+    }
+
+    /// Starts a `tests/py/host_observer.py` on `role`'s host.
+    pub fn observer(&self, role: Role) -> crate::lap::Observer {
+        crate::lap::Observer {
+            proc: self.spawn(role, "/usr/bin/python3", &["tests/py/host_observer.py"]),
+        }
+    }
+
     /// Runs `program args` on `role`'s host to completion (at most `timeout`), like
     /// [`Hosts::spawn`]; returns its exit success and output.
     pub fn run(

@@ -73,6 +73,35 @@ impl Observer {
         self.wait(timeout, |e| ev(e) == kind && num(e, "w") > w && pred(e))
     }
 
+    /// Waits for SIGNAL_LOST after the operator link went quiet at wall time `since_w`
+    /// (`why`: a cut, a frozen station): the event and the seconds it took, an error if
+    /// it took longer than the documented time (the link's `lost_after`, then the state
+    /// manager's `signal_lost_after` of ROS time at [`SPEEDUP`], plus 1 s of slack),
+    /// which is returned too.
+    pub fn signal_lost_after(&self, since_w: f64, why: &str) -> Result<(Value, f64, f64), String> {
+        let limits = gem_core::signal_sources::link::LinkLimits::DEFAULT;
+        let hold_off = gem_core::state_manager::StateManagerConfig::default()
+            .signal_lost_after
+            .as_secs_f64();
+        let bound = limits.lost_after.as_secs_f64() + hold_off / SPEEDUP + 1.0;
+        let signal_lost = gem_core::state_manager::ErrorBits::SIGNAL_LOST.bits() as u64;
+        let lost = self
+            .after(
+                since_w,
+                "state",
+                Duration::from_secs_f64(bound + 10.0),
+                |e| (num(e, "errors") as u64) & signal_lost != 0,
+            )
+            .ok_or_else(|| format!("no SIGNAL_LOST after {why}"))?;
+        let took = num(&lost, "w") - since_w;
+        if took > bound {
+            return Err(format!(
+                "SIGNAL_LOST {took:.2} s (wall) after {why}: more than {bound:.2} s"
+            ));
+        }
+        Ok((lost, took, bound))
+    }
+
     /// The car's simulated time and speed at or after wall time `w`, waiting at most
     /// `timeout`.
     pub fn odom_after(&self, w: f64, timeout: Duration) -> Option<Value> {

@@ -210,7 +210,7 @@ fn station(args: &StationArgs) -> anyhow::Result<()> {
                 kind,
                 why,
                 log: true,
-            } => println!("dropped a {kind} datagram from the car: {why}"),
+            } => println!("dropped {kind} datagram from the car: {why}"),
             FromCar::Dropped { .. } => {}
         }
     }

@@ -158,10 +158,13 @@ impl Shared {
             name: gem_core::health::MASTER_STATUS.into(),
             message: master_message.into(),
             hardware_id: self.hardware_id.clone(),
-            values: vec![KeyValue {
+            values: [KeyValue {
                 key: "uri".into(),
                 value: ros1_protocols::xmlrpc::master_uri(),
-            }],
+            }]
+            .into_iter()
+            .chain(crate::interface::refused_value())
+            .collect(),
         };
         self.published = levels;
         let msg = DiagnosticArray {
@@ -296,7 +299,7 @@ fn load_config() -> anyhow::Result<Vec<gem_core::health::TopicSpec>> {
 
 /// `health_monitor`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("health_monitor", &PARAMS, run)
+    crate::run_node("health_monitor", &PARAMS, INTERFACE, run)
 }
 
 fn run() -> anyhow::Result<()> {

@@ -79,13 +79,7 @@ pub fn publish_status(
     (level, message): (i8, String),
     mut values: Vec<KeyValue>,
 ) {
-    // Peers the trust file refused (docs/security.md), named on every node's status.
-    if let Some(refused) = ros1_protocols::trust::refusal_summary() {
-        values.push(KeyValue {
-            key: "refused (trust file)".into(),
-            value: refused,
-        });
-    }
+    values.extend(refused_value());
     let msg = DiagnosticArray {
         header: Header {
             seq: 0,
@@ -103,6 +97,15 @@ pub fn publish_status(
     if let Err(e) = out.send(msg) {
         tracing::error!("cannot publish /diagnostics: {e}");
     }
+}
+
+/// The peers the trust file refused (docs/security.md), as a status value, if any: every
+/// node's status names them.
+pub fn refused_value() -> Option<KeyValue> {
+    ros1_protocols::trust::refusal_summary().map(|value| KeyValue {
+        key: "refused (trust file)".into(),
+        value,
+    })
 }
 
 /// `gazebo/get_model_state`'s answer for a model it does not know, worded as Gazebo's.

@@ -29,9 +29,17 @@ mod tests;
 pub fn run_node(
     name: &str,
     params: &[gem_ros::params::ParamSpec],
+    interface: &[gem_ros::topics::Entry],
     run: impl FnOnce() -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     gem_ros::node::start(name);
+    // A node with a status of its own names the trust file's refusals in it; any other
+    // reports them with a status of their own.
+    let own_status = interface.iter().any(|e| {
+        e.name == gem_core::names::DIAGNOSTICS
+            && matches!(e.role, gem_ros::topics::Role::Publishes { .. })
+    });
+    gem_ros::node::report_refusals(own_status);
     if let Err(e) = gem_ros::params::store_defaults(params) {
         tracing::warn!("{e}");
     }

@@ -209,7 +209,7 @@ fn markers(s: &Snapshot, frame: &str) -> MarkerArray {
 
 /// `status_overlay`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("status_overlay", &PARAMS, run)
+    crate::run_node("status_overlay", &PARAMS, INTERFACE, run)
 }
 
 fn run() -> anyhow::Result<()> {

@@ -68,6 +68,54 @@ fn install_trust() -> Result<(), String> {
     Ok(())
 }
 
+/// How the node reports the trust file's refusals on `/diagnostics`, when a trust file is
+/// in force. A node with a status of its own (`own_status`) names them in it
+/// (`gem_nodes::interface::publish_status`). Any other node publishes a latched status
+/// `<node>: trust file` (WARN, naming the address, the caller id and what it tried, with
+/// every refusal so far) the first time the file refuses a kind of act; its publisher is
+/// made then, so a node the file never had to refuse for publishes nothing more.
+pub fn report_refusals(own_status: bool) {
+    if ros1_protocols::trust::installed().is_some() && !own_status {
+        ros1_protocols::trust::on_first_refusal(report_refusal);
+    }
+}
+
+fn report_refusal(first: &ros1_protocols::trust::Refusal) {
+    use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
+    use std::sync::OnceLock;
+    static OUT: OnceLock<Option<ros1_protocols::runtime::Publisher<DiagnosticArray>>> =
+        OnceLock::new();
+    let out = OUT.get_or_init(|| {
+        this_node::advertise::<DiagnosticArray>(gem_core::names::DIAGNOSTICS, 10, true)
+            .map_err(|e| {
+                tracing::error!("cannot advertise /diagnostics for the trust file's refusals: {e}")
+            })
+            .ok()
+    });
+    let Some(out) = out else { return };
+    let status = DiagnosticStatus {
+        level: DiagnosticStatus::WARN,
+        name: format!("{}: trust file", this_node::name()),
+        message: format!("refused {}", first),
+        hardware_id: String::new(),
+        values: vec![KeyValue {
+            key: "refused (trust file)".into(),
+            value: ros1_protocols::trust::refusal_summary().unwrap_or_default(),
+        }],
+    };
+    let msg = DiagnosticArray {
+        header: gem_msgs::std_msgs::Header {
+            seq: 0,
+            stamp: crate::time::to_ros(crate::time::now()),
+            frame_id: String::new(),
+        },
+        status: vec![status],
+    };
+    if let Err(e) = out.send(msg) {
+        tracing::error!("cannot publish the trust file's refusal on /diagnostics: {e}");
+    }
+}
+
 /// For command-line tools: starts this process's node as `name` (no `/rosout` bridge, so
 /// log lines do not interleave with the tool's output) or gives up after `timeout` with an
 /// error naming the master it tried.

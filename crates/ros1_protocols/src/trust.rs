@@ -749,10 +749,34 @@ pub(crate) fn clean_caller(caller_id: &str) -> String {
     clean
 }
 
+/// What the process is told of each new kind of refusal ([`on_first_refusal`]).
+type Hook = Box<dyn Fn(&Refusal) + Send + Sync>;
+static ON_FIRST: Mutex<Option<Hook>> = Mutex::new(None);
+
+/// Calls `hook` with each new kind of refusal (act, address, caller id), the first time it
+/// happens, on the thread that refused it (a node reports it on its status: the hook
+/// must not block). Replaces any earlier hook.
+pub fn on_first_refusal(hook: impl Fn(&Refusal) + Send + Sync + 'static) {
+    *ON_FIRST.locked() = Some(Box::new(hook));
+}
+
 /// Records that `address` (calling itself `caller_id`) was refused `act`, and logs it the
-/// first time (then at the 10th, 100th, ... attempt) with `why`; the count so far.
+/// first time (then at the 10th, 100th, ... attempt) with `why`; the count so far. The
+/// first time, the [`on_first_refusal`] hook hears of it.
 pub(crate) fn refuse(act: &Act, address: IpAddr, caller_id: &str, why: &str) -> u64 {
-    record(&REFUSALS, act, address, caller_id, why)
+    let count = record(&REFUSALS, act, address, caller_id, why);
+    if count == 1 {
+        let first = Refusal {
+            act: act.clone(),
+            address: canonical(address),
+            caller_id: clean_caller(caller_id),
+            count,
+        };
+        if let Some(hook) = ON_FIRST.locked().as_ref() {
+            hook(&first);
+        }
+    }
+    count
 }
 
 fn record(

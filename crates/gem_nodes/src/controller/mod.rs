@@ -15,7 +15,7 @@ use gem_ros::time::{self, Ticker, Wake, Waker};
 
 /// A controller binary's `main`: `default_algorithm` is `pure_pursuit` or `stanley`.
 pub fn main(name: &str, default_algorithm: &str) -> anyhow::Result<()> {
-    crate::run_node(name, &params::PARAMS, || run(default_algorithm))
+    crate::run_node(name, &params::PARAMS, INTERFACE, || run(default_algorithm))
 }
 
 fn run(default_algorithm: &str) -> anyhow::Result<()> {

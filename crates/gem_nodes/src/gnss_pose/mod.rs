@@ -92,7 +92,7 @@ type SharedRef = Arc<Mutex<Shared>>;
 
 /// `gnss_pose`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("gnss_pose", &params::PARAMS, run)
+    crate::run_node("gnss_pose", &params::PARAMS, INTERFACE, run)
 }
 
 fn run() -> anyhow::Result<()> {

@@ -147,7 +147,7 @@ pub fn battery_fraction(percent: i32) -> f32 {
 
 /// `mock_signals`' `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("mock_signals", &PARAMS, run)
+    crate::run_node("mock_signals", &PARAMS, INTERFACE, run)
 }
 
 fn run() -> anyhow::Result<()> {

@@ -114,7 +114,7 @@ struct Shared {
 
 /// `pacmod_bridge`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("pacmod_bridge", &params::PARAMS, run)
+    crate::run_node("pacmod_bridge", &params::PARAMS, INTERFACE, run)
 }
 
 fn run() -> anyhow::Result<()> {

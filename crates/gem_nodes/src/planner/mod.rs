@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 /// `task_planner`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("task_planner", &params::PARAMS, run)
+    crate::run_node("task_planner", &params::PARAMS, INTERFACE, run)
 }
 
 fn run() -> anyhow::Result<()> {

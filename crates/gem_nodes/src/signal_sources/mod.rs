@@ -56,7 +56,7 @@ pub fn load(path: &str) -> anyhow::Result<Sources> {
 
 /// `signal_sources`' `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("signal_sources", &PARAMS, run)
+    crate::run_node("signal_sources", &PARAMS, INTERFACE, run)
 }
 
 fn run() -> anyhow::Result<()> {
@@ -97,7 +97,7 @@ fn run() -> anyhow::Result<()> {
         }
     }
     tracing::info!("signal_sources up: {path}, {rate} Hz");
-    let mut link_status = LinkStatus::new(link.is_some())?;
+    let mut status = Status::new()?;
     let mut ticker = Ticker::from_rate(rate).relaxed();
     while let Some(now) = ticker.wait() {
         if let Some(t) = thermal.as_mut() {
@@ -115,10 +115,9 @@ fn run() -> anyhow::Result<()> {
         }
         drop(readings);
         if let Some(link) = &link {
-            let strength = link.strength();
-            outputs.send(Fed::Signal, f64::from(strength.code()), now);
-            link_status.report(link, strength, now);
+            outputs.send(Fed::Signal, f64::from(link.strength().code()), now);
         }
+        status.report(link.as_ref(), now);
     }
     drop(subscriptions);
     Ok(())
@@ -168,24 +167,27 @@ fn engage_bridge() -> anyhow::Result<operator::Engage> {
     }))
 }
 
-/// The link's `/diagnostics` status: at 1 Hz, and at once on a change of strength.
-struct LinkStatus {
-    out: Option<ros1_protocols::runtime::Publisher<DiagnosticArray>>,
-    last: Option<(gem_core::time::Time, Strength)>,
+/// The node's `/diagnostics` status, at 1 Hz and at once on a change of the link's
+/// strength: the operator link's, or without a link, only while the trust file refuses
+/// peers, theirs (each status names the refusals: `crate::interface::publish_status`).
+struct Status {
+    out: ros1_protocols::runtime::Publisher<DiagnosticArray>,
+    last: Option<(gem_core::time::Time, Option<Strength>)>,
 }
 
-impl LinkStatus {
-    fn new(with_link: bool) -> anyhow::Result<LinkStatus> {
-        Ok(LinkStatus {
-            out: with_link
-                .then(|| outputs::DIAGNOSTICS.publish())
-                .transpose()?,
+impl Status {
+    fn new() -> anyhow::Result<Status> {
+        Ok(Status {
+            out: outputs::DIAGNOSTICS.publish()?,
             last: None,
         })
     }
 
-    fn report(&mut self, link: &operator::Link, strength: Strength, now: gem_core::time::Time) {
-        let Some(out) = &self.out else { return };
+    fn report(&mut self, link: Option<&operator::Link>, now: gem_core::time::Time) {
+        let strength = link.map(operator::Link::strength);
+        if link.is_none() && ros1_protocols::trust::refusal_summary().is_none() {
+            return;
+        }
         let due = self.last.is_none_or(|(at, was)| {
             was != strength || now.saturating_since(at) >= std::time::Duration::from_secs(1)
         });
@@ -193,23 +195,28 @@ impl LinkStatus {
             return;
         }
         self.last = Some((now, strength));
-        let level = if strength == Strength::Connected {
-            0
-        } else {
-            1
+        let (what, level, message, values) = match (link, strength) {
+            (Some(link), Some(strength)) => (
+                "operator link",
+                if strength == Strength::Connected {
+                    0
+                } else {
+                    1
+                },
+                format!("{strength:?}"),
+                link.status()
+                    .into_iter()
+                    .map(|(key, value)| KeyValue { key, value })
+                    .collect(),
+            ),
+            _ => (
+                "trust file",
+                1,
+                "refusing untrusted peers".to_owned(),
+                Vec::new(),
+            ),
         };
-        let values = link
-            .status()
-            .into_iter()
-            .map(|(key, value)| KeyValue { key, value })
-            .collect();
-        crate::interface::publish_status(
-            out,
-            now,
-            "operator link",
-            (level, format!("{strength:?}")),
-            values,
-        );
+        crate::interface::publish_status(&self.out, now, what, (level, message), values);
     }
 }
 

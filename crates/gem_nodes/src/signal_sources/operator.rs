@@ -149,7 +149,7 @@ fn beat(
                     Reject::Unpinned => " (the sources file pins the station)",
                     _ => "",
                 };
-                tracing::warn!("operator link: dropped a {kind} datagram from {from}: {why}{hint}");
+                tracing::warn!("operator link: dropped {kind} datagram from {from}: {why}{hint}");
             }
             Heard::Dropped { .. } => {}
             Heard::Engage {

@@ -28,7 +28,7 @@ gem_ros::interface_table! {
         /// Temperature.
         TEMPERATURE: msg::TemperatureStamped = Decl::publishes(Input::Temperature.topic(), 10, "from the file's `temperature` source, at `~rate` while it is fresh");
         /// The operator link's status.
-        DIAGNOSTICS: DiagnosticArray = Decl::publishes(names::DIAGNOSTICS, 10, "with an operator link: one status, `<node>: operator link`, at 1 Hz and at once on a change of strength: OK connected, WARN otherwise; the values say whether the link is signed, the station's address and the datagrams dropped by kind (malformed, unkeyed, forged, replayed, stale, unpinned)");
+        DIAGNOSTICS: DiagnosticArray = Decl::publishes(names::DIAGNOSTICS, 10, "with an operator link: one status, `<node>: operator link`, at 1 Hz and at once on a change of strength: OK connected, WARN otherwise; the values say whether the link is signed, the station's address and the datagrams dropped by kind (malformed, unkeyed, forged, replayed, stale, unpinned). Without one, `<node>: trust file` (WARN) at 1 Hz while the trust file refuses peers; either names the refusals");
         /// The engage request.
         ENGAGE: Trigger = Decl::calls(names::PACMOD_BRIDGE_ENABLE, "on the operator station's signed engage request (`gemctl operator`, `engage`), once per request; the answer goes back to the station");
     ];

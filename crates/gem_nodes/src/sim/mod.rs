@@ -61,7 +61,7 @@ use world::{Sim, World};
 
 /// `gem_sim`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("gem_sim", &params::PARAMS, run)
+    crate::run_node("gem_sim", &params::PARAMS, INTERFACE, run)
 }
 
 fn run() -> anyhow::Result<()> {

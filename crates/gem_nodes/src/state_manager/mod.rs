@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 /// `state_manager`'s `main`.
 pub fn main() -> anyhow::Result<()> {
-    crate::run_node("state_manager", &params::PARAMS, run)
+    crate::run_node("state_manager", &params::PARAMS, INTERFACE, run)
 }
 
 fn run() -> anyhow::Result<()> {
