@@ -20,6 +20,7 @@
 use gem_core::state_manager::ErrorBits;
 use gem_e2e::hosts::{available, HostProc, Hosts, Role};
 use gem_e2e::lap::{ev, num, wall_now, Observer, SPEEDUP};
+use gem_testbed::wait_until;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -67,11 +68,11 @@ impl crate::Deployment for Guarded {
 
 /// The test's trust file: the car computer may do anything; the master's host (the
 /// laptop here) may call the node API the master needs (`publisherUpdate`,
-/// `paramUpdate`) and nothing else. Every other host may only subscribe.
+/// `paramUpdate`), not `shutdown`, and nothing else. Every other host may only subscribe.
 fn trust_file(dir: &std::path::Path) -> PathBuf {
     let path = dir.join("trust.yaml");
     let yaml = format!(
-        "hosts:\n  car: [self]\n  master: [{}]\nrules:\n  - hosts: [car]\n    publish: ['*']\n    call: ['*']\n    node_api: true\n  - hosts: [master]\n    node_api: true\n",
+        "hosts:\n  car: [self]\n  master: [{}]\nrules:\n  - hosts: [car]\n    publish: ['*']\n    call: ['*']\n    serve: ['*']\n    node_api: true\n    shutdown: true\n  - hosts: [master]\n    node_api: true\n",
         Role::Master.ip()
     );
     std::fs::write(&path, yaml).expect("a trust file");
@@ -140,7 +141,7 @@ fn on_a_guarded_car(check: fn(&Guarded) -> Result<(), String>) {
                         "--port",
                         &PORT.to_string(),
                         "--seconds",
-                        "12",
+                        "30",
                         "--out",
                         &dir.join("captured.hex").to_string_lossy(),
                     ],
@@ -271,7 +272,10 @@ fn guarded(car: &Guarded) -> Result<(), String> {
             car.output_of(":gemctl")
         ));
     }
-    if !car.output_of(":gemctl").contains("car engaged") {
+    if !car
+        .output_of(":gemctl")
+        .contains("car took the engage request")
+    {
         return Err(format!(
             "the station was not told: {}",
             car.output_of(":gemctl")
@@ -418,8 +422,55 @@ fn guarded(car: &Guarded) -> Result<(), String> {
         CAR_NODES.len()
     );
 
-    // Wire fuzz, from B and from the pinned laptop: nothing changes.
+    // B registers a node under the bridge's name: the master tells the bridge to shut
+    // down (from the master's host, which may not), the bridge refuses, registers again
+    // and stays the one the master lists.
+    let bump = format!(
+        "import time, xmlrpc.client as x\nm = x.ServerProxy('{}')\nprint(m.registerSubscriber('/pacmod_bridge', '/b_topic', 'std_msgs/String', 'http://{}:9/'))\nend = time.time() + 20\nwhile time.time() < end:\n    uri = m.lookupNode('/b', '/pacmod_bridge')[2]\n    if '{}' in uri:\n        print('listed again at', uri)\n        break\n    time.sleep(0.2)\n",
+        car.hosts.master_uri(),
+        B.ip(),
+        Role::Vehicle.ip()
+    );
+    let script = car.dir.join("bump.py");
+    std::fs::write(&script, bump).map_err(|e| e.to_string())?;
+    let (_, out) = car
+        .hosts
+        .run(B, "/usr/bin/python3", &[&script.to_string_lossy()], T);
+    let (alive, _) = car.sh(LAPTOP, "rosnode ping -c 1 /pacmod_bridge", T);
+    if !alive || !out.contains("listed again at") {
+        return Err(format!(
+            "the bridge did not survive B's registration of its name (alive: {alive}):\n{out}"
+        ));
+    }
+    println!("[security] B registered /pacmod_bridge's name: the bridge refused the master's shutdown and is {}", out.lines().last().unwrap_or_default());
+
+    // The capture (30 s from the start) holds the station's hellos, echoes and its engage.
+    if !wait_until(T, || car.output_of(":python3").contains("captured")) {
+        return Err("the capture did not end".into());
+    }
     let captured = car.dir.join("captured.hex");
+    let kinds: Vec<u8> = std::fs::read_to_string(&captured)
+        .map_err(|e| e.to_string())?
+        .lines()
+        .filter_map(|l| u8::from_str_radix(l.get(14..16)?, 16).ok())
+        .collect();
+    let of = |k: u8| kinds.iter().filter(|&&x| x == k).count();
+    if of(1) == 0 || of(3) == 0 || of(4) == 0 {
+        return Err(format!(
+            "the capture lacks hellos, echoes or the engage: {} hellos, {} echoes, {} engages",
+            of(1),
+            of(3),
+            of(4)
+        ));
+    }
+    println!(
+        "[security] captured from the real station: {} hellos, {} echoes, {} engage",
+        of(1),
+        of(3),
+        of(4)
+    );
+
+    // Wire fuzz, from B and from the pinned laptop: nothing changes.
     let fuzz_w = wall_now();
     for from in [B, LAPTOP] {
         let (ok, out) = car.hosts.run(
@@ -503,6 +554,19 @@ fn guarded(car: &Guarded) -> Result<(), String> {
         .ok_or("the spoofers' datagrams were not counted as replayed and unkeyed")?;
     if during["message"] == "Connected" {
         return Err(format!("the spoofers kept the link up: {during}"));
+    }
+    // Nor does it come back while they go on (25 s from the freeze): watched to their end.
+    let spoofing_left = Duration::from_secs_f64((freeze_w + 24.0 - wall_now()).max(0.0));
+    let back = car
+        .view
+        .after(num(&lost, "w"), "status", spoofing_left, |e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.ends_with(": operator link"))
+                && e["message"] != "NotConnected"
+        });
+    if let Some(up) = back {
+        return Err(format!("the spoofers brought the link back: {up}"));
     }
     println!(
         "[security] station frozen: SIGNAL_LOST after {lost_after:.2} s (bound {bound:.2}) with an unkeyed gemctl operator, two mimics and two replays running; dropped {}",

@@ -195,15 +195,20 @@ fn station(args: &StationArgs) -> anyhow::Result<()> {
                 if heard.is_none() {
                     println!("car heard: answering its heartbeats (heartbeat {seq})");
                     if answered == 1 {
-                        engage_at = args
-                            .engage_after
-                            .map(|s| Instant::now() + Duration::from_secs_f64(s));
+                        engage_at = args.engage_after.and_then(|s| {
+                            Instant::now().checked_add(Duration::try_from_secs_f64(s).ok()?)
+                        });
                     }
                 }
                 heard = Some(Instant::now());
             }
             FromCar::Engaged { ok, text } => {
-                let verdict = if ok { "engaged" } else { "NOT engaged" };
+                // `ok`: the bridge took the request; `text` says where its handshake is.
+                let verdict = if ok {
+                    "took the engage request"
+                } else {
+                    "did NOT take the engage request"
+                };
                 println!("car {verdict}: {text}");
             }
             FromCar::Dropped {

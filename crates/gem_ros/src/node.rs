@@ -75,28 +75,53 @@ fn install_trust() -> Result<(), String> {
 /// every refusal so far) the first time the file refuses a kind of act; its publisher is
 /// made then, so a node the file never had to refuse for publishes nothing more.
 pub fn report_refusals(own_status: bool) {
-    if ros1_protocols::trust::installed().is_some() && !own_status {
-        ros1_protocols::trust::on_first_refusal(report_refusal);
+    if ros1_protocols::trust::installed().is_none() || own_status {
+        return;
     }
+    // The refusing thread (a link's, a caller's) only hands the refusal over: advertising
+    // asks the master, which must not hold it up.
+    let (tx, rx) = std::sync::mpsc::channel::<ros1_protocols::trust::Refusal>();
+    let spawned = std::thread::Builder::new()
+        .name("trust_report".into())
+        .spawn(move || {
+            let mut out = None;
+            for first in rx {
+                report_refusal(&mut out, &first);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the trust file's reporter: {e}");
+        return;
+    }
+    let tx = std::sync::Mutex::new(tx);
+    ros1_protocols::trust::on_first_refusal(move |first| {
+        let _ = tx.lock().map(|tx| tx.send(first.clone()));
+    });
 }
 
-fn report_refusal(first: &ros1_protocols::trust::Refusal) {
+/// Publishes the status for the refusal `first`, advertising its publisher the first
+/// time (and again after a failure).
+fn report_refusal(
+    out: &mut Option<
+        ros1_protocols::runtime::Publisher<gem_msgs::diagnostic_msgs::DiagnosticArray>,
+    >,
+    first: &ros1_protocols::trust::Refusal,
+) {
     use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
-    use std::sync::OnceLock;
-    static OUT: OnceLock<Option<ros1_protocols::runtime::Publisher<DiagnosticArray>>> =
-        OnceLock::new();
-    let out = OUT.get_or_init(|| {
-        this_node::advertise::<DiagnosticArray>(gem_core::names::DIAGNOSTICS, 10, true)
-            .map_err(|e| {
-                tracing::error!("cannot advertise /diagnostics for the trust file's refusals: {e}")
-            })
-            .ok()
-    });
+    if out.is_none() {
+        match this_node::advertise::<DiagnosticArray>(gem_core::names::DIAGNOSTICS, 10, true) {
+            Ok(p) => *out = Some(p),
+            Err(e) => {
+                tracing::error!("cannot advertise /diagnostics for the trust file's refusals: {e}");
+                return;
+            }
+        }
+    }
     let Some(out) = out else { return };
     let status = DiagnosticStatus {
         level: DiagnosticStatus::WARN,
         name: format!("{}: trust file", this_node::name()),
-        message: format!("refused {}", first),
+        message: format!("refused {first}"),
         hardware_id: String::new(),
         values: vec![KeyValue {
             key: "refused (trust file)".into(),

@@ -33,8 +33,9 @@
 //!   and ended by SIGINT, an orderly withdrawal from the master on shutdown, and a watch
 //!   that registers again with a restarted master (rosrust's client has no time limit and
 //!   never registers again).
-//! - [`trust`]: which hosts may publish to our subscribers, call our services and call a
-//!   node's `shutdown` (a trust file of per-host permissions, as SROS2's), enforced where
+//! - [`trust`]: which hosts may publish to our subscribers, call our services, serve the
+//!   services our clients call, and call a node's `publisherUpdate`, `paramUpdate` and
+//!   `shutdown` (a trust file of per-host permissions, as SROS2's), enforced where
 //!   [`direct`], [`service`] and the [`runtime`]'s slave API meet a peer (ROS 1 itself
 //!   trusts every host that reaches the master; the master stays open).
 //! - [`names`], [`net`], [`wire`]: ROS name resolution, socket options for every link,

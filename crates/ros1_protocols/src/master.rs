@@ -15,9 +15,17 @@
 //! not enough: a restarted master may know it from one registration and still lack the
 //! rest.)
 //! Parameters set by a launch file are not restored (the nodes read theirs at start-up).
+//!
+//! The same pass takes the node's name back when another process registered it (which
+//! makes the master drop every registration under the name and ask this node to shut
+//! down): under a trust file the node refuses that `shutdown` ([`crate::runtime::slave`])
+//! and wakes the watch ([`crate::runtime::Node::on_name_taken`]), which looks at once
+//! instead of at its next period.
 
 use crate::xmlrpc::master_uri;
-use std::sync::atomic::{AtomicU8, Ordering};
+use crate::Lock;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 /// How often the master is asked. A restarted master is noticed within this (plus its
@@ -84,14 +92,48 @@ pub fn reachable() -> Option<bool> {
     }
 }
 
-/// Starts the watch on a thread of its own (after [`crate::this_node::init`]).
+/// Wakes the watch before its period ends: set by [`wake`], taken by the watch.
+static WAKE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+/// Set when the node refused the master's `shutdown` because another process registered
+/// its name (what the watch's next registration is for, for its log line).
+static NAME_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Makes the watch look at once (another process registered the node's name).
+fn wake() {
+    NAME_TAKEN.store(true, Ordering::SeqCst);
+    *WAKE.0.locked() = true;
+    WAKE.1.notify_all();
+}
+
+/// Sleeps for [`PERIOD`], or until [`wake`].
+fn nap() {
+    let woken = WAKE.0.locked();
+    let (mut woken, _) = WAKE
+        .1
+        .wait_timeout_while(woken, PERIOD, |w| !*w)
+        .unwrap_or_else(|e| e.into_inner());
+    *woken = false;
+}
+
+/// Reclaims of the node's name so far (logged the first time, then at the 10th, ...).
+static RECLAIMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Starts the watch on a thread of its own (after [`crate::this_node::init`]). It also
+/// takes the node's name back when another process registers it, under a trust file (see
+/// the module's text).
 pub fn watch() {
+    if let Ok(node) = crate::this_node::get() {
+        node.on_name_taken(wake);
+    }
     let spawned = std::thread::Builder::new()
         .name("master_watch".into())
         .spawn(|| {
             let mut watch = Watch::default();
             let mut last_error = String::new();
             while crate::this_node::is_ok() {
+                // Taken before the look: a takeover said after it is for the next one.
+                let taken = NAME_TAKEN.swap(false, Ordering::SeqCst);
                 let seen = look();
                 REACHABLE.store(
                     if matches!(seen, Seen::Unreachable(_)) { 2 } else { 1 },
@@ -115,6 +157,21 @@ pub fn watch() {
                             continue;
                         };
                         match result {
+                            Ok((topics, services)) if taken => {
+                                last_error.clear();
+                                let n = RECLAIMS.fetch_add(1, Ordering::Relaxed) + 1;
+                                if crate::trust::logged_at(n) {
+                                    let times = if n > 1 {
+                                        format!(" ({n} times now)")
+                                    } else {
+                                        String::new()
+                                    };
+                                    tracing::warn!(
+                                        "another process registered this node's name at the ROS master at {}; took it back, registering {topics} topic(s) and {services} service(s) again{times}",
+                                        master_uri()
+                                    )
+                                }
+                            }
                             Ok((0, 0)) if change == Change::Back => tracing::info!(
                                 "the ROS master at {} answers again",
                                 master_uri()
@@ -139,7 +196,7 @@ pub fn watch() {
                     }
                     None => {}
                 }
-                std::thread::sleep(PERIOD);
+                nap();
             }
         });
     if let Err(e) = spawned {

@@ -100,15 +100,26 @@ pub fn shutdown() {
 /// Registers this node's topics again ([`crate::runtime::Node::register_again`], which
 /// hands each subscription the publishers the master lists) and the services of this
 /// process that the master does not list: the one way back into a master that lost the
-/// node (restarted, or answering again after a gap). Returns how many of each.
+/// node (restarted, or answering again after a gap), and back to its name when another
+/// process registered it. Returns how many of each.
 pub(crate) fn register_missing() -> Result<(usize, usize), RosError> {
     let node = crate::this_node::get()?;
     let master = crate::this_node::master()?;
-    let listed = registrations_at(&master)?;
     let topics = node
         .register_again()
         .map_err(|e| RosError::new(e.to_string()))?;
-    let services = crate::service::register_missing(&master, &listed.services)?;
+    // Listed after the topics: while another process holds the node's name, what the
+    // master lists under it is that process's (and the master drops it all when the name
+    // comes back). Every service is registered again unless the name is this node's.
+    let ours = master
+        .lookup_node(node.name())
+        .is_ok_and(|uri| uri == node.uri());
+    let listed = if ours {
+        registrations_at(&master)?.services
+    } else {
+        Vec::new()
+    };
+    let services = crate::service::register_missing(&master, &listed)?;
     Ok((topics, services))
 }
 

@@ -32,6 +32,14 @@
 //! [`advertise_from_this_computer`], gets an `error` header naming its address and the
 //! service (`rosservice call` prints it) and is recorded as a refusal; a `probe=1`
 //! (discovery) is answered all the same.
+//!
+//! Under a trust file a [`Client`] uses the server the master names only if the server's
+//! address may serve the service (`serve:` in the file, [`crate::trust::Policy::may_serve`]):
+//! any host can register a server of any service at the master. An untrusted server's
+//! connection is closed before anything is sent on it, recorded as a refusal (its
+//! `rosrpc://` URI as the caller id) and the call fails with
+//! `refused: <address> may not serve <service> (trust file)`; the next call asks the
+//! master again.
 
 use crate::wire::{decode_header, encode_header, read_frame};
 use crate::Lock;
@@ -438,6 +446,10 @@ pub enum CallError {
 /// when more than [`MAX_OWED`] answers are overdue; the next call connects again, asking
 /// the master for the service's URI only when the last one failed (a restarted server is
 /// found). Calls from several threads take turns.
+///
+/// Under a trust file ([`crate::trust`]) the server must be on a host the file lets serve
+/// the service (`serve:`); a call that the master sends elsewhere fails with
+/// `refused: <address> may not serve <service> (trust file)`, without a request sent.
 pub struct Client<T: ServicePair> {
     service: String,
     link: Mutex<Link>,
@@ -451,8 +463,8 @@ pub const MAX_OWED: usize = 8;
 /// The caller's side of one connection.
 #[derive(Default)]
 struct Link {
-    /// Where the service was last found.
-    uri: Option<std::net::SocketAddr>,
+    /// Where the service was last found: its `rosrpc://` URI and that URI's address.
+    uri: Option<(String, std::net::SocketAddr)>,
     /// The connection, once its header exchange has begun.
     stream: Option<TcpStream>,
     /// The server's connection header has been read.
@@ -527,10 +539,22 @@ impl<T: ServicePair> Client<T> {
 
     /// Calls the service; gives up after `timeout` (a master lookup excepted: the master is
     /// asked only when there is no known URI, and answers or fails at once).
+    /// Under a trust file, only a server on a host it lets serve the service is used.
     pub fn call(&self, req: &T::Request, timeout: Duration) -> Result<T::Response, CallError> {
+        let policy = crate::trust::installed();
+        self.call_under(req, timeout, policy.as_deref())
+    }
+
+    /// [`Client::call`] under `policy` (`None`: any server).
+    fn call_under(
+        &self,
+        req: &T::Request,
+        timeout: Duration,
+        policy: Option<&crate::trust::Policy>,
+    ) -> Result<T::Response, CallError> {
         let deadline = Instant::now() + timeout;
         let mut link = self.link.locked();
-        let result = self.exchange(&mut link, req, deadline);
+        let result = self.exchange(&mut link, req, deadline, policy);
         match &result {
             Err(Fault::Late) if link.owed <= MAX_OWED => {}
             Err(Fault::Late) => link.close(),
@@ -563,9 +587,10 @@ impl<T: ServicePair> Client<T> {
         link: &mut Link,
         req: &T::Request,
         deadline: Instant,
+        policy: Option<&crate::trust::Policy>,
     ) -> Result<Answer<T>, Fault> {
         if link.stream.is_none() {
-            self.connect(link, deadline)?;
+            self.connect(link, deadline, policy)?;
         }
         if !link.open {
             let (_, header) = link.next(false, deadline)?;
@@ -606,11 +631,17 @@ impl<T: ServicePair> Client<T> {
         })
     }
 
-    /// Finds the service (the master, unless a URI is known), connects and sends our
-    /// connection header; the server's is read by the call.
-    fn connect(&self, link: &mut Link, deadline: Instant) -> Result<(), Fault> {
-        let addr = match link.uri {
-            Some(a) => a,
+    /// Finds the service (the master, unless a URI is known), connects, checks the
+    /// server's address against `policy` and sends our connection header; the server's
+    /// is read by the call.
+    fn connect(
+        &self,
+        link: &mut Link,
+        deadline: Instant,
+        policy: Option<&crate::trust::Policy>,
+    ) -> Result<(), Fault> {
+        let (uri, addr) = match &link.uri {
+            Some(known) => known.clone(),
             None => {
                 let uri = crate::this_node::master()
                     .and_then(|m| m.lookup_service(&self.service))
@@ -621,8 +652,8 @@ impl<T: ServicePair> Client<T> {
                     .ok()
                     .and_then(|mut a| a.next())
                     .ok_or_else(|| Fault::Other(format!("bad service URI {uri:?}")))?;
-                link.uri = Some(addr);
-                addr
+                link.uri = Some((uri.clone(), addr));
+                (uri, addr)
             }
         };
         let mut stream =
@@ -630,6 +661,15 @@ impl<T: ServicePair> Client<T> {
                 Fault::Late => Fault::Late,
                 Fault::Other(e) => Fault::Other(format!("{addr}: {e}")),
             })?;
+        // The server's address, before anything is sent to it: any host can register a
+        // server of any service at the master.
+        let peer = stream.peer_addr().map_or(addr.ip(), |a| a.ip());
+        if let Some((error, why)) = server_refusal(policy, peer, &self.service) {
+            let _ = stream.shutdown(Shutdown::Both);
+            let act = crate::trust::Act::Serve(self.service.clone());
+            crate::trust::refuse(&act, peer, &uri, &why);
+            return Err(Fault::Other(error));
+        }
         stream.set_nodelay(true).map_err(Fault::io)?;
         stream
             .set_write_timeout(Some(left(deadline)?))
@@ -649,6 +689,24 @@ impl<T: ServicePair> Client<T> {
         link.owed = 0;
         Ok(())
     }
+}
+
+/// Why a server at `ip` may not serve `service` to our caller under `policy`: the call's
+/// error and the reason for the log; `None` if it may (always, with no policy).
+fn server_refusal(
+    policy: Option<&crate::trust::Policy>,
+    ip: std::net::IpAddr,
+    service: &str,
+) -> Option<(String, String)> {
+    let policy = policy?;
+    let ip = crate::trust::canonical(ip);
+    let act = crate::trust::Act::Serve(service.to_owned());
+    (!policy.allows(ip, &act)).then(|| {
+        (
+            format!("refused: {ip} may not serve {service} (trust file)"),
+            policy.refusal_reason(ip, &act),
+        )
+    })
 }
 
 /// Why an exchange failed.
@@ -866,6 +924,150 @@ mod tests {
         assert!(Callers::ThisComputer
             .refusal(Some(&policy), Some(here), service)
             .is_some());
+    }
+
+    /// A client of `/trust_test/enable` that the master (as it were) sent to `addr`.
+    fn client_of(addr: std::net::SocketAddr) -> Client<SetBool> {
+        Client {
+            service: "/trust_test/enable".into(),
+            link: Mutex::new(Link {
+                uri: Some((format!("rosrpc://{addr}"), addr)),
+                ..Link::default()
+            }),
+            _type: std::marker::PhantomData,
+        }
+    }
+
+    /// A server of `/trust_test/enable` on 127.0.0.1 for one connection (no policy of
+    /// its own); its address and its thread.
+    fn one_server() -> (
+        std::net::SocketAddr,
+        std::thread::JoinHandle<Result<(), String>>,
+    ) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let handler = |_req: crate::msgs::std_srvs::SetBoolReq| -> Answer<SetBool> {
+                Ok(SetBoolRes {
+                    success: true,
+                    message: "enabled".into(),
+                })
+            };
+            let deadline = Instant::now() + Duration::from_secs(5);
+            serve::<SetBool>(
+                "/trust_test/enable",
+                stream,
+                &handler,
+                deadline,
+                (Callers::Trusted, None),
+            )
+        });
+        (addr, server)
+    }
+
+    const CALL_WITHIN: Duration = Duration::from_secs(5);
+
+    #[test]
+    fn a_client_refuses_a_server_the_trust_file_does_not_let_serve() {
+        // A server that records what it is sent: nothing, the connection closed.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let mut got = Vec::new();
+            stream.read_to_end(&mut got).map(|_| got)
+        });
+        // 127.0.0.1 may call every service, not serve one: `call` is not `serve`.
+        let policy =
+            crate::trust::Policy::parse("rules: [{hosts: [self], call: ['*'], node_api: true}]")
+                .unwrap();
+        let client = client_of(addr);
+        let req = crate::msgs::std_srvs::SetBoolReq { data: true };
+        let e = client
+            .call_under(&req, CALL_WITHIN, Some(&policy))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            CallError::Failed {
+                service: "/trust_test/enable".into(),
+                reason: "refused: 127.0.0.1 may not serve /trust_test/enable (trust file)".into(),
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "/trust_test/enable: refused: 127.0.0.1 may not serve /trust_test/enable (trust file)"
+        );
+        let sent = server.join().unwrap().expect("the connection closed");
+        assert!(sent.is_empty(), "sent to an untrusted server: {sent:?}");
+        // Recorded, under the URI the master gave.
+        let uri = format!("rosrpc://{addr}");
+        let mine: Vec<_> = crate::trust::refusals()
+            .into_iter()
+            .filter(|r| r.caller_id == uri)
+            .collect();
+        assert_eq!(mine.len(), 1, "{mine:?}");
+        assert_eq!(
+            mine[0].act,
+            crate::trust::Act::Serve("/trust_test/enable".into())
+        );
+        assert_eq!(
+            mine[0].address,
+            "127.0.0.1".parse::<std::net::IpAddr>().unwrap()
+        );
+        assert_eq!(mine[0].count, 1);
+        // The URI is forgotten: the next call asks the master (none here) instead of
+        // going back to the same server.
+        {
+            let link = client.link.locked();
+            assert!(link.uri.is_none() && link.stream.is_none());
+        }
+        let again = client
+            .call_under(&req, CALL_WITHIN, Some(&policy))
+            .unwrap_err();
+        assert!(
+            matches!(&again, CallError::Failed { reason, .. } if reason.starts_with("not advertised")),
+            "{again:?}"
+        );
+    }
+
+    #[test]
+    fn a_client_uses_a_server_the_trust_file_lets_serve_or_any_without_one() {
+        let trusted =
+            crate::trust::Policy::parse("rules: [{hosts: [self], serve: [/trust_test/*]}]")
+                .unwrap();
+        let everyone =
+            crate::trust::Policy::parse("rules: [{hosts: ['0.0.0.0/0', '::/0'], serve: ['*']}]")
+                .unwrap();
+        for policy in [Some(&trusted), Some(&everyone), None] {
+            let (addr, server) = one_server();
+            let client = client_of(addr);
+            let req = crate::msgs::std_srvs::SetBoolReq { data: true };
+            for _ in 0..2 {
+                let res = client.call_under(&req, CALL_WITHIN, policy);
+                assert_eq!(res.map(|r| r.message).as_deref(), Ok("enabled"));
+            }
+            drop(client);
+            assert_eq!(server.join().unwrap(), Ok(()));
+        }
+        // The check itself: a server elsewhere, and a service the rule does not name.
+        let here: std::net::IpAddr = "::ffff:127.0.0.1".parse().unwrap();
+        let there: std::net::IpAddr = "192.0.2.1".parse().unwrap();
+        assert_eq!(server_refusal(Some(&trusted), here, "/trust_test/x"), None);
+        let (error, why) = server_refusal(Some(&trusted), there, "/trust_test/x").unwrap();
+        assert_eq!(
+            error,
+            "refused: 192.0.2.1 may not serve /trust_test/x (trust file)"
+        );
+        assert!(why.contains("`serve: [/trust_test/x]`"), "{why}");
+        assert_eq!(
+            server_refusal(Some(&trusted), here, "/other").map(|(e, _)| e),
+            Some("refused: 127.0.0.1 may not serve /other (trust file)".into())
+        );
+        assert_eq!(server_refusal(None, there, "/other"), None);
     }
 
     #[test]

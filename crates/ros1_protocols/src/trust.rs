@@ -1,13 +1,15 @@
 //! Which hosts may act on this process's nodes: a trust file (YAML, in the spirit of
 //! SROS2's permission files) that says, per host, which topics it may publish to our
-//! subscribers, which of our services it may call, and whether it may call the slave-API
-//! methods that change a node; and the runtime's enforcement of it.
+//! subscribers, which of our services it may call, which services it may serve to our
+//! callers, and which slave-API methods that change a node it may call; and the runtime's
+//! enforcement of it.
 //!
 //! Why: ROS 1 has no security. Any host that reaches the master can register a publisher of
-//! `/gem/ackermann_cmd` that our subscribers link to, call `/pacmod_bridge/enable`, or call
-//! a node's `shutdown`. On a car that shares a network with laptops, that is one mistyped
-//! `rostopic pub` away from moving the car. Here the address of each peer is checked where
-//! our runtime meets it:
+//! `/gem/ackermann_cmd` that our subscribers link to, call `/pacmod_bridge/enable`,
+//! register its own server of a service our nodes call (`/gazebo/get_model_state`) and
+//! answer in its place, or call a node's `shutdown`. On a car that shares a network with
+//! laptops, that is one mistyped `rostopic pub` away from moving the car. Here the address
+//! of each peer is checked where our runtime meets it:
 //!
 //! - a subscriber ([`crate::direct`], and so [`crate::lazy`] and [`crate::polled`]) links to
 //!   a publisher only if its address may publish the topic ([`Policy::may_publish`]); a
@@ -15,14 +17,24 @@
 //! - a service server ([`crate::service`]) answers a call (not a `probe`) only if the
 //!   caller's address may call it ([`Policy::may_call`]); others get an `error` header that
 //!   `rosservice call` prints;
-//! - the slave API ([`crate::runtime::slave`]) takes `publisherUpdate`, `paramUpdate` and
-//!   `shutdown` only from an address allowed to change the node
-//!   ([`Policy::may_change_node`]); its read-only methods and `requestTopic` stay open:
-//!   any host may subscribe.
+//! - a service client ([`crate::service::Client`]) uses the server the master names only
+//!   if the server's address may serve the service ([`Policy::may_serve`]): the
+//!   connection is closed before anything is sent on it, and the call fails with
+//!   `refused: <address> may not serve <service> (trust file)` (the next call asks the
+//!   master again);
+//! - the slave API ([`crate::runtime::slave`]) takes `publisherUpdate` and `paramUpdate`
+//!   only from an address with `node_api` ([`Policy::may_change_node`]) and `shutdown`
+//!   only from one with `shutdown` ([`Policy::may_shut_down`]); its read-only methods and
+//!   `requestTopic` stay open: any host may subscribe;
+//! - the master's own `shutdown` (caller id `/master`: another process registered this
+//!   node's name, and the master asks the old holder to go) is refused whatever the
+//!   address, and the node registers again, taking its name back (any host can register
+//!   any name at the master: otherwise one registration would end any node).
 //!
 //! Each refusal is counted in a registry ([`refusals`], [`refusal_summary`] for a node's
 //! diagnostics) and logged the first time (then at the 10th, 100th, ... attempt), naming
-//! the address, the caller id and what it tried.
+//! the address, the caller id (for a refused server, its `rosrpc://` URI) and what it
+//! tried.
 //!
 //! With no policy [`install`]ed (or after [`uninstall`]) everything is allowed, as ROS 1
 //! does.
@@ -33,14 +45,24 @@
 //! hosts:                    # optional: named address sets
 //!   car: [self]             # self: every address of this computer (loopback included)
 //!   laptops: [192.168.1.30, 10.0.0.0/24]   # IPv4/IPv6 addresses or CIDR ranges
+//!   master: [192.168.1.10]  # the master's computer, if it is not the car
 //! rules:                    # a host may do what any rule naming it grants;
 //!   - hosts: [car]          #   a host no rule names may only subscribe
 //!     publish: ["*"]        # topics: exact names, "*" (all), or a prefix glob /gem/*
-//!     call: ["*"]           # services, the same patterns
-//!     node_api: true        # publisherUpdate, paramUpdate, shutdown (default false)
+//!     call: ["*"]           # our services it may call: the same patterns
+//!     serve: ["*"]          # services it may serve to our callers: the same patterns
+//!     node_api: true        # publisherUpdate, paramUpdate (default false)
+//!     shutdown: true        # shutdown: `rosnode kill` (default false)
 //!   - hosts: [laptops]
 //!     publish: [/initialpose]
+//!   - hosts: [master]
+//!     node_api: true
 //! ```
+//!
+//! Every grant is optional: `publish`, `call` and `serve` default to none, `node_api` and
+//! `shutdown` to false. So under a trust file our service clients use only servers on
+//! hosts a rule gives `serve` (a file written before `serve` existed lets them use
+//! none: give the computer the services run on, usually `self`, `serve: ["*"]`).
 //!
 //! A rule's `hosts` are names from `hosts:`, `self`, or addresses and ranges written out.
 //! A pattern `/gem/*` matches every name under `/gem/` (at any depth), not `/gem` itself.
@@ -50,21 +72,29 @@
 //!
 //! The master calls `publisherUpdate` (a topic's publishers changed) and `paramUpdate` on
 //! our nodes: the master's host needs `node_api: true`, or our subscriptions only learn of
-//! publishers when they register.
+//! publishers when they register. It does not need `shutdown`: the one `shutdown` the
+//! master sends is refused all the same (above). `rosnode kill` sends `shutdown` from the
+//! host it runs on, which needs `shutdown: true`.
 //!
 //! What it cannot do:
 //!
 //! - The rosmaster itself stays open: any host can register and unregister publishers,
 //!   subscribers and services under any node's name, set and delete parameters our nodes
-//!   read, or shut the master down. A refused publisher still shows in `rostopic info`.
+//!   read, or shut the master down. A refused publisher still shows in `rostopic info`;
+//!   a service whose registration a host took over stays unusable to our callers (refused
+//!   at each call) until its real server registers it again; a node whose name another
+//!   process registered takes it back, and two processes of ours under one name, both
+//!   under a trust file, take it from each other about once a second until one ends.
 //! - It checks addresses, not identities: a caller id is whatever the peer says it is (it
-//!   is recorded for the log only), every process on a trusted host is trusted, and a
-//!   host that can forge its address on the network passes. Nothing is encrypted, and
-//!   any host may still subscribe to (read) every topic.
+//!   is recorded for the log only), every process on a trusted host is trusted (a process
+//!   on a host with `serve` may serve any service the patterns name, in place of the real
+//!   server), and a host that can forge its address on the network passes. Nothing is
+//!   encrypted, and any host may still subscribe to (read) every topic.
 //! - It guards what runs on this runtime: nodes of rospy or roscpp (rviz, the rosbridge,
-//!   the master) are as open as ever.
+//!   the master) are as open as ever, and their service clients take any server.
 //! - A publisher is refused after its connection is made (the peer's address is known
-//!   then): it has been asked `requestTopic` and sent our connection header.
+//!   then): it has been asked `requestTopic` and sent our connection header. A refused
+//!   server has had a TCP connection made to it, nothing sent on it.
 
 use crate::Lock;
 use serde::Deserialize;
@@ -124,7 +154,7 @@ pub enum TrustError {
     BadPattern {
         /// The rule's place in `rules:`, from 1.
         rule: usize,
-        /// `publish` or `call`.
+        /// `publish`, `call` or `serve`.
         field: &'static str,
         /// The pattern as written.
         pattern: String,
@@ -166,10 +196,14 @@ struct RuleText {
     #[serde(default)]
     call: Option<Vec<String>>,
     #[serde(default)]
+    serve: Option<Vec<String>>,
+    #[serde(default)]
     node_api: bool,
+    #[serde(default)]
+    shutdown: bool,
 }
 
-/// A trust file, parsed: who may publish, call, and change a node.
+/// A trust file, parsed: who may publish, call, serve, and change or shut down a node.
 #[derive(Debug, Clone)]
 pub struct Policy {
     rules: Vec<Rule>,
@@ -181,7 +215,9 @@ struct Rule {
     hosts: Vec<Host>,
     publish: Vec<Pattern>,
     call: Vec<Pattern>,
+    serve: Vec<Pattern>,
     node_api: bool,
+    shutdown: bool,
 }
 
 /// A host a rule names.
@@ -421,7 +457,9 @@ impl Policy {
                 hosts,
                 publish: patterns("publish", rule.publish)?,
                 call: patterns("call", rule.call)?,
+                serve: patterns("serve", rule.serve)?,
                 node_api: rule.node_api,
+                shutdown: rule.shutdown,
             });
         }
         Ok(Policy {
@@ -459,18 +497,33 @@ impl Policy {
         self.grants(ip, |r| r.call.iter().any(|p| p.matches(service)))
     }
 
-    /// Whether `ip` may call the slave-API methods that change a node (`publisherUpdate`,
-    /// `paramUpdate`, `shutdown`).
+    /// Whether a server at `ip` may serve `service` to our callers (a
+    /// [`crate::service::Client`] uses the server the master names only then).
+    pub fn may_serve(&self, ip: IpAddr, service: &str) -> bool {
+        self.grants(ip, |r| r.serve.iter().any(|p| p.matches(service)))
+    }
+
+    /// Whether `ip` may call the slave-API methods that change a node's links and
+    /// parameters (`publisherUpdate`, `paramUpdate`): `node_api`.
     pub fn may_change_node(&self, ip: IpAddr) -> bool {
         self.grants(ip, |r| r.node_api)
     }
 
-    /// Whether `ip` may do `act` ([`Policy::may_publish`], [`Policy::may_call`] or
-    /// [`Policy::may_change_node`]).
+    /// Whether `ip` may call a node's `shutdown` (`rosnode kill`): `shutdown`. The master's
+    /// own `shutdown` is refused whatever this says ([`crate::runtime::slave`]).
+    pub fn may_shut_down(&self, ip: IpAddr) -> bool {
+        self.grants(ip, |r| r.shutdown)
+    }
+
+    /// Whether `ip` may do `act` ([`Policy::may_publish`], [`Policy::may_call`],
+    /// [`Policy::may_serve`], and for the slave API [`Policy::may_shut_down`] for
+    /// `shutdown`, [`Policy::may_change_node`] for the other methods).
     pub fn allows(&self, ip: IpAddr, act: &Act) -> bool {
         match act {
             Act::Publish(topic) => self.may_publish(ip, topic),
             Act::Call(service) => self.may_call(ip, service),
+            Act::Serve(service) => self.may_serve(ip, service),
+            Act::NodeApi(method) if method == "shutdown" => self.may_shut_down(ip),
             Act::NodeApi(_) => self.may_change_node(ip),
         }
     }
@@ -605,6 +658,9 @@ pub enum Act {
     Publish(String),
     /// Call the service.
     Call(String),
+    /// Serve the service to our caller (be the server a [`crate::service::Client`] is
+    /// sent to by the master).
+    Serve(String),
     /// Call this slave-API method on a node.
     NodeApi(String),
 }
@@ -615,6 +671,8 @@ impl Act {
         match self {
             Act::Publish(topic) => format!("publish: [{topic}]"),
             Act::Call(service) => format!("call: [{service}]"),
+            Act::Serve(service) => format!("serve: [{service}]"),
+            Act::NodeApi(method) if method == "shutdown" => "shutdown: true".to_owned(),
             Act::NodeApi(_) => "node_api: true".to_owned(),
         }
     }
@@ -625,6 +683,7 @@ impl fmt::Display for Act {
         match self {
             Act::Publish(topic) => write!(f, "publish {topic}"),
             Act::Call(service) => write!(f, "call {service}"),
+            Act::Serve(service) => write!(f, "serve {service}"),
             Act::NodeApi(method) => write!(f, "node API {method}"),
         }
     }
@@ -724,7 +783,7 @@ impl Registry {
 static REFUSALS: Mutex<Registry> = Mutex::new(Registry::new());
 
 /// Whether the `count`th attempt of a kind is logged: the 1st, 10th, 100th, ...
-fn logged_at(count: u64) -> bool {
+pub(crate) fn logged_at(count: u64) -> bool {
     let mut n = count;
     while n > 1 && n.is_multiple_of(10) {
         n /= 10;
@@ -750,21 +809,35 @@ pub(crate) fn clean_caller(caller_id: &str) -> String {
 }
 
 /// What the process is told of each new kind of refusal ([`on_first_refusal`]).
-type Hook = Box<dyn Fn(&Refusal) + Send + Sync>;
+type Hook = Arc<dyn Fn(&Refusal) + Send + Sync>;
 static ON_FIRST: Mutex<Option<Hook>> = Mutex::new(None);
 
 /// Calls `hook` with each new kind of refusal (act, address, caller id), the first time it
 /// happens, on the thread that refused it (a node reports it on its status: the hook
-/// must not block). Replaces any earlier hook.
+/// must not block). Replaces any earlier hook; a refusal being reported meanwhile may
+/// still go to the earlier one. The hook runs with no lock of this module held, so it may
+/// refuse (or install a hook) itself.
 pub fn on_first_refusal(hook: impl Fn(&Refusal) + Send + Sync + 'static) {
-    *ON_FIRST.locked() = Some(Box::new(hook));
+    *ON_FIRST.locked() = Some(Arc::new(hook));
 }
 
 /// Records that `address` (calling itself `caller_id`) was refused `act`, and logs it the
 /// first time (then at the 10th, 100th, ... attempt) with `why`; the count so far. The
 /// first time, the [`on_first_refusal`] hook hears of it.
 pub(crate) fn refuse(act: &Act, address: IpAddr, caller_id: &str, why: &str) -> u64 {
-    let count = record(&REFUSALS, act, address, caller_id, why);
+    refuse_in(&REFUSALS, &ON_FIRST, act, address, caller_id, why)
+}
+
+/// [`refuse`] into `registry`, telling the hook in `hooks`.
+fn refuse_in(
+    registry: &Mutex<Registry>,
+    hooks: &Mutex<Option<Hook>>,
+    act: &Act,
+    address: IpAddr,
+    caller_id: &str,
+    why: &str,
+) -> u64 {
+    let count = record(registry, act, address, caller_id, why);
     if count == 1 {
         let first = Refusal {
             act: act.clone(),
@@ -772,7 +845,10 @@ pub(crate) fn refuse(act: &Act, address: IpAddr, caller_id: &str, why: &str) -> 
             caller_id: clean_caller(caller_id),
             count,
         };
-        if let Some(hook) = ON_FIRST.locked().as_ref() {
+        // Out of the lock before it runs: a hook that is slow, refuses something itself or
+        // installs another hook must hold up no other refusal.
+        let hook = hooks.locked().clone();
+        if let Some(hook) = hook {
             hook(&first);
         }
     }
@@ -821,13 +897,18 @@ mod tests {
 hosts:
   car: [self]
   laptops: [192.168.1.30, 10.0.0.0/24]
+  master: [192.168.1.10]
 rules:
   - hosts: [car]
     publish: ['*']
     call: ['*']
+    serve: ['*']
     node_api: true
+    shutdown: true
   - hosts: [laptops]
     publish: [/initialpose]
+  - hosts: [master]
+    node_api: true
 ";
 
     fn ip(text: &str) -> IpAddr {
@@ -845,19 +926,34 @@ rules:
         for car in ["127.0.0.1", "::1", "::ffff:127.0.0.1", "127.0.1.1"] {
             assert!(p.may_publish(ip(car), "/gem/ackermann_cmd"), "{car}");
             assert!(p.may_call(ip(car), "/pacmod_bridge/enable"), "{car}");
+            assert!(p.may_serve(ip(car), "/gazebo/get_model_state"), "{car}");
             assert!(p.may_change_node(ip(car)), "{car}");
+            assert!(p.may_shut_down(ip(car)), "{car}");
         }
         // A laptop: /initialpose only.
         for laptop in ["192.168.1.30", "10.0.0.0", "10.0.0.255", "::ffff:10.0.0.7"] {
             assert!(p.may_publish(ip(laptop), "/initialpose"), "{laptop}");
             assert!(!p.may_publish(ip(laptop), "/gem/ackermann_cmd"), "{laptop}");
             assert!(!p.may_call(ip(laptop), "/pacmod_bridge/enable"), "{laptop}");
+            assert!(
+                !p.may_serve(ip(laptop), "/gazebo/get_model_state"),
+                "{laptop}"
+            );
             assert!(!p.may_change_node(ip(laptop)), "{laptop}");
+            assert!(!p.may_shut_down(ip(laptop)), "{laptop}");
         }
+        // The master's host: publisherUpdate and paramUpdate, not shutdown.
+        let master = ip("192.168.1.10");
+        assert!(p.may_change_node(master));
+        assert!(!p.may_shut_down(master));
+        assert!(!p.may_serve(master, "/gazebo/get_model_state"));
+        assert!(!p.may_publish(master, "/initialpose"));
         // Anyone else: nothing (it may only subscribe).
         for other in [STRANGER, "10.0.1.1", "192.168.1.31", "2001:db8::1"] {
             assert!(!p.may_publish(ip(other), "/initialpose"), "{other}");
+            assert!(!p.may_serve(ip(other), "/initialpose"), "{other}");
             assert!(!p.may_change_node(ip(other)), "{other}");
+            assert!(!p.may_shut_down(ip(other)), "{other}");
         }
     }
 
@@ -956,6 +1052,69 @@ rules:
         assert!(p.may_publish(ip("10.0.0.1"), "/a") && p.may_publish(ip("10.0.0.1"), "/b"));
         assert!(p.may_publish(ip("10.0.0.2"), "/a") && !p.may_publish(ip("10.0.0.2"), "/b"));
         assert!(p.may_change_node(ip("10.0.0.1")) && !p.may_change_node(ip("10.0.0.2")));
+    }
+
+    #[test]
+    fn serve_and_shutdown_are_grants_of_their_own_and_default_to_none() {
+        // A file written before `serve` and `shutdown` existed parses; it grants neither.
+        let old =
+            Policy::parse("rules: [{hosts: [self], publish: ['*'], call: ['*'], node_api: true}]")
+                .unwrap();
+        let here = ip("127.0.0.1");
+        assert!(old.may_change_node(here) && old.may_call(here, "/s"));
+        assert!(!old.may_serve(here, "/s"), "serve defaults to none");
+        assert!(!old.may_shut_down(here), "node_api does not grant shutdown");
+        // `serve` takes the patterns `call` takes, and is checked apart from it.
+        let p = Policy::parse(
+            "rules:
+  - {hosts: [self], serve: [/gazebo/*, /exact], shutdown: true}
+  - {hosts: [10.0.0.1], call: ['*']}",
+        )
+        .unwrap();
+        assert!(p.may_serve(here, "/gazebo/get_model_state"));
+        assert!(p.may_serve(here, "/exact"));
+        assert!(!p.may_serve(here, "/gazebo"));
+        assert!(!p.may_serve(here, "/exact2"));
+        assert!(!p.may_call(here, "/exact"), "serve is not call");
+        assert!(!p.may_serve(ip("10.0.0.1"), "/exact"), "call is not serve");
+        assert!(p.may_shut_down(here) && !p.may_change_node(here));
+        // `allows` reads each act's own grant.
+        assert!(p.allows(here, &Act::Serve("/exact".into())));
+        assert!(!p.allows(ip("10.0.0.1"), &Act::Serve("/exact".into())));
+        assert!(p.allows(here, &Act::NodeApi("shutdown".into())));
+        assert!(!p.allows(here, &Act::NodeApi("paramUpdate".into())));
+        assert!(old.allows(here, &Act::NodeApi("publisherUpdate".into())));
+        assert!(!old.allows(here, &Act::NodeApi("shutdown".into())));
+        // What a refusal says would allow it.
+        let reason = p.refusal_reason(ip(STRANGER), &Act::Serve("/exact".into()));
+        assert!(
+            reason.contains("a rule naming 192.0.2.1 with `serve: [/exact]`"),
+            "{reason}"
+        );
+        let reason = old.refusal_reason(here, &Act::NodeApi("shutdown".into()));
+        assert!(reason.contains("with `shutdown: true`"), "{reason}");
+        let reason = p.refusal_reason(here, &Act::NodeApi("paramUpdate".into()));
+        assert!(reason.contains("with `node_api: true`"), "{reason}");
+        // Wrong values are named.
+        let e = error("rules: [{hosts: [self], serve: [gazebo/x]}]");
+        assert!(
+            matches!(
+                &e,
+                TrustError::BadPattern {
+                    rule: 1,
+                    field: "serve",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(matches!(
+            error("rules: [{hosts: [self], shutdown: [yes]}]"),
+            TrustError::Yaml(_)
+        ));
+        assert!(error("rules: [{hosts: [self], serves: ['*']}]")
+            .to_string()
+            .contains("serves"));
     }
 
     fn error(yaml: &str) -> TrustError {
@@ -1248,8 +1407,69 @@ rules:
             "call /pacmod_bridge/enable"
         );
         assert_eq!(
+            Act::Serve("/gazebo/get_model_state".into()).to_string(),
+            "serve /gazebo/get_model_state"
+        );
+        assert_eq!(
             Act::NodeApi("shutdown".into()).to_string(),
             "node API shutdown"
         );
+    }
+
+    #[test]
+    fn the_first_refusal_hook_runs_outside_the_lock() {
+        // A registry and a hook of this test's own (a hook left in the process's would
+        // hear every other test's refusals).
+        static REGISTRY: Mutex<Registry> = Mutex::new(Registry::new());
+        static HOOKS: Mutex<Option<Hook>> = Mutex::new(None);
+        let act = |service: &str| Act::Call(format!("/trust_hook/{service}"));
+        // A hook that refuses something itself and installs a hook: with the hook's lock
+        // held while it runs, this would never return.
+        let (tx, heard) = std::sync::mpsc::channel::<String>();
+        let tx = Mutex::new(tx);
+        *HOOKS.locked() = Some(Arc::new(move |r: &Refusal| {
+            let _ = tx.locked().send(r.act.to_string());
+            if r.act == act("outer") {
+                refuse_in(
+                    &REGISTRY,
+                    &HOOKS,
+                    &act("inner"),
+                    ip(STRANGER),
+                    "/c",
+                    "a test",
+                );
+                *HOOKS.locked() = Some(Arc::new(|_: &Refusal| {}));
+            }
+        }));
+        let (done_tx, done) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let n = refuse_in(
+                &REGISTRY,
+                &HOOKS,
+                &act("outer"),
+                ip(STRANGER),
+                "/c",
+                "a test",
+            );
+            let _ = done_tx.send(n);
+        });
+        assert_eq!(
+            done.recv_timeout(std::time::Duration::from_secs(10)),
+            Ok(1),
+            "the refusal did not return: the hook ran under the lock"
+        );
+        let said: Vec<String> = heard.try_iter().collect();
+        assert_eq!(said, ["call /trust_hook/outer", "call /trust_hook/inner"]);
+        // The hook the hook installed is in force: the first one hears nothing more.
+        refuse_in(
+            &REGISTRY,
+            &HOOKS,
+            &act("later"),
+            ip(STRANGER),
+            "/c",
+            "a test",
+        );
+        assert_eq!(heard.try_iter().count(), 0);
+        assert_eq!(REGISTRY.locked().listed.len(), 3);
     }
 }

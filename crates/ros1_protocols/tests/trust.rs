@@ -1,8 +1,10 @@
 //! The trust file ([`ros1_protocols::trust`]) enforced against a real rosmaster and real
 //! peers: `rostopic pub` publishing to a direct subscription, a node's slave API called by
-//! Python's XML-RPC client and `rosnode kill`, the master's own `publisherUpdate`, and
-//! `rosservice call` / `rosservice info` on our services. Every peer here is on
-//! 127.0.0.1, so a policy that does not name `self` (or 127.0.0.1) refuses them.
+//! Python's XML-RPC client and `rosnode kill`, the master's own `publisherUpdate` and
+//! `shutdown` (a rospy node registering our node's name), `rosservice call` /
+//! `rosservice info` on our services, and our service client sent by the master to a
+//! server registered by another caller. Every peer here is on 127.0.0.1, so a policy that
+//! does not name `self` (or 127.0.0.1) refuses them.
 //!
 //! The policy in force is process-wide: this file is a test binary of its own, its tests
 //! run one at a time ([`serial`]) and each installs the policy it needs (or none,
@@ -14,6 +16,7 @@ use ros1_protocols::direct::{self, DirectSubscriber, RETRY_AFTER};
 use ros1_protocols::msgs::std_msgs::String as Text;
 use ros1_protocols::msgs::std_srvs::{SetBool, SetBoolReq, SetBoolRes};
 use ros1_protocols::runtime::{Config, Node};
+use ros1_protocols::service::{CallError, Client};
 use ros1_protocols::trust::{self, Act, Policy, Refusal};
 use std::net::IpAddr;
 use std::process::{Child, Output};
@@ -418,11 +421,114 @@ impl Drop for ThisNode {
     }
 }
 
+/// A rospy node named `name` (no `/`: in the root namespace), spinning until it is shut
+/// down: prints `UP` once registered, then what it was told, then `ENDED`.
+fn rospy_node(master: &Master, name: &str) -> Child {
+    const NODE: &str = "import sys, rospy\n\
+        rospy.init_node(sys.argv[1], disable_signals=True)\n\
+        print('UP', flush=True)\n\
+        rospy.spin()\n\
+        print('ENDED', flush=True)";
+    master
+        .tool("/usr/bin/python3", &["-c", NODE, name])
+        .spawn()
+        .expect("python3")
+}
+
 #[test]
-fn services_refuse_untrusted_callers_and_serve_this_computer() {
+fn a_node_whose_name_another_process_registers_refuses_the_masters_shutdown_and_takes_it_back() {
+    let _one = serial();
+    let master = Master::start();
+    // 127.0.0.1 (the master's host, and the other process's) may do anything, `shutdown`
+    // included: the master's `shutdown` is refused all the same.
+    install(
+        "rules: [{hosts: [self], publish: ['*'], call: ['*'], serve: ['*'], node_api: true, \
+         shutdown: true}]",
+    );
+    let name = "/trust_named";
+    let node = node(&master, name);
+    let _publisher = node
+        .advertise::<Text>("/trust_named_topic", 1, false)
+        .expect("advertise");
+    let _watch = node
+        .watch_publishers("/trust_named_watched", "std_msgs/String", |_| {})
+        .expect("watch");
+    let asking = ros1_protocols::master_api::Master::new(&master.uri, "/trust_test", "");
+    assert_eq!(asking.lookup_node(name).ok().as_deref(), Some(node.uri()));
+    // A rospy node registers the name: the master drops our registrations and asks our
+    // node to shut down; it refuses, registers again, and the master shuts the other down.
+    let impostor = rospy_node(&master, "trust_named");
+    let shutdown = Act::NodeApi("shutdown".into());
+    assert!(
+        wait_until(PEER_WITHIN, || refusal_count(&shutdown, "/master") >= 1),
+        "{:?}\n{}",
+        trust::refusals(),
+        support::logs()
+    );
+    let ended = support::finish(impostor, PEER_WITHIN);
+    let said = String::from_utf8_lossy(&ended.stdout);
+    assert!(
+        said.contains("UP")
+            && said.contains(
+                "shutdown request: [/trust_named] Reason: new node registered with same name"
+            )
+            && said.contains("ENDED"),
+        "the other process was not shut down: {}",
+        describe(&ended)
+    );
+    assert_eq!(node.shutdown_requested(), None, "our node goes on");
+    // The name and the node's registrations are ours again.
+    let ours = || {
+        asking.lookup_node(name).ok().as_deref() == Some(node.uri())
+            && asking.system_state().is_ok_and(|s| {
+                s.publishers.iter().any(|t| {
+                    t.name == "/trust_named_topic" && t.connections.iter().any(|n| n == name)
+                }) && s.subscribers.iter().any(|t| {
+                    t.name == "/trust_named_watched" && t.connections.iter().any(|n| n == name)
+                })
+            })
+    };
+    assert!(wait_until(PEER_WITHIN, ours), "{}", support::logs());
+    assert_eq!(
+        warned(&format!(
+            "refused 127.0.0.1 (/master): node API shutdown; the master asks {name} to shut \
+             down ([{name}] Reason: new node registered with same name): another process \
+             registered this node's name at the master"
+        )),
+        1,
+        "{}",
+        support::logs()
+    );
+    assert!(
+        warned(&format!(
+            "{name}: another process registered this node's name at the master; took it back"
+        )) >= 1,
+        "{}",
+        support::logs()
+    );
+    // Not for the master's `shutdown` only: `rosnode kill` from a host with `shutdown`
+    // still ends the node.
+    let kill = master.run("/usr/bin/rosnode", &["kill", name], PEER_WITHIN);
+    assert!(kill.status.success(), "{}", describe(&kill));
+    assert!(
+        node.shutdown_requested()
+            .is_some_and(|why| why.starts_with("/rosnode")),
+        "{:?}",
+        node.shutdown_requested()
+    );
+}
+
+#[test]
+fn this_processs_node_and_services_under_a_trust_file() {
     let _one = serial();
     let master = Master::start();
     let _this = ThisNode::start(&master);
+    services_refuse_untrusted_callers_and_serve_this_computer(&master);
+    clients_use_only_servers_the_trust_file_lets_serve(&master);
+    the_node_takes_its_name_and_services_back(&master);
+}
+
+fn services_refuse_untrusted_callers_and_serve_this_computer(master: &Master) {
     // 127.0.0.1 may publish and change a node, not call a service.
     install("rules: [{hosts: [self], publish: ['*'], node_api: true}]");
     let calls = Arc::new(AtomicUsize::new(0));
@@ -431,7 +537,7 @@ fn services_refuse_untrusted_callers_and_serve_this_computer() {
         ros1_protocols::service::advertise::<SetBool, _>(service, enabling("enabled", &calls))
             .expect("advertise");
     assert_eq!(enable.name(), service);
-    let call = rosservice(&master, &["call", service, "data: true"]);
+    let call = rosservice(master, &["call", service, "data: true"]);
     let said = output(&call);
     assert!(!call.status.success(), "{}", describe(&call));
     assert!(
@@ -457,7 +563,7 @@ fn services_refuse_untrusted_callers_and_serve_this_computer() {
     assert_eq!(mine[0].count, 1, "{mine:?}");
     assert!(mine[0].caller_id.starts_with("/rosservice"), "{mine:?}");
     // Discovery (a `probe`) is answered all the same.
-    let info = rosservice(&master, &["info", service]);
+    let info = rosservice(master, &["info", service]);
     let said = output(&info);
     assert!(
         info.status.success()
@@ -471,7 +577,7 @@ fn services_refuse_untrusted_callers_and_serve_this_computer() {
     // on it.
     trust::uninstall();
     assert!(trust::installed().is_none());
-    let call = rosservice(&master, &["call", service, "data: true"]);
+    let call = rosservice(master, &["call", service, "data: true"]);
     assert!(
         call.status.success() && output(&call).contains("message: \"enabled\""),
         "{}",
@@ -484,7 +590,7 @@ fn services_refuse_untrusted_callers_and_serve_this_computer() {
         enabling("served locally", &local_calls),
     )
     .expect("advertise");
-    let call = rosservice(&master, &["call", "/trust_test/local", "data: true"]);
+    let call = rosservice(master, &["call", "/trust_test/local", "data: true"]);
     let said = output(&call);
     assert!(
         call.status.success() && said.contains("success: True"),
@@ -501,4 +607,169 @@ fn services_refuse_untrusted_callers_and_serve_this_computer() {
         0
     );
     drop((enable, local));
+}
+
+/// A server that takes connections and is sent nothing: for each connection, the bytes it
+/// was sent before the caller closed it.
+fn silent_server() -> (u16, Receiver<usize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("port").port();
+    let (tx, sent) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let _ = stream.set_read_timeout(Some(PEER_WITHIN));
+            let mut got = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut stream, &mut got);
+            if tx.send(got.len()).is_err() {
+                return;
+            }
+        }
+    });
+    (port, sent)
+}
+
+fn clients_use_only_servers_the_trust_file_lets_serve(master: &Master) {
+    // 127.0.0.1 may serve /trust_test/enable only.
+    install(
+        "rules: [{hosts: [self], publish: ['*'], call: ['*'], serve: [/trust_test/enable], \
+         node_api: true}]",
+    );
+    let calls = Arc::new(AtomicUsize::new(0));
+    let enable = ros1_protocols::service::advertise::<SetBool, _>(
+        "/trust_test/enable",
+        enabling("enabled", &calls),
+    )
+    .expect("advertise");
+    let req = SetBoolReq { data: true };
+    let within = Duration::from_secs(5);
+    let client = Client::<SetBool>::new("/trust_test/enable").expect("client");
+    let res = client
+        .call(&req, within)
+        .expect("a server the file lets serve");
+    assert_eq!(res.message, "enabled");
+    // Another caller registers a server of a service our node calls (any host can, at
+    // the master): the client connects, sends nothing, and fails.
+    let (port, sent) = silent_server();
+    let impostor =
+        ros1_protocols::master_api::Master::new(&master.uri, "/impostor", "http://127.0.0.1:9/");
+    let uri = format!("rosrpc://127.0.0.1:{port}");
+    impostor
+        .register_service("/trust_test/hijacked", &uri)
+        .expect("registerService");
+    let hijacked = Client::<SetBool>::new("/trust_test/hijacked").expect("client");
+    let refused = || CallError::Failed {
+        service: "/trust_test/hijacked".into(),
+        reason: "refused: 127.0.0.1 may not serve /trust_test/hijacked (trust file)".into(),
+    };
+    assert_eq!(hijacked.call(&req, within), Err(refused()));
+    assert_eq!(sent.recv_timeout(PEER_WITHIN), Ok(0), "sent to the server");
+    let serve = Act::Serve("/trust_test/hijacked".into());
+    assert_eq!(refusal_count(&serve, &uri), 1, "{:?}", trust::refusals());
+    assert_eq!(
+        warned(&format!(
+            "refused 127.0.0.1 ({uri}): serve /trust_test/hijacked; not allowed by the trust \
+             file (a rule naming 127.0.0.1 with `serve: [/trust_test/hijacked]` would allow it)"
+        )),
+        1,
+        "{}",
+        support::logs()
+    );
+    // Each call asks the master again (it may have a new server by then), once.
+    assert_eq!(hijacked.call(&req, within), Err(refused()));
+    assert_eq!(sent.recv_timeout(PEER_WITHIN), Ok(0));
+    assert_eq!(refusal_count(&serve, &uri), 2);
+    assert!(sent.try_recv().is_err(), "connected more than once a call");
+    // A file without `serve:` (one written before it existed) lets no server serve: a
+    // client connecting anew is refused our own service too.
+    install("rules: [{hosts: [self], publish: ['*'], call: ['*'], node_api: true}]");
+    let fresh = Client::<SetBool>::new("/trust_test/enable").expect("client");
+    let e = fresh.call(&req, within).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/trust_test/enable: refused: 127.0.0.1 may not serve /trust_test/enable (trust file)"
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "only the first call was served"
+    );
+    // With no trust file, any server.
+    trust::uninstall();
+    assert_eq!(
+        fresh.call(&req, within).map(|r| r.message).as_deref(),
+        Ok("enabled")
+    );
+    drop(enable);
+}
+
+fn the_node_takes_its_name_and_services_back(master: &Master) {
+    install("rules: [{hosts: [self], publish: ['*'], call: ['*'], serve: ['*'], node_api: true}]");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let kept = ros1_protocols::service::advertise::<SetBool, _>(
+        "/trust_test/kept",
+        enabling("kept", &calls),
+    )
+    .expect("advertise");
+    // The watch takes the name back (it also registers the services).
+    ros1_protocols::master::watch();
+    let name = ros1_protocols::this_node::name();
+    assert_eq!(name, "/trust_services");
+    let impostor = rospy_node(master, "trust_services");
+    let shutdown = Act::NodeApi("shutdown".into());
+    assert!(
+        wait_until(PEER_WITHIN, || refusal_count(&shutdown, "/master") >= 1),
+        "{:?}\n{}",
+        trust::refusals(),
+        support::logs()
+    );
+    let ended = support::finish(impostor, PEER_WITHIN);
+    assert!(
+        String::from_utf8_lossy(&ended.stdout).contains("ENDED"),
+        "the other process was not shut down: {}",
+        describe(&ended)
+    );
+    assert!(ros1_protocols::this_node::is_ok(), "our node goes on");
+    let asking = ros1_protocols::master_api::Master::new(&master.uri, "/trust_test", "");
+    let ours = || {
+        asking.lookup_node(&name).ok() == Some(ros1_protocols::this_node::uri())
+            && asking.lookup_service("/trust_test/kept").ok().as_deref() == Some(kept.uri())
+            && asking.system_state().is_ok_and(|s| {
+                s.publishers
+                    .iter()
+                    .any(|t| t.name == "/rosout" && t.connections.contains(&name))
+            })
+    };
+    assert!(wait_until(PEER_WITHIN, ours), "{}", support::logs());
+    assert!(
+        warned("another process registered this node's name at the ROS master") >= 1,
+        "{}",
+        support::logs()
+    );
+    let call = rosservice(master, &["call", "/trust_test/kept", "data: true"]);
+    assert!(
+        call.status.success() && output(&call).contains("message: \"kept\""),
+        "{}",
+        describe(&call)
+    );
+    // Another process under the name serving the same service (a second copy of the
+    // node): what the master lists under the name before the node registers again is
+    // the other's, and the node's own service is registered again all the same.
+    let before = refusal_count(&shutdown, "/master");
+    let copy = ros1_protocols::master_api::Master::new(&master.uri, &name, "http://127.0.0.1:9/");
+    copy.register_service("/trust_test/kept", "rosrpc://127.0.0.1:9")
+        .expect("registerService");
+    assert!(
+        wait_until(PEER_WITHIN, || refusal_count(&shutdown, "/master") > before),
+        "{}",
+        support::logs()
+    );
+    assert!(wait_until(PEER_WITHIN, ours), "{}", support::logs());
+    let call = rosservice(master, &["call", "/trust_test/kept", "data: true"]);
+    assert!(
+        call.status.success() && output(&call).contains("message: \"kept\""),
+        "{}",
+        describe(&call)
+    );
+    drop(kept);
 }

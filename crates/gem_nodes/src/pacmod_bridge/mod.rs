@@ -75,7 +75,7 @@ gem_ros::interface_table! {
         /// The enable request.
         ENABLE: Trigger = Decl::serves("~enable", "an operator's enable request, from the car computer only (signal_sources calls it on the operator's signed engage; other hosts are refused, naming their address): engages from waiting, from a disengagement or from a latched fault (the handshake again); answers the state");
         /// Calibration runs.
-        CALIBRATE: CalibrationRun = Decl::serves("~calibrate", "a calibration run: hold a pedal fraction (`accelerator`, `brake`, at most the map's last row) or a speed (`speed`), and a steering-wheel angle, until a duration, a distance or a speed limit, then brake to rest; `stop` ends it; refused while a controller drives the car or a report is missing; the status's `calibration` value follows the run");
+        CALIBRATE: CalibrationRun = Decl::serves("~calibrate", "a calibration run, from the car computer only (other hosts are refused, naming their address): hold a pedal fraction (`accelerator`, `brake`, at most the map's last row) or a speed (`speed`), and a steering-wheel angle, until a duration, a distance or a speed limit, then brake to rest; `stop` ends it; refused while a controller drives the car or a report is missing; the status's `calibration` value follows the run");
     ];
 }
 
@@ -161,8 +161,17 @@ fn run() -> anyhow::Result<()> {
         p.bridge.command_timeout,
         time::is_sim_time()
     );
-    if p.enable_at_start {
-        shared.handle(Event::EnableRequest);
+    // Only a simulated car engages by itself: on wall time (the real car) the parameter,
+    // which any host that reaches the master can set, is refused, and the operator
+    // engages (docs/security.md).
+    match (p.enable_at_start, time::is_sim_time()) {
+        (true, true) => {
+            shared.handle(Event::EnableRequest);
+        }
+        (true, false) => tracing::warn!(
+            "~enable_at_start refused: not on sim time (a real car is engaged by its operator, `gemctl operator`)"
+        ),
+        (false, _) => {}
     }
     let mut ticker = Ticker::from_rate(p.rate_hz);
     while ticker.wait().is_some() {
@@ -214,7 +223,8 @@ fn wire(s: &Arc<Shared>) -> Result<(Vec<DirectSubscriber>, [Service; 2]), RosErr
         })
     })?;
     let sh = s.clone();
-    let calibrate = crate::interface::serve(&CALIBRATE, move |req| {
+    // A calibration run drives the car: from the car computer only, as the engage.
+    let calibrate = crate::interface::serve_from_this_computer(&CALIBRATE, move |req| {
         Ok(match sh.calibrate(&req) {
             Ok((run, message)) => CalibrationRunRes {
                 accepted: true,

@@ -14,7 +14,7 @@ gem_ros::param_table! {
     /// Every parameter, in the order of its documentation table.
     pub const PARAMS = [
         RATE = ParamSpec::float("rate", 30.0, "Hz", "command rate (ROS time): each tick sends the PACMod its commands, as often as the driver writes them to the CAN bus").positive();
-        ENABLE_AT_START = ParamSpec::bool("enable_at_start", false, "ask the PACMod to enable at start-up, as `~enable` does; otherwise the bridge waits for an enable request or for the PACMod to report itself enabled");
+        ENABLE_AT_START = ParamSpec::bool("enable_at_start", false, "ask the PACMod to enable at start-up, as `~enable` does, on sim time only (on wall time, the real car, it is refused with a warning: the operator engages); otherwise the bridge waits for an enable request or for the PACMod to report itself enabled");
         DIAGNOSTICS_RATE = ParamSpec::float("diagnostics_rate", 1.0, "Hz", "heartbeat of the `/diagnostics` status (state changes are published at once)").positive();
         COMMAND_TIMEOUT = ParamSpec::float("command_timeout_s", BRIDGE.command_timeout.as_secs_f64(), "s", "watchdog: no valid drive command for longer than this brakes the car to rest").feeds(&[field!(BridgeConfig.command_timeout)]);
         SHIFT_SETTLE = ParamSpec::float("shift_settle_s", BRIDGE.shift_settle.as_secs_f64(), "s", "forward is selected with the brake held for this long before driving").feeds(&[field!(BridgeConfig.shift_settle)]);

@@ -115,6 +115,8 @@ fn beat(
 ) {
     // One byte more than the longest datagram: a longer one shows as too long.
     let mut buf = [0u8; MAX_DATAGRAM + 1];
+    // One engage request at a time: another while one is with the bridge is dropped.
+    let engaging = Arc::new(AtomicBool::new(false));
     let mut last = Strength::NotConnected;
     while !stop.load(Ordering::Relaxed) {
         let (beats, next) = end.locked().tick(origin.elapsed());
@@ -157,20 +159,31 @@ fn beat(
                 station,
                 request,
             } => {
+                if engaging.swap(true, Ordering::SeqCst) {
+                    tracing::warn!(
+                        "operator link: engage request from {from} dropped: the last one is still with the bridge"
+                    );
+                    continue;
+                }
                 tracing::warn!("operator link: engage requested by the operator station at {from}");
                 // The bridge's answer may take a moment: not on the heartbeat's thread.
-                let (end, engage) = (end.clone(), engage.clone());
                 let Ok(reply) = socket.try_clone() else {
+                    engaging.store(false, Ordering::SeqCst);
                     continue;
                 };
-                let _ = std::thread::Builder::new()
+                let (end, engage, done) = (end.clone(), engage.clone(), engaging.clone());
+                let spawned = std::thread::Builder::new()
                     .name("operator_engage".into())
                     .spawn(move || {
                         let (ok, text) = engage();
                         tracing::info!("operator link: engage from {from}: {text}");
                         let answer = end.locked().answer_engage(station, request, ok, &text);
                         let _ = reply.send_to(&answer, from);
+                        done.store(false, Ordering::SeqCst);
                     });
+                if spawned.is_err() {
+                    engaging.store(false, Ordering::SeqCst);
+                }
             }
         }
     }

@@ -38,4 +38,5 @@ mod xml;
 pub use config::{Config, RuntimeError};
 pub use node::{InboundLink, Node, NodeHandle, PublisherWatch};
 pub use publisher::{Publisher, TypeInfo};
+pub use state::RECLAIM_EVERY;
 pub use xml::BadCall;

@@ -50,6 +50,8 @@ impl Node {
             shutdown: (Mutex::new(None), Condvar::new()),
             on_param: Mutex::new(None),
             inbound: Mutex::default(),
+            on_name_taken: Mutex::new(None),
+            reclaim: Mutex::default(),
         });
         let _ = cell.set(Arc::downgrade(&shared));
         let tcpros = publisher::listen(&shared, bind).map_err(io("cannot start TCPROS"))?;
@@ -149,25 +151,18 @@ impl Node {
     /// publishers the master lists now. Returns how many topics were registered; the first
     /// failure ends the round (the caller tries again later).
     pub fn register_again(&self) -> Result<usize, RuntimeError> {
-        let s = &self.shared;
-        let published: Vec<(String, String)> = s
-            .publications
-            .locked()
-            .values()
-            .map(|t| (t.name.clone(), t.msg_type.clone()))
-            .collect();
-        for (topic, kind) in &published {
-            s.master_call("registerPublisher", &[topic, kind, &s.uri])
-                .map_err(RuntimeError::Master)?;
-        }
-        let watched = s.subscriptions();
-        for (topic, kind) in &watched {
-            let listed = s
-                .master_call("registerSubscriber", &[topic, kind, &s.uri])
-                .map_err(RuntimeError::Master)?;
-            s.publisher_update(topic, &strings(&listed));
-        }
-        Ok(published.len() + watched.len())
+        self.shared.register_again()
+    }
+
+    /// Sets what takes the node's name back when the master asks the node to shut down
+    /// because another process registered its name (refused under a trust file, see
+    /// [`crate::trust`]): `hook` is called on a thread of its own, at most once per
+    /// [`super::RECLAIM_EVERY`], and must register the node again. Without a hook the
+    /// node registers its topics again itself ([`Node::register_again`]); a process that
+    /// also serves services sets one (the master watch does: the master dropped every
+    /// registration under the name). Replaces any earlier hook.
+    pub fn on_name_taken(&self, hook: impl Fn() + Send + Sync + 'static) {
+        *self.shared.on_name_taken.locked() = Some(Arc::new(hook));
     }
 
     /// Subscribes to `topic`'s publisher list: registers this node as a subscriber of type

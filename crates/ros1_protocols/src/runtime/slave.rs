@@ -16,7 +16,15 @@
 //!
 //! Under a trust file ([`crate::trust`]) the methods that change the node
 //! ([`CHANGING_METHODS`]) are answered with code -1 and no effect unless the caller's
-//! address has `node_api`; the others stay open to every host (anyone may subscribe).
+//! address has the grant: `node_api` for `publisherUpdate` and `paramUpdate`, `shutdown`
+//! for `shutdown`; the others stay open to every host (anyone may subscribe).
+//!
+//! The master calls `shutdown` (caller id `/master`, [`MASTER_CALLER_ID`]) on a node when
+//! another process registers the node's name, which any host may do. Under a trust file
+//! that call is refused whatever its address (code -1, recorded as a refusal), and the
+//! node registers again with the master to take its name back, on a thread of its own
+//! and at most once per [`super::RECLAIM_EVERY`] ([`super::Node::on_name_taken`]). With no
+//! trust file the node shuts down, as ROS's nodes do.
 
 use super::config::Config;
 use super::serve::{self, read_exact_by, read_some_by, write_all_by, Gate, Pass};
@@ -58,7 +66,7 @@ pub(crate) fn listen(
             let policy = crate::trust::installed();
             serve_caller(
                 &name_owned,
-                node.as_deref(),
+                node.as_ref(),
                 stream,
                 peer,
                 deadline,
@@ -83,7 +91,7 @@ enum Refused {
 /// One caller: its request, answered under `policy` (the trust file in force).
 fn serve_caller(
     node_name: &str,
-    node: Option<&Shared>,
+    node: Option<&Arc<Shared>>,
     mut stream: TcpStream,
     peer: SocketAddr,
     deadline: Instant,
@@ -95,8 +103,15 @@ fn serve_caller(
         Ok(body) => match xml::parse_call(&body) {
             Ok((method, params)) => {
                 tracing::debug!("{node_name}: {method} from {peer}");
-                let answer = match (refusal(policy, peer, &method, &params), node) {
-                    (Some(refused), _) => Some(refused),
+                let denial = refusal(policy, peer, node_name, &method, &params);
+                let answer = match (denial, node) {
+                    (Some(Denial::NameTaken(refused)), Some(node)) => {
+                        node.name_taken();
+                        Some(refused)
+                    }
+                    (Some(Denial::NameTaken(refused) | Denial::Refused(refused)), _) => {
+                        Some(refused)
+                    }
                     (None, Some(node)) => call(node, &method, &params),
                     (None, None) => Some(answer(0, "the node is starting", Value::Int(0))),
                 };
@@ -199,30 +214,69 @@ fn read_request(
     Ok(body)
 }
 
-/// The slave-API methods that change a node, which a trust file grants with `node_api`.
+/// The slave-API methods that change a node, which a trust file grants: `shutdown` with
+/// `shutdown`, the others with `node_api`.
 pub const CHANGING_METHODS: [&str; 3] = ["publisherUpdate", "paramUpdate", "shutdown"];
 
-/// The answer refusing `method` to `peer` under `policy` (code -1, recorded as a
-/// refusal); `None` if it may call it.
+/// The caller id the master calls a node's `shutdown` with when another process registered
+/// the node's name (rosmaster: `shutdown('/master', '[<name>] Reason: new node registered
+/// with same name')`).
+pub const MASTER_CALLER_ID: &str = "/master";
+
+/// A call the slave API does not carry out under a trust file.
+#[derive(Debug, PartialEq)]
+enum Denial {
+    /// Refused: the answer.
+    Refused(Value),
+    /// The master's `shutdown`: another process registered the node's name. Refused (the
+    /// answer), and the node is to take its name back.
+    NameTaken(Value),
+}
+
+/// Why node `node_name` does not carry out `method` for `peer` under `policy` (code -1,
+/// recorded as a refusal); `None` if it does.
 fn refusal(
     policy: Option<&Policy>,
     peer: SocketAddr,
+    node_name: &str,
     method: &str,
     params: &[Value],
-) -> Option<Value> {
+) -> Option<Denial> {
     let policy = policy?;
-    let ip = crate::trust::canonical(peer.ip());
-    if !CHANGING_METHODS.contains(&method) || policy.may_change_node(ip) {
+    if !CHANGING_METHODS.contains(&method) {
         return None;
     }
+    let ip = crate::trust::canonical(peer.ip());
     let act = Act::NodeApi(method.to_owned());
     let caller = text(params.first());
+    if method == "shutdown" && caller == MASTER_CALLER_ID {
+        // Whatever the address: any host can register any name at the master, which then
+        // asks the name's holder to go.
+        let said = crate::trust::clean_caller(text(params.get(1)));
+        let why = format!(
+            "the master asks {node_name} to shut down ({said}): another process registered \
+             this node's name at the master; under the trust file the node keeps running and \
+             registers again to take its name back"
+        );
+        crate::trust::refuse(&act, ip, caller, &why);
+        return Some(Denial::NameTaken(answer(
+            -1,
+            &format!(
+                "refused: {node_name} does not shut down for another process registering its \
+                 name at the master ({said}); it registers again (trust file)"
+            ),
+            Value::Int(0),
+        )));
+    }
+    if policy.allows(ip, &act) {
+        return None;
+    }
     crate::trust::refuse(&act, ip, caller, &policy.refusal_reason(ip, &act));
-    Some(answer(
+    Some(Denial::Refused(answer(
         -1,
         &format!("refused: {ip} may not call {method} on this node (trust file)"),
         Value::Int(0),
-    ))
+    )))
 }
 
 fn answer(code: i32, message: &str, value: Value) -> Value {
@@ -458,8 +512,8 @@ mod tests {
     }
 
     #[test]
-    fn a_host_with_node_api_or_no_policy_shuts_the_node_down() {
-        let with = Policy::parse("rules: [{hosts: ['127.0.0.0/8'], node_api: true}]").unwrap();
+    fn a_host_with_shutdown_or_no_policy_shuts_the_node_down() {
+        let with = Policy::parse("rules: [{hosts: ['127.0.0.0/8'], shutdown: true}]").unwrap();
         for (name, policy) in [
             ("/trust_slave_allowed", Some(with)),
             ("/trust_slave_open", None),
@@ -473,5 +527,137 @@ mod tests {
                 "{name}"
             );
         }
+        // With no trust file the master's shutdown ends the node, as in ROS.
+        let node = node("/trust_slave_open_master");
+        let said = "[/trust_slave_open_master] Reason: new node registered with same name";
+        let answer = call_once(&node, None, "shutdown", vec![s("/master"), s(said)]);
+        assert_eq!(answer[0], Value::Int(1), "{answer:?}");
+        assert_eq!(node.shutdown_requested(), Some(format!("/master: {said}")));
+    }
+
+    #[test]
+    fn node_api_is_not_shutdown() {
+        let node = node("/trust_slave_node_api");
+        let callerid = format!("/rosnode_{}", std::process::id());
+        // The master's host: publisherUpdate and paramUpdate, not shutdown.
+        let policy = || Some(Policy::parse("rules: [{hosts: [self], node_api: true}]").unwrap());
+        let answer = call_once(&node, policy(), "shutdown", vec![s(&callerid), s("bye")]);
+        assert_eq!(
+            answer,
+            [
+                Value::Int(-1),
+                s("refused: 127.0.0.1 may not call shutdown on this node (trust file)"),
+                Value::Int(0)
+            ]
+        );
+        assert_eq!(node.shutdown_requested(), None);
+        let update = vec![s("/master"), s("/x"), Value::Array(Vec::new())];
+        let answer = call_once(&node, policy(), "publisherUpdate", update);
+        assert_eq!(
+            answer[0],
+            Value::Int(0),
+            "not subscribed, not refused: {answer:?}"
+        );
+        let answer = call_once(
+            &node,
+            policy(),
+            "paramUpdate",
+            vec![s("/master"), s("/x"), Value::Int(1)],
+        );
+        assert_eq!(answer[0], Value::Int(1), "{answer:?}");
+        let mine: Vec<String> = crate::trust::refusals()
+            .into_iter()
+            .filter(|r| r.caller_id == callerid)
+            .map(|r| format!("{} {}", r.act, r.count))
+            .collect();
+        assert_eq!(mine, ["node API shutdown 1"]);
+    }
+
+    #[test]
+    fn the_masters_shutdown_is_refused_and_the_node_takes_its_name_back() {
+        let node = node("/trust_slave_taken");
+        let (tx, reclaimed) = std::sync::mpsc::channel::<Instant>();
+        let tx = std::sync::Mutex::new(tx);
+        node.on_name_taken(move || {
+            let _ = tx.locked().send(Instant::now());
+        });
+        // 127.0.0.1 may do anything, shutdown included: the master's is refused all the same.
+        let all = "rules: [{hosts: [self], publish: ['*'], call: ['*'], serve: ['*'], \
+                   node_api: true, shutdown: true}]";
+        let policy = || Some(Policy::parse(all).unwrap());
+        let said = "[/trust_slave_taken] Reason: new node registered with same name";
+        let master_shutdown = || vec![s(MASTER_CALLER_ID), s(said)];
+        let answer = call_once(&node, policy(), "shutdown", master_shutdown());
+        assert_eq!(
+            answer,
+            [
+                Value::Int(-1),
+                s(&format!(
+                    "refused: /trust_slave_taken does not shut down for another process \
+                     registering its name at the master ({said}); it registers again (trust file)"
+                )),
+                Value::Int(0)
+            ]
+        );
+        assert_eq!(node.shutdown_requested(), None, "the node goes on");
+        let first = reclaimed
+            .recv_timeout(Duration::from_secs(5))
+            .expect("the node takes its name back");
+        // Two more takeovers at once: one more attempt, no sooner than RECLAIM_EVERY after
+        // the first.
+        for _ in 0..2 {
+            let answer = call_once(&node, policy(), "shutdown", master_shutdown());
+            assert_eq!(answer[0], Value::Int(-1));
+        }
+        let second = reclaimed
+            .recv_timeout(Duration::from_secs(5))
+            .expect("taken back again");
+        assert!(
+            second.duration_since(first) >= crate::runtime::RECLAIM_EVERY,
+            "{:?} after the first",
+            second.duration_since(first)
+        );
+        assert_eq!(
+            reclaimed
+                .recv_timeout(crate::runtime::RECLAIM_EVERY * 2)
+                .ok(),
+            None,
+            "the two takeovers made one attempt"
+        );
+        // Recorded under the master's caller id, from its address.
+        let mine: Vec<crate::trust::Refusal> = crate::trust::refusals()
+            .into_iter()
+            .filter(|r| r.caller_id == MASTER_CALLER_ID && r.act == Act::NodeApi("shutdown".into()))
+            .collect();
+        assert_eq!(mine.len(), 1, "{mine:?}");
+        assert!(mine[0].count >= 3, "{mine:?}");
+        // Its words alone do not make another process's `shutdown` the master's.
+        let answer = call_once(&node, policy(), "shutdown", vec![s("/rosnode"), s("kill")]);
+        assert_eq!(answer[0], Value::Int(1), "{answer:?}");
+        assert_eq!(node.shutdown_requested().as_deref(), Some("/rosnode: kill"));
+    }
+
+    #[test]
+    fn without_a_hook_the_node_registers_its_topics_again() {
+        // Nothing registered: the attempt asks no master, and counts.
+        let node = node("/trust_slave_taken_bare");
+        let policy = Some(Policy::parse("rules: [{hosts: [self], node_api: true}]").unwrap());
+        let answer = call_once(
+            &node,
+            policy,
+            "shutdown",
+            vec![
+                s(MASTER_CALLER_ID),
+                s("[/trust_slave_taken_bare] Reason: x"),
+            ],
+        );
+        assert_eq!(answer[0], Value::Int(-1));
+        let shared = node.shared().clone();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while shared.reclaim.locked().count == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let r = shared.reclaim.locked();
+        assert_eq!((r.count, r.pending), (1, false));
     }
 }

@@ -1,16 +1,19 @@
 //! What a node's threads share: its name and configuration, the topics it publishes with
-//! their links, the topics it watches, and a shutdown request. The slave server reads it,
-//! the TCPROS handshakes add links to it, the node owns it.
+//! their links, the topics it watches, a shutdown request, and taking its name back from
+//! another process. The slave server reads it, the TCPROS handshakes add links to it, the
+//! node owns it.
 
 use super::config::{Config, RuntimeError};
 use super::serve::{Gate, Pass};
 use crate::names::resolve;
+use crate::xmlrpc::strings;
 use crate::Lock;
 use crate::RosError;
 use std::collections::{HashMap, VecDeque};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 use xml_rpc::Value;
 
 /// A callback for a topic's publishers: the slave URIs the master lists.
@@ -18,6 +21,24 @@ pub(crate) type OnPublishers = dyn Fn(&[String]) + Send + Sync;
 
 /// A callback for `paramUpdate`: the parameter's key and its new value.
 pub(crate) type OnParam = dyn Fn(&str, &Value) + Send + Sync;
+
+/// What takes the node's name back when another process registered it (see
+/// `Node::on_name_taken`).
+pub(crate) type OnNameTaken = dyn Fn() + Send + Sync;
+
+/// The least time between two attempts to take the node's name back: two processes of
+/// ours under one name, both refusing the master's `shutdown`, take it from each other at
+/// this pace, not as fast as the master answers.
+pub const RECLAIM_EVERY: Duration = Duration::from_secs(1);
+
+/// Taking the node's name back: whether an attempt is due, and when the last one began.
+#[derive(Default)]
+pub(crate) struct Reclaim {
+    pub(crate) pending: bool,
+    pub(crate) last: Option<Instant>,
+    /// Attempts so far (logged the first time, then at the 10th, 100th, ...).
+    pub(crate) count: u64,
+}
 
 /// A watch's state (see `Node::watch_publishers`).
 pub(crate) struct Watcher {
@@ -45,6 +66,9 @@ pub(crate) struct Shared {
     pub(crate) on_param: Mutex<Option<Arc<OnParam>>>,
     /// Links subscribers on this node have made to publishers: id → (topic, publisher).
     pub(crate) inbound: Mutex<HashMap<u64, (String, String)>>,
+    /// What takes the name back (`None`: [`Shared::register_again`]).
+    pub(crate) on_name_taken: Mutex<Option<Arc<OnNameTaken>>>,
+    pub(crate) reclaim: Mutex<Reclaim>,
 }
 
 impl Shared {
@@ -103,6 +127,101 @@ impl Shared {
             (w.on_update)(publishers);
         }
         true
+    }
+
+    /// Registers every publication and watch of this node with the master again, handing
+    /// each watch the publishers the master lists now; how many topics. The first failure
+    /// ends the round.
+    pub(crate) fn register_again(&self) -> Result<usize, RuntimeError> {
+        let published: Vec<(String, String)> = self
+            .publications
+            .locked()
+            .values()
+            .map(|t| (t.name.clone(), t.msg_type.clone()))
+            .collect();
+        for (topic, kind) in &published {
+            self.master_call("registerPublisher", &[topic, kind, &self.uri])
+                .map_err(RuntimeError::Master)?;
+        }
+        let watched = self.subscriptions();
+        for (topic, kind) in &watched {
+            let listed = self
+                .master_call("registerSubscriber", &[topic, kind, &self.uri])
+                .map_err(RuntimeError::Master)?;
+            self.publisher_update(topic, &strings(&listed));
+        }
+        Ok(published.len() + watched.len())
+    }
+
+    /// Another process registered this node's name at the master (whose `shutdown` the
+    /// slave API refused under a trust file): takes it back, on a thread of its own, at
+    /// most once per [`RECLAIM_EVERY`] (an attempt asked for sooner waits; several asked
+    /// for meanwhile make one). The node's `on_name_taken` hook does it if one is set;
+    /// otherwise the node registers its topics again ([`Shared::register_again`]).
+    pub(crate) fn name_taken(self: &Arc<Self>) {
+        let wait = {
+            let mut r = self.reclaim.locked();
+            if r.pending {
+                return;
+            }
+            r.pending = true;
+            r.last.map_or(Duration::ZERO, |last| {
+                (last + RECLAIM_EVERY).saturating_duration_since(Instant::now())
+            })
+        };
+        let node = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("reclaim_name".into())
+            .spawn(move || {
+                std::thread::sleep(wait);
+                let Some(node) = node.upgrade() else { return };
+                node.reclaim_now();
+            });
+        if let Err(e) = spawned {
+            self.reclaim.locked().pending = false;
+            tracing::warn!(
+                "{}: cannot start a thread to take the node's name back: {e}",
+                self.name
+            );
+        }
+    }
+
+    /// One attempt at taking the name back (see [`Shared::name_taken`]).
+    fn reclaim_now(&self) {
+        let count = {
+            let mut r = self.reclaim.locked();
+            // Cleared before the attempt: a takeover from now on asks for another one.
+            r.pending = false;
+            r.last = Some(Instant::now());
+            r.count += 1;
+            r.count
+        };
+        if crate::xmlrpc::interrupted() {
+            return;
+        }
+        let hook = self.on_name_taken.locked().clone();
+        if let Some(hook) = hook {
+            hook();
+            return;
+        }
+        match self.register_again() {
+            Ok(topics) if crate::trust::logged_at(count) => tracing::warn!(
+                "{}: another process registered this node's name at the master; took it \
+                 back, registering {topics} topic(s) again{}",
+                self.name,
+                if count > 1 {
+                    format!(" ({count} times now)")
+                } else {
+                    String::new()
+                }
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::error!(
+                "{}: another process registered this node's name at the master, and \
+                 registering again failed: {e}",
+                self.name
+            ),
+        }
     }
 
     pub(crate) fn request_shutdown(&self, why: String) {

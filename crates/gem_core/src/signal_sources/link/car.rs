@@ -50,6 +50,17 @@ pub enum Heard {
     },
 }
 
+/// An address that asked for heartbeats.
+#[derive(Clone, Copy, Debug)]
+struct Listener {
+    at: SocketAddr,
+    /// Its last good hello.
+    hello: Duration,
+    /// Whether a good answer ever came from it: such a listener is the last to give its
+    /// place to a new one.
+    answered: bool,
+}
+
 /// The car's end of the link.
 #[derive(Debug)]
 pub struct CarEnd {
@@ -57,9 +68,13 @@ pub struct CarEnd {
     sealer: Sealer,
     fresh: Freshness,
     meter: LinkMeter,
-    /// (address, last good hello), the most recent last.
-    listeners: Vec<(SocketAddr, Duration)>,
+    /// The addresses that said hello lately, the most recent last.
+    listeners: Vec<Listener>,
     station: Option<SocketAddr>,
+    /// The session of the station's last good answer: never forgotten by `fresh`.
+    station_session: Option<u64>,
+    /// The heartbeat the last engage request taken named: a request must name a later one.
+    last_engage: u64,
     seq: u64,
     next_beat: Duration,
     rejections: Rejections,
@@ -76,6 +91,8 @@ impl CarEnd {
             meter: LinkMeter::new(limits),
             listeners: Vec::new(),
             station: None,
+            station_session: None,
+            last_engage: 0,
             seq: 0,
             next_beat: Duration::ZERO,
             rejections: Rejections::default(),
@@ -93,13 +110,13 @@ impl CarEnd {
         if now >= self.next_beat {
             self.next_beat = (self.next_beat + self.limits.period).max(now);
             self.listeners
-                .retain(|(_, at)| now.saturating_sub(*at) < HELLO_FORGOTTEN_AFTER);
+                .retain(|l| now.saturating_sub(l.hello) < HELLO_FORGOTTEN_AFTER);
             if !self.listeners.is_empty() {
                 self.seq += 1;
                 self.meter.sent(self.seq, now);
                 let beat = Message::Beat { seq: self.seq };
-                for (to, _) in &self.listeners {
-                    out.push((*to, self.sealer.seal(&beat)));
+                for l in &self.listeners {
+                    out.push((l.at, self.sealer.seal(&beat)));
                 }
             }
         }
@@ -112,30 +129,46 @@ impl CarEnd {
             Ok(o) => o,
             Err((kind, why)) => return self.drop(from, kind, why),
         };
-        if !self.fresh.take(opened.session, opened.counter) {
+        // The pin first: datagrams from elsewhere touch nothing, not even the counters.
+        if !self.limits.accepts(from.ip()) {
+            return self.drop(from, Reject::Unpinned, "not the pinned station".into());
+        }
+        if !self
+            .fresh
+            .take_keeping(opened.session, opened.counter, self.station_session)
+        {
             return self.drop(
                 from,
                 Reject::Replayed,
                 format!("counter {} of a session heard already", opened.counter),
             );
         }
-        if !self.limits.accepts(from.ip()) {
-            return self.drop(from, Reject::Unpinned, "not the pinned station".into());
-        }
         let session = self.sealer.session();
         match opened.message {
             Message::Hello => {
-                self.listeners.retain(|(a, _)| *a != from);
+                let answered = match self.listeners.iter().position(|l| l.at == from) {
+                    Some(i) => self.listeners.remove(i).answered,
+                    None => false,
+                };
                 if self.listeners.len() >= MAX_LISTENERS {
-                    // The oldest goes, unless it is the station.
+                    // The oldest that never answered goes; else the oldest but the station.
                     let i = self
                         .listeners
                         .iter()
-                        .position(|(a, _)| Some(*a) != self.station)
+                        .position(|l| !l.answered)
+                        .or_else(|| {
+                            self.listeners
+                                .iter()
+                                .position(|l| Some(l.at) != self.station)
+                        })
                         .unwrap_or(0);
                     self.listeners.remove(i);
                 }
-                self.listeners.push((from, now));
+                self.listeners.push(Listener {
+                    at: from,
+                    hello: now,
+                    answered,
+                });
                 Heard::Nothing
             }
             Message::Echo { car, .. } | Message::Engage { car, .. } if car != session => self.drop(
@@ -143,11 +176,31 @@ impl CarEnd {
                 Reject::Stale,
                 "an answer to another session of the car".into(),
             ),
+            Message::Echo { seq, .. }
+                if self
+                    .meter
+                    .sent_at(seq)
+                    .is_some_and(|at| now.saturating_sub(at) >= self.limits.lost_after) =>
+            {
+                // Held back on the way: counting it would keep a dead link alive.
+                self.drop(
+                    from,
+                    Reject::Stale,
+                    format!("the answer to heartbeat {seq} came after lost_after"),
+                )
+            }
             Message::Echo { seq, .. } => match self.meter.answered(seq, now) {
-                Some(_) if self.station == Some(from) => Heard::Nothing,
                 Some(_) => {
-                    self.station = Some(from);
-                    Heard::Station(from)
+                    self.station_session = Some(opened.session);
+                    if let Some(l) = self.listeners.iter_mut().find(|l| l.at == from) {
+                        l.answered = true;
+                    }
+                    if self.station == Some(from) {
+                        Heard::Nothing
+                    } else {
+                        self.station = Some(from);
+                        Heard::Station(from)
+                    }
                 }
                 None if self.meter.was_answered(seq) => self.drop(
                     from,
@@ -160,12 +213,25 @@ impl CarEnd {
                     format!("heartbeat {seq} is not one awaiting an answer"),
                 ),
             },
+            Message::Engage { seq, .. } if seq <= self.last_engage => self.drop(
+                from,
+                Reject::Replayed,
+                format!(
+                    "an engage request on heartbeat {seq}: one on heartbeat {} was taken",
+                    self.last_engage
+                ),
+            ),
             Message::Engage { seq, .. } => match self.meter.sent_at(seq) {
-                Some(at) if now.saturating_sub(at) < self.limits.lost_after => Heard::Engage {
-                    from,
-                    station: opened.session,
-                    request: opened.counter,
-                },
+                Some(at) if now.saturating_sub(at) < self.limits.lost_after => {
+                    // One engage per heartbeat, whatever the counters: a replayed request
+                    // is refused even once its session is forgotten.
+                    self.last_engage = seq;
+                    Heard::Engage {
+                        from,
+                        station: opened.session,
+                        request: opened.counter,
+                    }
+                }
                 _ => self.drop(
                     from,
                     Reject::Stale,
@@ -248,7 +314,7 @@ mod tests {
     ) {
         let mut t = from;
         while t < until {
-            if (t.as_millis() % 1000) == 0 && answering(t) {
+            if t.as_millis().is_multiple_of(1000) && answering(t) {
                 let h = station.hello();
                 sent.push(h.clone());
                 car.receive(&h, addr(OPS), t);
@@ -401,7 +467,24 @@ mod tests {
                 text: "engaging".into()
             }
         );
+        // A second request on the same heartbeat, however new its counter, is refused.
+        let again = station.engage(ms(2020)).unwrap();
+        assert!(matches!(
+            car.receive(&again, addr(OPS), ms(2030)),
+            Heard::Dropped {
+                kind: Reject::Replayed,
+                ..
+            }
+        ));
         // A request made on a heartbeat older than lost_after is stale: the station froze.
+        run(
+            &mut car,
+            &mut station,
+            ms(2100),
+            ms(2500),
+            |_| true,
+            &mut sent,
+        );
         let late = station.engage(ms(2500)).unwrap();
         assert!(matches!(
             car.receive(&late, addr(OPS), ms(4000)),
@@ -412,6 +495,67 @@ mod tests {
         ));
         // The station itself will not ask without a recent heartbeat.
         assert!(station.engage(ms(4000)).is_err());
+    }
+
+    #[test]
+    fn a_flood_of_other_sessions_makes_no_old_datagram_new_again() {
+        let limits = LinkLimits::DEFAULT;
+        let mut car = CarEnd::new(limits, Some(key()), 1);
+        let mut station = StationEnd::new(Some(key()), 2, limits.lost_after);
+        let mut sent = Vec::new();
+        run(&mut car, &mut station, ms(0), ms(2000), |_| true, &mut sent);
+        let request = station.engage(ms(2000)).unwrap();
+        assert!(matches!(
+            car.receive(&request, addr(OPS), ms(2005)),
+            Heard::Engage { .. }
+        ));
+        // Hellos of many other sessions (recorded from earlier stations) push sessions out
+        // of the counters' memory; the station's is kept, and the engage is refused by
+        // its heartbeat anyway.
+        for s in 100..100 + 2 * Freshness::SESSIONS as u64 {
+            let hello = StationEnd::new(Some(key()), s, limits.lost_after).hello();
+            car.receive(&hello, addr(SPOOF), ms(2010));
+        }
+        for d in sent.iter().chain([&request]) {
+            let heard = car.receive(d, addr(SPOOF), ms(2020));
+            assert!(
+                matches!(
+                    heard,
+                    Heard::Dropped {
+                        kind: Reject::Replayed,
+                        ..
+                    }
+                ),
+                "{heard:?}"
+            );
+        }
+        // The spoofed hellos never take the answering station's place among the listeners.
+        let (beats, _) = car.tick(ms(2200));
+        assert!(beats.iter().any(|(to, _)| *to == addr(OPS)), "{beats:?}");
+    }
+
+    #[test]
+    fn an_answer_held_back_past_lost_after_does_not_count() {
+        let limits = LinkLimits::DEFAULT;
+        let mut car = CarEnd::new(limits, Some(key()), 1);
+        let mut station = StationEnd::new(Some(key()), 2, limits.lost_after);
+        car.receive(&station.hello(), addr(OPS), ms(0));
+        let (beats, _) = car.tick(ms(0));
+        let FromCar::Beat { echo, .. } = station.receive(&beats[0].1, ms(0)) else {
+            panic!()
+        };
+        let heard = car.receive(&echo, addr(OPS), limits.lost_after);
+        assert!(
+            matches!(
+                heard,
+                Heard::Dropped {
+                    kind: Reject::Stale,
+                    ..
+                }
+            ),
+            "{heard:?}"
+        );
+        assert_eq!(car.strength(limits.lost_after), Strength::NotConnected);
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub enum FromCar {
         /// What the car says.
         text: String,
     },
-    /// Dropped, and why; `log` for the first of each kind and then at powers of two.
+    /// Dropped, and why; `log` for the 1st, 2nd, 4th, 8th... drop of any kind.
     Dropped {
         /// Why.
         kind: Reject,

@@ -471,12 +471,23 @@ impl Freshness {
 
     /// Takes (`session`, `counter`): true if it was new (and is now the session's last).
     pub fn take(&mut self, session: u64, counter: u64) -> bool {
+        self.take_keeping(session, counter, None)
+    }
+
+    /// [`Freshness::take`], never forgetting session `keep` (the station's, so that a
+    /// flood of other sessions cannot make its old datagrams new again).
+    pub fn take_keeping(&mut self, session: u64, counter: u64, keep: Option<u64>) -> bool {
         if !self.is_fresh(session, counter) {
             return false;
         }
         self.seen.retain(|(s, _)| *s != session);
         if self.seen.len() >= Self::SESSIONS {
-            self.seen.remove(0);
+            let oldest = self
+                .seen
+                .iter()
+                .position(|(s, _)| Some(*s) != keep)
+                .unwrap_or(0);
+            self.seen.remove(oldest);
         }
         self.seen.push((session, counter));
         true
@@ -496,9 +507,12 @@ impl Rejections {
     /// Sources whose drops are counted for the log limiter.
     pub const SOURCES: usize = 64;
 
-    /// Counts a drop of `kind` from `from`; true if this one should be logged.
+    /// Counts a drop of `kind` from `from`; true if this one should be logged. Beyond
+    /// [`Rejections::SOURCES`] sources at once, a new one is logged only at the 1st, 2nd,
+    /// 4th... drop of all: many spoofed sources cannot flood the log.
     pub fn count(&mut self, kind: Reject, from: std::net::IpAddr) -> bool {
         self.counts[kind as usize] += 1;
+        let crowded = self.sources.len() >= Self::SOURCES;
         let n = match self.sources.iter().position(|(a, _)| *a == from) {
             Some(i) => {
                 let mut entry = self.sources.remove(i);
@@ -507,10 +521,13 @@ impl Rejections {
                 entry.1
             }
             None => {
-                if self.sources.len() >= Self::SOURCES {
+                if crowded {
                     self.sources.remove(0);
                 }
                 self.sources.push((from, 1));
+                if crowded {
+                    return self.total().is_power_of_two();
+                }
                 1
             }
         };
@@ -663,6 +680,22 @@ mod tests {
             f.take(s, 1);
         }
         assert!(f.take(1, 2), "forgotten after SESSIONS newer sessions");
+    }
+
+    #[test]
+    fn drops_are_logged_at_powers_of_two_per_source_and_overall_when_crowded() {
+        let mut r = Rejections::default();
+        let a: std::net::IpAddr = "10.0.0.1".parse().unwrap();
+        let logged: Vec<bool> = (0..5).map(|_| r.count(Reject::Forged, a)).collect();
+        assert_eq!(logged, [true, true, false, true, false]);
+        // Many spoofed sources round robin: few lines, not one per drop.
+        let mut lines = 0;
+        for i in 0..10_000u32 {
+            let from = std::net::IpAddr::from(std::net::Ipv4Addr::from(0x0a00_0000 + (i % 500)));
+            lines += usize::from(r.count(Reject::Unkeyed, from));
+        }
+        assert!(lines < 100, "{lines} lines for 10,000 drops");
+        assert_eq!(r.total(), 10_005);
     }
 
     #[test]
