@@ -81,8 +81,9 @@
 //! - The rosmaster itself stays open: any host can register and unregister publishers,
 //!   subscribers and services under any node's name, set and delete parameters our nodes
 //!   read, or shut the master down. A refused publisher still shows in `rostopic info`;
-//!   a service whose registration a host took over stays unusable to our callers (refused
-//!   at each call) until its real server registers it again; a node whose name another
+//!   a service whose registration a host took over is refused to our clients at each call
+//!   (a client already connected keeps its connection) until its real server registers it
+//!   again (when that node restarts); a node whose name another
 //!   process registered takes it back, and two processes of ours under one name, both
 //!   under a trust file, take it from each other about once a second until one ends.
 //! - It checks addresses, not identities: a caller id is whatever the peer says it is (it

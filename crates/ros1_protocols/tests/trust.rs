@@ -439,12 +439,9 @@ fn rospy_node(master: &Master, name: &str) -> Child {
 fn a_node_whose_name_another_process_registers_refuses_the_masters_shutdown_and_takes_it_back() {
     let _one = serial();
     let master = Master::start();
-    // 127.0.0.1 (the master's host, and the other process's) may do anything, `shutdown`
-    // included: the master's `shutdown` is refused all the same.
-    install(
-        "rules: [{hosts: [self], publish: ['*'], call: ['*'], serve: ['*'], node_api: true, \
-         shutdown: true}]",
-    );
+    // 127.0.0.1 (the master's host, and the other process's) may do anything but shut a
+    // node down: the other process is an impostor, and the master's `shutdown` is refused.
+    install("rules: [{hosts: [self], publish: ['*'], call: ['*'], serve: ['*'], node_api: true}]");
     let name = "/trust_named";
     let node = node(&master, name);
     let _publisher = node
@@ -506,8 +503,34 @@ fn a_node_whose_name_another_process_registers_refuses_the_masters_shutdown_and_
         "{}",
         support::logs()
     );
-    // Not for the master's `shutdown` only: `rosnode kill` from a host with `shutdown`
-    // still ends the node.
+    // A host the file lets shut nodes down: a newcomer there (a restart) takes over.
+    install(
+        "rules: [{hosts: [self], publish: ['*'], call: ['*'], serve: ['*'], node_api: true, \
+         shutdown: true}]",
+    );
+    let successor = rospy_node(&master, "trust_named");
+    assert!(
+        wait_until(PEER_WITHIN, || node
+            .shutdown_requested()
+            .is_some_and(|why| why.contains("lets shut nodes down"))),
+        "{:?}\n{}",
+        node.shutdown_requested(),
+        support::logs()
+    );
+    let _ = support::finish(successor, Duration::ZERO);
+}
+
+#[test]
+fn rosnode_kill_from_a_host_with_shutdown_ends_a_node() {
+    let _one = serial();
+    let master = Master::start();
+    install("rules: [{hosts: [self], node_api: true, shutdown: true}]");
+    let name = "/trust_killed";
+    let node = node(&master, name);
+    // Registered with the master, so `rosnode` knows it.
+    let _publisher = node
+        .advertise::<Text>("/trust_killed_topic", 1, false)
+        .expect("advertise");
     let kill = master.run("/usr/bin/rosnode", &["kill", name], PEER_WITHIN);
     assert!(kill.status.success(), "{}", describe(&kill));
     assert!(

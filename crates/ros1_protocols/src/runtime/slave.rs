@@ -23,8 +23,10 @@
 //! another process registers the node's name, which any host may do. Under a trust file
 //! that call is refused whatever its address (code -1, recorded as a refusal), and the
 //! node registers again with the master to take its name back, on a thread of its own
-//! and at most once per [`super::RECLAIM_EVERY`] ([`super::Node::on_name_taken`]). With no
-//! trust file the node shuts down, as ROS's nodes do.
+//! and at most once per [`super::RECLAIM_EVERY`] ([`super::Node::on_name_taken`]) —
+//! unless the master now lists the name at an address the trust file lets shut nodes
+//! down (a restart on the car computer): that newcomer takes over, and the node shuts
+//! down. With no trust file the node shuts down, as ROS's nodes do.
 
 use super::config::Config;
 use super::serve::{self, read_exact_by, read_some_by, write_all_by, Gate, Pass};

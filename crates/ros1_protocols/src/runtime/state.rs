@@ -186,6 +186,31 @@ impl Shared {
         }
     }
 
+    /// The address of the process the master now lists under this node's name, when a
+    /// trust file lets that address shut nodes down; `None` otherwise (or when the master
+    /// cannot say).
+    fn trusted_successor(&self) -> Option<std::net::IpAddr> {
+        let policy = crate::trust::installed()?;
+        let uri = match self.master_call("lookupNode", &[&self.name]).ok()? {
+            Value::String(uri) => uri,
+            _ => return None,
+        };
+        if uri == self.uri {
+            return None;
+        }
+        let authority = uri.strip_prefix("http://")?.split('/').next()?;
+        let addresses = std::net::ToSocketAddrs::to_socket_addrs(authority).ok()?;
+        let mut trusted = None;
+        for a in addresses {
+            let ip = crate::trust::canonical(a.ip());
+            if !policy.allows(ip, &crate::trust::Act::NodeApi("shutdown".into())) {
+                return None;
+            }
+            trusted = Some(ip);
+        }
+        trusted
+    }
+
     /// One attempt at taking the name back (see [`Shared::name_taken`]).
     fn reclaim_now(&self) {
         let count = {
@@ -197,6 +222,15 @@ impl Shared {
             r.count
         };
         if crate::xmlrpc::interrupted() {
+            return;
+        }
+        // A newcomer on a host the trust file lets shut nodes down (a restart on the car
+        // computer) takes over, as ROS's nodes let it; an impostor elsewhere does not.
+        if let Some(host) = self.trusted_successor() {
+            self.request_shutdown(format!(
+                "the master: a process on {host}, which the trust file lets shut nodes down, \
+                 registered this node's name"
+            ));
             return;
         }
         let hook = self.on_name_taken.locked().clone();
