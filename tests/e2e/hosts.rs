@@ -81,8 +81,8 @@ impl Suite {
                 &format!("system_state_timeout_s:={timeout}"),
             ],
         );
-        let supervisor_view = hosts.observer(Role::Supervisor);
-        let vehicle_view = hosts.observer(Role::Vehicle);
+        let supervisor_view = Observer::on(&hosts, Role::Supervisor);
+        let vehicle_view = Observer::on(&hosts, Role::Vehicle);
         let suite = Suite {
             master: std::sync::Mutex::new(master),
             procs: vec![vehicle, supervisor],

@@ -159,7 +159,7 @@ fn on_a_guarded_car(check: fn(&Guarded) -> Result<(), String>) {
                         "15",
                     ],
                 );
-                let view = hosts.observer(Role::Vehicle);
+                let view = Observer::on(&hosts, Role::Vehicle);
                 let car = Guarded {
                     hosts,
                     dir,

@@ -614,7 +614,7 @@ fn on_the_car_and_a_laptop(check: fn(&Car) -> Result<(), String>) {
                     "gemctl",
                     &["operator", "--car", Role::Vehicle.ip()],
                 );
-                let view = hosts.observer(Role::Vehicle);
+                let view = Observer::on(&hosts, Role::Vehicle);
                 let car = Car {
                     hosts,
                     procs: vec![master, suite, operator],

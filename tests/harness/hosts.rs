@@ -345,13 +345,6 @@ impl Hosts {
         }
     }
 
-    /// Starts a `tests/py/host_observer.py` on `role`'s host.
-    pub fn observer(&self, role: Role) -> crate::lap::Observer {
-        crate::lap::Observer {
-            proc: self.spawn(role, "/usr/bin/python3", &["tests/py/host_observer.py"]),
-        }
-    }
-
     /// Runs `program args` on `role`'s host to completion (at most `timeout`), like
     /// [`Hosts::spawn`]; returns its exit success and output.
     pub fn run(

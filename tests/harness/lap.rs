@@ -43,6 +43,13 @@ pub struct Observer {
 }
 
 impl Observer {
+    /// Starts one on `role`'s host of `hosts`.
+    pub fn on(hosts: &crate::hosts::Hosts, role: crate::hosts::Role) -> Observer {
+        Observer {
+            proc: hosts.spawn(role, "/usr/bin/python3", &["tests/py/host_observer.py"]),
+        }
+    }
+
     /// Every event it printed so far.
     pub fn events(&self) -> Vec<Value> {
         self.proc
