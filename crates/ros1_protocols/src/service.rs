@@ -735,6 +735,21 @@ fn left(deadline: Instant) -> Result<Duration, Fault> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `caller` was refused `act` once, from 127.0.0.1.
+    fn refused_once_from_here(caller: &str, act: crate::trust::Act) {
+        let mine: Vec<_> = crate::trust::refusals()
+            .into_iter()
+            .filter(|r| r.caller_id == caller)
+            .collect();
+        assert_eq!(mine.len(), 1, "{mine:?}");
+        assert_eq!(mine[0].act, act);
+        assert_eq!(
+            mine[0].address,
+            "127.0.0.1".parse::<std::net::IpAddr>().unwrap()
+        );
+        assert_eq!(mine[0].count, 1);
+    }
     use crate::msgs::std_srvs::{SetBool, SetBoolRes};
     use rosrust::Message;
 
@@ -842,20 +857,10 @@ mod tests {
             0
         );
         assert_eq!(server.join().unwrap(), Ok(()));
-        let mine: Vec<_> = crate::trust::refusals()
-            .into_iter()
-            .filter(|r| r.caller_id == callerid)
-            .collect();
-        assert_eq!(mine.len(), 1, "{mine:?}");
-        assert_eq!(
-            mine[0].act,
-            crate::trust::Act::Call("/trust_test/enable".into())
+        refused_once_from_here(
+            &callerid,
+            crate::trust::Act::Call("/trust_test/enable".into()),
         );
-        assert_eq!(
-            mine[0].address,
-            "127.0.0.1".parse::<std::net::IpAddr>().unwrap()
-        );
-        assert_eq!(mine[0].count, 1);
     }
 
     #[test]
@@ -1005,20 +1010,7 @@ mod tests {
         assert!(sent.is_empty(), "sent to an untrusted server: {sent:?}");
         // Recorded, under the URI the master gave.
         let uri = format!("rosrpc://{addr}");
-        let mine: Vec<_> = crate::trust::refusals()
-            .into_iter()
-            .filter(|r| r.caller_id == uri)
-            .collect();
-        assert_eq!(mine.len(), 1, "{mine:?}");
-        assert_eq!(
-            mine[0].act,
-            crate::trust::Act::Serve("/trust_test/enable".into())
-        );
-        assert_eq!(
-            mine[0].address,
-            "127.0.0.1".parse::<std::net::IpAddr>().unwrap()
-        );
-        assert_eq!(mine[0].count, 1);
+        refused_once_from_here(&uri, crate::trust::Act::Serve("/trust_test/enable".into()));
         // The URI is forgotten: the next call asks the master (none here) instead of
         // going back to the same server.
         {

@@ -332,20 +332,31 @@ mod tests {
         }
     }
 
+    /// The car (session 1) and a station (session 2) holding the same key.
+    fn keyed(limits: LinkLimits) -> (CarEnd, StationEnd) {
+        (
+            CarEnd::new(limits, Some(key()), 1),
+            StationEnd::new(Some(key()), 2, limits.lost_after),
+        )
+    }
+
+    /// [`run`] with the station answering throughout.
+    fn answering(
+        car: &mut CarEnd,
+        station: &mut StationEnd,
+        from: Duration,
+        until: Duration,
+        sent: &mut Vec<Vec<u8>>,
+    ) {
+        run(car, station, from, until, |_| true, sent);
+    }
+
     #[test]
     fn a_keyed_station_keeps_the_link_and_a_replay_of_its_datagrams_does_not() {
         let limits = LinkLimits::DEFAULT;
-        let mut car = CarEnd::new(limits, Some(key()), 1);
-        let mut station = StationEnd::new(Some(key()), 2, limits.lost_after);
+        let (mut car, mut station) = keyed(limits);
         let mut captured = Vec::new();
-        run(
-            &mut car,
-            &mut station,
-            ms(0),
-            ms(5000),
-            |_| true,
-            &mut captured,
-        );
+        answering(&mut car, &mut station, ms(0), ms(5000), &mut captured);
         assert_eq!(car.strength(ms(5000)), Strength::Connected);
         assert_eq!(car.station(), Some(addr(OPS)));
         // The station freezes at 5 s; a spoofer replays everything it captured, from
@@ -382,14 +393,7 @@ mod tests {
         let mut old = CarEnd::new(limits, Some(key()), 1);
         let mut station = StationEnd::new(Some(key()), 2, limits.lost_after);
         let mut captured = Vec::new();
-        run(
-            &mut old,
-            &mut station,
-            ms(0),
-            ms(3000),
-            |_| true,
-            &mut captured,
-        );
+        answering(&mut old, &mut station, ms(0), ms(3000), &mut captured);
         // The car restarts (a new session); the spoofer replays the captured hello and
         // echoes, the last ones again and again.
         let mut car = CarEnd::new(limits, Some(key()), 3);
@@ -437,10 +441,9 @@ mod tests {
     #[test]
     fn an_engage_request_counts_once_and_only_on_a_recent_heartbeat() {
         let limits = LinkLimits::DEFAULT;
-        let mut car = CarEnd::new(limits, Some(key()), 1);
-        let mut station = StationEnd::new(Some(key()), 2, limits.lost_after);
+        let (mut car, mut station) = keyed(limits);
         let mut sent = Vec::new();
-        run(&mut car, &mut station, ms(0), ms(2000), |_| true, &mut sent);
+        answering(&mut car, &mut station, ms(0), ms(2000), &mut sent);
         let request = station.engage(ms(2000)).unwrap();
         let heard = car.receive(&request, addr(OPS), ms(2005));
         let Heard::Engage {
@@ -477,14 +480,7 @@ mod tests {
             }
         ));
         // A request made on a heartbeat older than lost_after is stale: the station froze.
-        run(
-            &mut car,
-            &mut station,
-            ms(2100),
-            ms(2500),
-            |_| true,
-            &mut sent,
-        );
+        answering(&mut car, &mut station, ms(2100), ms(2500), &mut sent);
         let late = station.engage(ms(2500)).unwrap();
         assert!(matches!(
             car.receive(&late, addr(OPS), ms(4000)),
@@ -500,10 +496,9 @@ mod tests {
     #[test]
     fn a_flood_of_other_sessions_makes_no_old_datagram_new_again() {
         let limits = LinkLimits::DEFAULT;
-        let mut car = CarEnd::new(limits, Some(key()), 1);
-        let mut station = StationEnd::new(Some(key()), 2, limits.lost_after);
+        let (mut car, mut station) = keyed(limits);
         let mut sent = Vec::new();
-        run(&mut car, &mut station, ms(0), ms(2000), |_| true, &mut sent);
+        answering(&mut car, &mut station, ms(0), ms(2000), &mut sent);
         let request = station.engage(ms(2000)).unwrap();
         assert!(matches!(
             car.receive(&request, addr(OPS), ms(2005)),
@@ -537,8 +532,7 @@ mod tests {
     #[test]
     fn an_answer_held_back_past_lost_after_does_not_count() {
         let limits = LinkLimits::DEFAULT;
-        let mut car = CarEnd::new(limits, Some(key()), 1);
-        let mut station = StationEnd::new(Some(key()), 2, limits.lost_after);
+        let (mut car, mut station) = keyed(limits);
         car.receive(&station.hello(), addr(OPS), ms(0));
         let (beats, _) = car.tick(ms(0));
         let FromCar::Beat { echo, .. } = station.receive(&beats[0].1, ms(0)) else {
@@ -564,8 +558,7 @@ mod tests {
             station: Some("10.0.0.30".parse().unwrap()),
             ..LinkLimits::DEFAULT
         };
-        let mut car = CarEnd::new(limits, Some(key()), 1);
-        let mut station = StationEnd::new(Some(key()), 2, limits.lost_after);
+        let (mut car, mut station) = keyed(limits);
         let heard = car.receive(&station.hello(), addr(SPOOF), ms(0));
         assert!(matches!(
             heard,
@@ -575,7 +568,7 @@ mod tests {
             }
         ));
         let mut sent = Vec::new();
-        run(&mut car, &mut station, ms(0), ms(5000), |_| true, &mut sent);
+        answering(&mut car, &mut station, ms(0), ms(5000), &mut sent);
         assert_eq!(car.strength(ms(5000)), Strength::Connected);
     }
 
@@ -583,10 +576,9 @@ mod tests {
     fn fuzzed_datagrams_change_nothing() {
         use rand::{Rng, SeedableRng};
         let limits = LinkLimits::DEFAULT;
-        let mut car = CarEnd::new(limits, Some(key()), 1);
-        let mut station = StationEnd::new(Some(key()), 2, limits.lost_after);
+        let (mut car, mut station) = keyed(limits);
         let mut sent = Vec::new();
-        run(&mut car, &mut station, ms(0), ms(3000), |_| true, &mut sent);
+        answering(&mut car, &mut station, ms(0), ms(3000), &mut sent);
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         let before = car.rejections().total();
         let n = 5000;
@@ -618,7 +610,7 @@ mod tests {
         let mut car = CarEnd::new(limits, None, 1);
         let mut station = StationEnd::new(None, 2, limits.lost_after);
         let mut sent = Vec::new();
-        run(&mut car, &mut station, ms(0), ms(5000), |_| true, &mut sent);
+        answering(&mut car, &mut station, ms(0), ms(5000), &mut sent);
         assert!(!car.keyed());
         assert_eq!(car.strength(ms(5000)), Strength::Connected);
     }
