@@ -47,7 +47,7 @@ const SETTLE_FLOOR_MPS: f64 = 0.05;
 /// the Ackermann lap's.
 pub const LAP_RATIO_TARGET: f64 = 1.5;
 /// How close to the cruise speed a lap is up to speed, m/s.
-const CRUISING_WITHIN_MPS: f64 = 0.1;
+pub const CRUISING_WITHIN_MPS: f64 = 0.1;
 
 /// The pose the controllers see: a GNSS/INS (its antenna offset removed, as `gnss_pose`
 /// does: the rear axle's pose and velocity) at 20 Hz, measured 0.05 s before it is

@@ -34,6 +34,7 @@ use crate::pacmod::{self, Settings, INS};
 use crate::track::{self, Controller, Scenario, CONTROL_EVERY, PHYSICS_DT, SOURCE_SPEEDS};
 use gem_core::control::closed_loop::{observation, rms, Ackermann, CommandPath, CrossTrackMeter};
 use gem_core::control::path::Path;
+use gem_core::control::speed::min_time_s;
 use gem_core::control::tracker::{Tracker, TrackerConfig};
 use gem_core::geometry::{Point, Pose};
 use gem_core::stats::Summary;
@@ -62,6 +63,13 @@ pub const OVERSHOOT_TARGET_M: f64 = 0.3;
 pub const CONVERGE_TARGET_M: f64 = 40.0;
 /// The targets: RMS after convergence over the quick-steering lap's.
 pub const RMS_RATIO_TARGET: f64 = 1.2;
+/// The targets: lap time over its bound.
+pub const TIME_RATIO_TARGET: f64 = 1.10;
+/// The speed is measured against the profile until this far from the goal (where the
+/// goal's own stop takes over), m.
+const GOAL_STOP_M: f64 = 20.0;
+/// The targets: RMS of the speed against the profile, m/s.
+pub const SPEED_RMS_TARGET_MPS: f64 = 0.3;
 
 /// Where a run starts and what happens in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +125,13 @@ pub struct Row {
     /// Solves that fell back.
     pub fallbacks: u64,
     pub lap_s: f64,
+    /// The least time of the same drive within the limits the controller plans with
+    /// (the profile's rate after its feedback margin), from rest to rest (and to rest
+    /// where a resumed run stopped), s.
+    pub bound_s: f64,
+    /// RMS of the speed against the profile's at the car's progress, once up to speed,
+    /// while the controller finds the car on the path and short of the goal's stop, m/s.
+    pub speed_rms_mps: f64,
     pub completed: bool,
 }
 
@@ -124,6 +139,11 @@ impl Row {
     /// The ratio of the RMS after convergence to the quick-steering lap's.
     pub fn ratio(&self) -> f64 {
         self.rms_after_m / self.ideal_rms_m
+    }
+
+    /// The lap's time over its bound.
+    pub fn time_ratio(&self) -> f64 {
+        self.lap_s / self.bound_s
     }
 
     /// What misses a target (empty: every target met).
@@ -146,6 +166,12 @@ impl Row {
         let ratio = self.ratio();
         if ratio.is_nan() || ratio > RMS_RATIO_TARGET {
             m.push(format!("RMS ×{:.2}", self.ratio()));
+        }
+        if self.time_ratio().is_nan() || self.time_ratio() > TIME_RATIO_TARGET {
+            m.push(format!("lap {:.2}× its bound", self.time_ratio()));
+        }
+        if self.speed_rms_mps.is_nan() || self.speed_rms_mps > SPEED_RMS_TARGET_MPS {
+            m.push(format!("speed RMS {:.2} m/s", self.speed_rms_mps));
         }
         m
     }
@@ -196,6 +222,8 @@ pub fn run(
         solve_ms: Vec::new(),
         fallbacks: 0,
         lap_s: 0.0,
+        bound_s: f64::NAN,
+        speed_rms_mps: f64::NAN,
         completed: false,
     };
     if let Err(e) = cfg.validate() {
@@ -232,6 +260,7 @@ pub fn run(
     let mut localizer = Localizer::new(INS);
     localizer.observe(t0, model.state());
     let path = Path::new(&points, 0.05).expect("valid path");
+    let path_of_goal = path.clone();
     let time_limit_s = 3.0 * path.length() / speed.0 + 120.0;
     let mut meter = CrossTrackMeter::new(path);
     // (driven since the event, true cross-track) after the event.
@@ -244,6 +273,9 @@ pub fn run(
     let (mut driven, mut step, mut last_cmd, mut last_index) = (0.0, 0usize, 0.0, 0usize);
     let dt_control = PHYSICS_DT.as_secs_f64() * CONTROL_EVERY as f64;
     let mut solve_ms = Vec::new();
+    // (speed planned, speed) at each control step once up to speed; where it stopped.
+    let mut speeds: Vec<(f64, f64)> = Vec::new();
+    let (mut cruising, mut stopped_at) = (false, Vec::new());
     while model.now().saturating_since(t0).as_secs_f64() < time_limit_s {
         let state = model.state();
         let t = model.now().saturating_since(t0).as_secs_f64();
@@ -275,6 +307,7 @@ pub fn run(
                 },
                 Phase::Stopped => {
                     // Put the car beside where it stopped, and resume the goal.
+                    stopped_at.push(tracker.progress_m());
                     let p = state.pose;
                     model.reset(Pose::new(
                         p.x - RESUME_OFF_M * p.yaw.sin(),
@@ -316,6 +349,16 @@ pub fn run(
                     }
                     last_cmd = c.steering_rad;
                     last_index = c.target_index;
+                    // On the path as the controller sees it (no approach speed), short
+                    // of the goal's stop.
+                    cruising |= state.speed_mps >= speed.0 - pacmod::CRUISING_WITHIN_MPS;
+                    let progress = tracker.progress_m();
+                    if cruising
+                        && c.cross_track_m.abs() < CONVERGED_WITHIN_M
+                        && progress < path_of_goal.length() - GOAL_STOP_M
+                    {
+                        speeds.push((tracker.planned_speed(progress), state.speed_mps));
+                    }
                     DriveCommand {
                         steering_rad: c.steering_rad,
                         speed_mps: c.speed_mps,
@@ -332,6 +375,8 @@ pub fn run(
         step += 1;
     }
     row.lap_s = model.now().saturating_since(t0).as_secs_f64();
+    row.bound_s = min_time_s(&path_of_goal, &cfg.speed, cfg.wheelbase_m, &stopped_at);
+    row.speed_rms_mps = rms(&speeds.iter().map(|(c, v)| c - v).collect::<Vec<_>>());
     row.solve_ms = solve_ms;
     let (converge, overshoot, rms_after) = figures(&after);
     row.converge_m = converge;
@@ -459,18 +504,21 @@ pub fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec
 
 fn print(rows: &[Row]) {
     println!(
-        "slow steering: the bridge → simulated PACMod (after {:.2} s of dead time, the steering wheel at the bridge's rate, then a {:.2} s lag) → single-track model; pose from a GNSS/INS; the controllers told the actuator; targets: overshoot ≤ {OVERSHOOT_TARGET_M} m, converged (within {CONVERGED_WITHIN_M} m for good) within {CONVERGE_TARGET_M} m, RMS after ≤ {RMS_RATIO_TARGET}× the quick-steering lap:",
+        "slow steering: the bridge → simulated PACMod (after {:.2} s of dead time, the steering wheel at the bridge's rate, then a {:.2} s lag) → single-track model; pose from a GNSS/INS; the controllers told the actuator; targets: overshoot ≤ {OVERSHOOT_TARGET_M} m, converged (within {CONVERGED_WITHIN_M} m for good) within {CONVERGE_TARGET_M} m, RMS after ≤ {RMS_RATIO_TARGET}× the quick-steering lap, speed RMS against the profile ≤ {SPEED_RMS_TARGET_MPS} m/s (once up to speed, on the path, short of the goal), lap ≤ {TIME_RATIO_TARGET}× its bound (the least time from rest to rest, and to rest where it stopped, within the cruise speed, the lateral limit, {} m/s² up and {} m/s² down, and the front-wheel rate the profile plans with after its feedback margin of {}):",
         car_actuator(WHEEL_RATES[0]).dead_time_s,
         car_actuator(WHEEL_RATES[0]).lag_s,
+        gem_core::control::speed::SpeedConfig::DEFAULT.accel_mps2,
+        gem_core::control::speed::SpeedConfig::DEFAULT.decel_mps2,
+        gem_core::control::speed::SpeedConfig::DEFAULT.feedback_margin,
     );
     println!(
-        "| law | wheel rate (rad/s) | v (m/s) | start | converged after (m) | overshoot (m) | RMS after (m) | × quick | rate asked / available (rad/s) | lap (s) | verdict |"
+        "| law | wheel rate (rad/s) | v (m/s) | start | converged after (m) | overshoot (m) | RMS after (m) | × quick | rate asked / available (rad/s) | speed RMS (m/s) | lap (s) | bound (s) | lap / bound | verdict |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         if let Some(e) = &r.refused {
             println!(
-                "| {} | {:.1} | {:.1} | {} | - | - | - | - | - / {:.3} | - | refused at start-up: {e} |",
+                "| {} | {:.1} | {:.1} | {} | - | - | - | - | - / {:.3} | - | - | - | - | refused at start-up: {e} |",
                 r.law,
                 r.wheel_rate_rad_s,
                 r.speed_mps,
@@ -481,7 +529,7 @@ fn print(rows: &[Row]) {
         }
         let misses = r.misses();
         println!(
-            "| {} | {:.1} | {:.1} | {} | {} | {:.3} | {:.3} | {:.2} | {:.3} / {:.3} | {:.1}{} | {} |",
+            "| {} | {:.1} | {:.1} | {} | {} | {:.3} | {:.3} | {:.2} | {:.3} / {:.3} | {:.3} | {:.1}{} | {:.1} | {:.2} | {} |",
             r.law,
             r.wheel_rate_rad_s,
             r.speed_mps,
@@ -492,8 +540,11 @@ fn print(rows: &[Row]) {
             r.ratio(),
             r.rate_asked_rad_s,
             r.rate_available_rad_s,
+            r.speed_rms_mps,
             r.lap_s,
             if r.completed { "" } else { " (not completed)" },
+            r.bound_s,
+            r.time_ratio(),
             if misses.is_empty() {
                 "met".to_string()
             } else {

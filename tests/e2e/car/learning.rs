@@ -83,6 +83,7 @@ fn a_lap_teaches_the_controller_a_steering_it_was_not_told_and_it_says_so() {
         (value(s, "lag, s") - LAG).abs() <= 0.15 * LAG
             && (value(s, "dead time, s") - DEAD).abs() <= 0.15 * DEAD
             && (value(s, "offset, deg of front wheel") - OFFSET_DEG).abs() <= 0.2
+            && (value(s, "relation scale") - 21.775 / LINEAR).abs() <= 0.15 * 21.775 / LINEAR
     };
     let learnt = wait_until(Duration::from_secs(200), || {
         status().is_some_and(|s| close(&s))

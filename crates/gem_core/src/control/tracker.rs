@@ -57,7 +57,7 @@ use super::lqr::{LqrConfig, LqrGains, LqrInput};
 use super::mpc::MpcConfig;
 use super::path::{Path, PathError};
 use super::pure_pursuit::{self, PurePursuitConfig};
-use super::speed::{target_speed, SpeedConfig};
+use super::speed::{SpeedConfig, SpeedPlan};
 use super::stanley::{self, StanleyConfig, StanleyInput};
 use super::twist::{RearTwist, TwistSource};
 pub use crate::config::ConfigError;
@@ -153,11 +153,12 @@ impl Default for TrackerConfig {
 
 impl TrackerConfig {
     /// These settings for a car whose steering actuator is `act`: the controller plans with
-    /// it, and the speed profile gives following the path's curvature at most half its rate
-    /// (the other half is the feedback's); on slow steering with more dead time and lag
-    /// than the GEM e2's placeholders, less ([`delay::profile_share`]).
+    /// it, and the speed profile gives following the path's curvature at most its rate less
+    /// the feedback margin (`SpeedConfig::feedback_margin`, half); on slow steering with
+    /// more dead time and lag than the GEM e2's placeholders, less
+    /// ([`delay::profile_share`]), and a cruise speed at most [`delay::cruise_cap_mps`].
     pub fn with_actuator(self, act: SteeringActuator) -> TrackerConfig {
-        let cap = delay::profile_share(&act) * act.rate_rad_s;
+        let cap = delay::profile_share(&act, self.speed.feedback_margin) * act.rate_rad_s;
         TrackerConfig {
             actuator: act,
             speed: SpeedConfig {
@@ -167,6 +168,8 @@ impl TrackerConfig {
                 } else {
                     self.speed.steering_rate_rad_s
                 },
+                // Lowered for a late motor, never raised.
+                nominal_mps: self.speed.nominal_mps.min(delay::cruise_cap_mps(&act)),
                 ..self.speed
             },
             ..self
@@ -336,6 +339,8 @@ pub struct Tracker {
     predictive: Option<Predictive>,
     /// The join being driven (the reactive laws on slow steering).
     join: Option<Join>,
+    /// The speeds planned along the path.
+    plan: SpeedPlan,
     done: bool,
 }
 
@@ -383,11 +388,13 @@ impl Tracker {
         } else {
             motion
         };
+        let plan = SpeedPlan::new(&path, s, &cfg.speed, cfg.wheelbase_m);
         Ok(Tracker {
             lqr,
             predictive,
             motion,
             join: None,
+            plan,
             source: TwistSource::new(cfg.twist_reference_x_m),
             path,
             cfg,
@@ -435,6 +442,9 @@ impl Tracker {
             _ => {}
         }
         self.motion.set_actuator(act);
+        if cfg.speed != self.cfg.speed {
+            self.plan.replan(self.s, &cfg.speed, cfg.wheelbase_m);
+        }
         self.cfg = cfg;
         Ok(())
     }
@@ -638,6 +648,7 @@ impl Tracker {
                     pose,
                     speed_mps,
                     yaw_rate_rad_s,
+                    measured_at: obs.measured_at,
                     now,
                     period_s: if dt.is_finite() && dt > 0.0 {
                         dt.min(MAX_PERIOD_S)
@@ -706,10 +717,24 @@ impl Tracker {
     }
 
     /// The speed commanded at progress `s` with the cross-track error `cross_track_m`: the
-    /// profile's, and the approach speed off the path.
+    /// plan's (ahead of `s` by its lead at the speed planned there), and the approach speed
+    /// off the path.
     fn speed_at(&self, s: f64, cross_track_m: f64) -> f64 {
-        target_speed(&self.path, s, &self.cfg.speed, self.cfg.wheelbase_m)
-            .min(approach_speed(cross_track_m, &self.cfg.speed))
+        let cfg = &self.cfg.speed;
+        self.plan
+            .target(s, self.plan.planned_at(s), cfg)
+            .min(approach_speed(cross_track_m, cfg))
+    }
+
+    /// The speed planned at progress `s` (the profile, without its lead, the goal's stop
+    /// or the approach), m/s.
+    pub fn planned_speed(&self, s: f64) -> f64 {
+        self.plan.planned_at(s)
+    }
+
+    /// Progress along the path, m of arc length.
+    pub fn progress_m(&self) -> f64 {
+        self.s
     }
 
     fn reached_goal(&self, rear: Point) -> bool {
@@ -757,8 +782,14 @@ impl Tracker {
             pose,
             on_path: *rear,
             curvature_per_m: curvature,
-            speed_mps: speed_mps.max(self.speed_at(self.s, rear.cross_track_m)),
-            rate_budget_rad_s: PROFILE_RATE_SHARE * act.rate_rad_s,
+            // The join is driven at the speed up to which the car is going (a goal's
+            // start from rest ramps up within the join).
+            speed_mps: speed_mps.max(
+                self.plan
+                    .settled_at(self.s)
+                    .min(approach_speed(rear.cross_track_m, &self.cfg.speed)),
+            ),
+            rate_budget_rad_s: (1.0 - self.cfg.speed.feedback_margin) * act.rate_rad_s,
             wheelbase_m: self.cfg.wheelbase_m,
             max_steer_rad: self.cfg.max_steer_rad,
         };
@@ -905,7 +936,7 @@ impl Tracker {
     }
 }
 
-pub use delay::{MIN_REACTIVE_RATE_RAD_S, PROFILE_RATE_SHARE};
+pub use delay::MIN_REACTIVE_RATE_RAD_S;
 
 /// The MPC's control period before the second update, s (the nodes' 20 Hz).
 const DEFAULT_PERIOD_S: f64 = 0.05;

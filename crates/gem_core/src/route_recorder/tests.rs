@@ -761,16 +761,17 @@ fn the_live_line_says_what_is_happening() {
 /// The time the controllers' speed profile gives a lap of `points` on the car's
 /// platform (half the PACMod's steering rate for curvature changes), s.
 fn profiled_lap_s(points: &[Point]) -> f64 {
-    use crate::control::speed::{target_speed, SpeedConfig};
+    use crate::control::speed::{SpeedConfig, SpeedPlan};
     let path = crate::control::path::Path::new(points, 0.05).unwrap();
     let cfg = SpeedConfig {
         steering_rate_rad_s: 0.08,
         ..SpeedConfig::DEFAULT
     };
+    let plan = SpeedPlan::new(&path, 0.0, &cfg, 1.75);
     let mut t = 0.0;
     let mut s = 0.0;
     while s < path.length() - 10.0 {
-        t += 0.1 / target_speed(&path, s, &cfg, 1.75);
+        t += 0.1 / plan.planned_at(s).max(cfg.creep_mps);
         s += 0.1;
     }
     t

@@ -52,7 +52,11 @@ gem_ros::param_table! {
         COMFORT_JERK = ParamSpec::float("comfortable_jerk_mps3", STOP.jerk_mps3, "m/s³", "comfortable stop: largest change of the deceleration").feeds(&[field!(StopLimits.jerk_mps3)]);
         NOMINAL_SPEED = ParamSpec::float("nominal_speed_mps", SPEED.nominal_mps, "m/s", "cruise speed").feeds(&[field!(SpeedConfig.nominal_mps)]);
         LATERAL_ACCEL = ParamSpec::float("max_lateral_accel_mps2", SPEED.max_lateral_accel_mps2, "m/s²", "bends are taken at most this lateral acceleration").feeds(&[field!(SpeedConfig.max_lateral_accel_mps2)]);
-        PROFILE_STEERING_RATE = ParamSpec::float("profile_steering_rate_rad_s", SPEED.steering_rate_rad_s, "rad/s", "the speed ahead of a bend's entry or exit is at most what turns the wheels this fast to follow the change of curvature (the rest of the actuator's rate is the feedback's)").feeds(&[field!(SpeedConfig.steering_rate_rad_s)]);
+        PROFILE_STEERING_RATE = ParamSpec::float("profile_steering_rate_rad_s", SPEED.steering_rate_rad_s, "rad/s", "at most this front-wheel rate goes to following the path's change of curvature: the speed profile keeps each bend's entry and exit slow enough for it").feeds(&[field!(SpeedConfig.steering_rate_rad_s)]);
+        FEEDBACK_MARGIN = ParamSpec::float("profile_feedback_margin", SPEED.feedback_margin, "", "the share of the steering actuator's rate the speed profile leaves to feedback, [0, 1): it plans following the path with the rest (0.5: half)").feeds(&[field!(SpeedConfig.feedback_margin)]);
+        PROFILE_ACCEL = ParamSpec::float("profile_accel_mps2", SPEED.accel_mps2, "m/s²", "the speed profile speeds up at most this after a slow stretch").feeds(&[field!(SpeedConfig.accel_mps2)]);
+        PROFILE_DECEL = ParamSpec::float("profile_decel_mps2", SPEED.decel_mps2, "m/s²", "the speed profile slows down at most this before a slow stretch").feeds(&[field!(SpeedConfig.decel_mps2)]);
+        SPEED_LEAD = ParamSpec::float("speed_lead_s", SPEED.lead_s, "s", "the speed commanded is the profile's this much driving ahead of the car, so the pedal loop is on its way when the path asks for it").feeds(&[field!(SpeedConfig.lead_s)]);
         BRAKE = ParamSpec::float("brake_decel_mps2", SPEED.brake_decel_mps2, "m/s²", "deceleration planned towards the last waypoint").feeds(&[field!(SpeedConfig.brake_decel_mps2)]);
         CREEP = ParamSpec::float("creep_speed_mps", SPEED.creep_mps, "m/s", "speed kept until the goal is reached").feeds(&[field!(SpeedConfig.creep_mps)]);
         APPROACH = ParamSpec::float("approach_speed_mps", SPEED.approach_mps, "m/s", "speed while joining the path from 0.5 m or more off it (cruise speed within 0.1 m)").feeds(&[field!(SpeedConfig.approach_mps)]);
@@ -255,10 +259,13 @@ impl Params {
                 nominal_mps: NOMINAL_SPEED.f64()?,
                 max_lateral_accel_mps2: LATERAL_ACCEL.f64()?,
                 steering_rate_rad_s: PROFILE_STEERING_RATE.f64()?,
+                feedback_margin: FEEDBACK_MARGIN.f64()?,
+                accel_mps2: PROFILE_ACCEL.f64()?,
+                decel_mps2: PROFILE_DECEL.f64()?,
+                lead_s: SPEED_LEAD.f64()?,
                 brake_decel_mps2: BRAKE.f64()?,
                 creep_mps: CREEP.f64()?,
                 approach_mps: APPROACH.f64()?,
-                ..Default::default()
             },
             wheelbase_m: WHEELBASE.f64()?,
             max_steer_rad: MAX_STEER.f64()?,

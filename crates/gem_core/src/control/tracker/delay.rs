@@ -58,10 +58,6 @@ const HISTORY_S: f64 = 1.0;
 /// (`Law::check_actuator`). Half the simulator's 2 rad/s, at which the laws are tuned.
 pub const MIN_REACTIVE_RATE_RAD_S: f64 = 1.0;
 
-/// The share of the actuator's rate the speed profile gives to following the path's
-/// curvature (`TrackerConfig::with_actuator`).
-pub const PROFILE_RATE_SHARE: f64 = 0.5;
-
 /// The pose prediction's horizon beyond now on the slow steering `act`, s:
 /// [`LOOP_DELAY_S`] and the dead time, and for a law whose model does not hold the lag
 /// (every law but the LQR: `lag_in_model`) also the lag.
@@ -80,18 +76,36 @@ pub fn lqr_for(cfg: &LqrConfig, act: &SteeringActuator) -> LqrConfig {
 }
 
 /// The share of the actuator's rate the speed profile gives to following the path's
-/// curvature: [`PROFILE_RATE_SHARE`], and on slow steering whose dead time and lag
+/// curvature: what the feedback margin `feedback_margin` leaves, and on slow steering whose dead time and lag
 /// `D` exceed [`REFERENCE_DELAY_S`], that times `(REFERENCE_DELAY_S / D)^¼` (0.5 → 0.40 for
 /// 0.5 s): the car enters and leaves bends more slowly, so that what the wheels answer
 /// late leaves no more error than on the placeholders' actuator (`gem_bench pacmod
 /// --motor-mismatch-only`: the MPC's RMS after convergence on a 0.5 s motor at 5.5 m/s
 /// goes from 1.24× to 1.05× its quick-steering lap's, at 14 % more lap time).
-pub fn profile_share(act: &SteeringActuator) -> f64 {
+pub fn profile_share(act: &SteeringActuator, feedback_margin: f64) -> f64 {
+    let share = 1.0 - feedback_margin;
     let d = act.dead_time_s + act.lag_s;
     if act.rate_rad_s >= MIN_REACTIVE_RATE_RAD_S || d <= REFERENCE_DELAY_S || d.is_nan() {
-        return PROFILE_RATE_SHARE;
+        return share;
     }
-    PROFILE_RATE_SHARE * (REFERENCE_DELAY_S / d).powf(0.25)
+    share * (REFERENCE_DELAY_S / d).powf(0.25)
+}
+
+/// How far the car may drive within the steering loop's delay on slow steering, m: the
+/// GEM e2's placeholders ([`REFERENCE_DELAY_S`] and [`LOOP_DELAY_S`]) at 5.5 m/s, the
+/// fastest cruise the laws are benchmarked at on that steering.
+pub const DELAY_DISTANCE_M: f64 = 5.5 * (REFERENCE_DELAY_S + LOOP_DELAY_S);
+
+/// The fastest cruise on the steering `act`, m/s: on slow steering, [`DELAY_DISTANCE_M`]
+/// over the loop's delay (the dead time, the lag and [`LOOP_DELAY_S`]), so a later motor
+/// is driven slower (2.5 m/s for 0.5 s of dead time and lag: at 5.5 m/s the laws swing
+/// across the path, `gem_bench pacmod --motor-mismatch-only`); unbounded otherwise.
+pub fn cruise_cap_mps(act: &SteeringActuator) -> f64 {
+    let d = act.dead_time_s + act.lag_s + LOOP_DELAY_S;
+    if act.rate_rad_s >= MIN_REACTIVE_RATE_RAD_S || d.is_nan() || d <= 0.0 {
+        return f64::INFINITY;
+    }
+    DELAY_DISTANCE_M / d
 }
 
 /// The model of the wheels (see the module documentation).
@@ -259,17 +273,26 @@ mod tests {
     }
 
     #[test]
+    fn a_later_motor_cruises_slower_on_slow_steering_only() {
+        // The placeholders keep 5.5 m/s; 0.5 s of dead time and lag, 2.5 m/s.
+        assert!((cruise_cap_mps(&SteeringActuator::GEM_E2) - 5.5).abs() < 1e-9);
+        let late = cruise_cap_mps(&laggy());
+        assert!((late - 5.5 * 0.25 / 0.55).abs() < 1e-9, "{late}");
+        assert_eq!(cruise_cap_mps(&SteeringActuator::FAST), f64::INFINITY);
+    }
+
+    #[test]
     fn the_profile_slows_for_a_delay_beyond_the_placeholders_only() {
-        let share = PROFILE_RATE_SHARE;
-        assert_eq!(profile_share(&SteeringActuator::GEM_E2), share);
-        assert_eq!(profile_share(&SteeringActuator::FAST), share);
+        let share = 0.5;
+        assert_eq!(profile_share(&SteeringActuator::GEM_E2, 0.5), share);
+        assert_eq!(profile_share(&SteeringActuator::FAST, 0.5), share);
         let quick = SteeringActuator {
             lag_s: 0.05,
             dead_time_s: 0.05,
             ..laggy()
         };
-        assert_eq!(profile_share(&quick), share);
-        let slowed = profile_share(&laggy());
+        assert_eq!(profile_share(&quick, 0.5), share);
+        let slowed = profile_share(&laggy(), 0.5);
         assert!(
             (slowed - share * 0.4f64.powf(0.25)).abs() < 1e-12,
             "{slowed}"
@@ -279,7 +302,7 @@ mod tests {
             rate_rad_s: 2.0,
             ..laggy()
         };
-        assert_eq!(profile_share(&fast_laggy), share);
+        assert_eq!(profile_share(&fast_laggy, 0.5), share);
     }
 
     /// Going straight, a left command just sent is still in the dead time: over a horizon

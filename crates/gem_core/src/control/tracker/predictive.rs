@@ -4,9 +4,15 @@
 //! - **The wheels.** Nothing reports the front wheels to a controller, so the law keeps a
 //!   model of them: a [`Servo`] of the configured actuator, fed with every command the
 //!   tracker sends. Its pending commands are the ones still in the dead time.
+//! - **The measured yaw rate.** The model runs open loop, so what it misses (slip, a
+//!   motor or a steering relation other than the one told) is read from the yaw rate: the
+//!   wheel angle the measured yaw rate shows, less the model's angle when it was measured,
+//!   is the wheels' offset from the model, added to the model's angle wherever the plan
+//!   uses it (as the reactive laws' prediction adds the measured yaw rate to the model's
+//!   change, [`super::delay`]).
 //! - **The dead time.** The next command takes effect a dead time from now. The car and
 //!   the wheels are predicted to then, through the commands already sent (the kinematic
-//!   bicycle on the model's wheel angle), and the plan starts there.
+//!   bicycle on the model's wheel angle and the offset), and the plan starts there.
 //! - **The schedule.** Along the horizon, the progress moves at the planned speed; the
 //!   speed goes from the car's towards the speed the tracker will command there (its
 //!   profile, and the approach speed off the path) at [`SCHEDULE_ACCEL_MPS2`]; the path's
@@ -23,7 +29,11 @@ use crate::control::path::Path;
 use crate::geometry::Pose;
 use crate::time::Time;
 use crate::vehicle::actuator::{Servo, SteeringActuator};
+use std::collections::VecDeque;
 use std::time::Duration;
+
+/// How long the model's angles are kept, s (beyond a late yaw rate's age).
+const HISTORY_S: f64 = 1.0;
 
 /// How fast the schedule's speed moves towards the commanded one, m/s².
 pub const SCHEDULE_ACCEL_MPS2: f64 = 1.0;
@@ -56,6 +66,10 @@ pub struct Predictive {
     plan: Option<(Time, Plan)>,
     /// When the wheels' model was last stepped.
     stepped_at: Option<Time>,
+    /// The model's angle at each update of the last [`HISTORY_S`], oldest first.
+    history: VecDeque<(Time, f64)>,
+    /// Where the measured yaw rate shows the wheels beyond the model, rad.
+    offset_rad: f64,
     report: MpcReport,
 }
 
@@ -83,6 +97,8 @@ pub struct Situation<'a> {
     pub speed_mps: f64,
     /// The measured yaw rate (NaN: none), rad/s.
     pub yaw_rate_rad_s: f64,
+    /// When the yaw rate was measured.
+    pub measured_at: Time,
     pub now: Time,
     /// Time to the next update, s.
     pub period_s: f64,
@@ -108,6 +124,8 @@ impl Predictive {
             wheels: Servo::new(act, max_steer_rad, 0.0),
             plan: None,
             stepped_at: None,
+            history: VecDeque::new(),
+            offset_rad: 0.0,
             report: MpcReport::default(),
         }
     }
@@ -136,14 +154,16 @@ impl Predictive {
         let cfg = &sit.settings;
         let (l, max) = (cfg.wheelbase_m, cfg.max_steer_rad);
         self.step_wheels(sit, l);
+        self.observe_offset(sit);
         let act = *self.wheels.actuator();
+        let offset = self.offset_rad;
         // The car and the wheels when the next command takes effect.
         let mut wheels = self.wheels.clone();
         let mut pose = sit.pose;
         let n = (act.dead_time_s / PREDICTION_STEP_S).ceil();
         for _ in 0..n as usize {
             let h = act.dead_time_s / n;
-            let d = wheels.step(h);
+            let d = (wheels.step(h) + offset).clamp(-max, max);
             pose = pose.on_arc(sit.speed_mps, sit.speed_mps * d.tan() / l, h);
         }
         let reach = sit.speed_mps.abs() * act.dead_time_s;
@@ -155,7 +175,7 @@ impl Predictive {
         let x0 = MpcState {
             cross_track_m: proj.cross_track_m,
             heading_error_rad: -sit.path.chord_heading_error(proj.s, pose.yaw),
-            wheels_rad: wheels.angle(),
+            wheels_rad: (wheels.angle() + offset).clamp(-max, max),
             command_rad: sit.command_rad,
         };
         let schedule = self.schedule(proj.s, proj.cross_track_m, sit);
@@ -212,6 +232,35 @@ impl Predictive {
             None => {}
         }
         self.stepped_at = Some(sit.now);
+        self.history.push_back((sit.now, self.wheels.angle()));
+        while self
+            .history
+            .front()
+            .is_some_and(|(t, _)| sit.now.saturating_since(*t).as_secs_f64() > HISTORY_S)
+        {
+            self.history.pop_front();
+        }
+    }
+
+    /// Updates the wheels' offset from the model: the angle the measured yaw rate shows
+    /// (the kinematic angle of its curvature plus the understeer of its lateral
+    /// acceleration) less the model's angle when it was measured. Kept as it was without
+    /// a yaw rate or below 1 m/s.
+    fn observe_offset(&mut self, sit: &Situation) {
+        let (v, r) = (sit.speed_mps, sit.yaw_rate_rad_s);
+        if !(r.is_finite() && v > 1.0) {
+            return;
+        }
+        let l = sit.settings.wheelbase_m;
+        let shown = (l * r / v).atan() + sit.settings.understeer_gradient * v * r;
+        let model = self
+            .history
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= sit.measured_at)
+            .or(self.history.front())
+            .map_or(self.wheels.angle(), |(_, a)| *a);
+        self.offset_rad = shown - model;
     }
 
     /// The speeds and the path's steering along the horizon, from progress `s` with the
