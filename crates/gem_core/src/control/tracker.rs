@@ -747,7 +747,8 @@ impl Tracker {
     /// On slow steering (below [`MIN_REACTIVE_RATE_RAD_S`]), the join pure pursuit,
     /// Stanley and the LQR steer on while the car is off the path ([`join`]): planned
     /// when the car is more than [`join::JOIN_FROM_M`] off the path (`rear`, its
-    /// projection), again when it is found off the join, dropped at its end. The car's
+    /// projection), or will be within [`join::JOIN_PREVIEW_S`] along its heading, again
+    /// when it is found off the join, dropped at its end. The car's
     /// projection on the join, while there is one.
     fn follow_join(
         &mut self,
@@ -767,7 +768,12 @@ impl Tracker {
             }
             self.join = None;
         }
-        if rear.cross_track_m.abs() <= join::JOIN_FROM_M {
+        // A car near the path but heading off it is joined as one off it: on slow
+        // steering its heading takes as long to turn as its offset.
+        let heading_error = wrap_angle(pose.yaw - rear.heading);
+        let ahead =
+            rear.cross_track_m + speed_mps.max(0.0) * join::JOIN_PREVIEW_S * heading_error.sin();
+        if rear.cross_track_m.abs() <= join::JOIN_FROM_M && ahead.abs() <= join::JOIN_FROM_M {
             return None;
         }
         // The wheels' curvature is the course's (the yaw rate over the speed): on slow

@@ -27,6 +27,8 @@ use crate::geometry::{Point, Pose};
 
 /// Off the path by more than this, the car joins it on a planned join, m.
 pub const JOIN_FROM_M: f64 = 0.3;
+/// ... or headed to be that far off within this much driving along its heading, s.
+pub const JOIN_PREVIEW_S: f64 = 1.0;
 /// Off the join by more than this, the join is planned again, m.
 pub const JOIN_LOST_M: f64 = 0.5;
 /// The shortest join, m.

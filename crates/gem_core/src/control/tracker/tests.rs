@@ -615,6 +615,30 @@ fn pure_pursuit_and_lqr_join_on_slow_steering() {
     }
 }
 
+/// On slow steering a car near the path but heading off it is joined as one off it: at
+/// 5 m/s, 0.1 m off and 0.1 rad away from the path it will be 0.6 m off within a second,
+/// and gets a join; the same car along the path does not.
+#[test]
+fn a_car_heading_off_the_path_is_joined_before_it_is_off() {
+    let obs = |yaw| Observation {
+        pose: Pose::new(20.0, 0.1, yaw),
+        speed_mps: 5.0,
+        lateral_speed_mps: 0.0,
+        yaw_rate_rad_s: 0.0,
+        measured_at: t(0.0),
+    };
+    for cfg in [TrackerConfig::default(), lqr()] {
+        let name = cfg.law.name();
+        let cfg = cfg.with_actuator(car_actuator());
+        let mut heading_off = Tracker::new(&line(100, 0.5), 0, cfg.clone()).unwrap();
+        heading_off.observe(obs(0.1), t(0.0)).unwrap();
+        assert!(heading_off.join.is_some(), "{name}: no join heading off");
+        let mut along = Tracker::new(&line(100, 0.5), 0, cfg).unwrap();
+        along.observe(obs(0.0), t(0.0)).unwrap();
+        assert!(along.join.is_none(), "{name}: a join along the path");
+    }
+}
+
 /// The MPC on the vehicle model with the car's steering (rate limit, lag, dead time),
 /// from 2 m beside a straight path: it joins without crossing it by more than 0.1 m, each
 /// command within the actuator's rate of the last, and says nothing went wrong.
