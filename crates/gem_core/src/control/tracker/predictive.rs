@@ -285,3 +285,54 @@ impl Predictive {
         sch
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::Point;
+
+    /// The car turns at the yaw rate of 0.05 rad of front wheel while the model, told no
+    /// command, holds them straight: the offset is the 0.05 rad the model misses, read
+    /// against the model's angle when the yaw rate was measured.
+    #[test]
+    fn the_yaw_rate_shows_what_the_wheels_model_misses() {
+        let path = Path::new(&[Point::new(0.0, 0.0), Point::new(50.0, 0.0)], 0.05).unwrap();
+        let act = SteeringActuator::GEM_E2;
+        let mut law = Predictive::new(MpcConfig::default(), act, 1.75, 0.61);
+        let (v, wheels) = (4.0, 0.05_f64);
+        let speed_at = |_: f64, _: f64| v;
+        let sit = |now: f64, yaw_rate: f64| Situation {
+            path: &path,
+            s: 10.0,
+            pose: Pose::new(10.0, 0.0, 0.0),
+            speed_mps: v,
+            yaw_rate_rad_s: yaw_rate,
+            measured_at: Time::from_secs_f64(now - 0.05),
+            now: Time::from_secs_f64(now),
+            period_s: 0.05,
+            command_rad: 0.0,
+            settings: Settings {
+                wheelbase_m: 1.75,
+                max_steer_rad: 0.61,
+                understeer_gradient: 0.0,
+                search_behind_m: 1.0,
+                search_ahead_m: 5.0,
+            },
+            speed_at: &speed_at,
+        };
+        let turning = v * wheels.tan() / 1.75;
+        // The first update has no yaw rate: the model starts straight.
+        law.step_wheels(&sit(9.95, f64::NAN), 1.75);
+        for k in 0..5 {
+            let s = sit(10.0 + 0.05 * k as f64, turning);
+            law.step_wheels(&s, 1.75);
+            law.observe_offset(&s);
+        }
+        assert!((law.offset_rad - wheels).abs() < 1e-9, "{}", law.offset_rad);
+        // No yaw rate: the offset is kept.
+        let s = sit(10.3, f64::NAN);
+        law.step_wheels(&s, 1.75);
+        law.observe_offset(&s);
+        assert!((law.offset_rad - wheels).abs() < 1e-9);
+    }
+}
