@@ -200,6 +200,18 @@ fn unregister_all(master: &Master, uri: &str) -> Result<usize, RosError> {
     for topic in &mine.subscriptions {
         master.unregister_subscriber(topic)?;
     }
+    // A registration interrupted on the way out may have landed after the listing.
+    for (method, topic) in crate::master_api::take_interrupted() {
+        match method.as_str() {
+            "registerPublisher" if !mine.publications.contains(&topic) => {
+                master.unregister_publisher(&topic)?;
+            }
+            "registerSubscriber" if !mine.subscriptions.contains(&topic) => {
+                master.unregister_subscriber(&topic)?;
+            }
+            _ => {}
+        }
+    }
     for service in &mine.services {
         // The master withdraws a service only for the URI it was registered with.
         let api = master.lookup_service(service)?;

@@ -121,13 +121,15 @@ pub struct SpeedPlan {
 }
 
 impl SpeedPlan {
-    /// The plan of `path` from progress `from_s`, where the car is at rest (it starts at
-    /// the creep speed).
+    /// The plan of `path` from progress `from_s`: a goal starts at the approach speed (a
+    /// step the pedal loop takes from rest at once; a start planned from rest itself
+    /// would wait on the car to move before it asks for more) and speeds up from there.
     pub fn new(path: &Path, from_s: f64, cfg: &SpeedConfig, wheelbase_m: f64) -> SpeedPlan {
         let curvature =
             SmoothCurvature::fit(path.arc_lengths(), path.vertices(), FIT_HALF_WINDOW_M);
         let limits = cfg.limits(wheelbase_m);
-        let profile = Profile::plan(&curvature, &limits, from_s, cfg.creep_mps, None);
+        let start = cfg.approach_mps.min(cfg.nominal_mps).max(cfg.creep_mps);
+        let profile = Profile::plan(&curvature, &limits, from_s, start, None);
         let settled = Profile::plan(&curvature, &limits, from_s, f64::INFINITY, None);
         SpeedPlan {
             curvature,
@@ -224,18 +226,21 @@ mod tests {
     }
 
     #[test]
-    fn from_rest_the_plan_speeds_up_at_its_acceleration() {
+    fn a_goal_starts_at_the_approach_speed_and_speeds_up_at_its_acceleration() {
         let p = straight(100.0);
-        let cfg = SpeedConfig::default();
+        let cfg = SpeedConfig {
+            nominal_mps: 5.5,
+            ..SpeedConfig::default()
+        };
         let plan = SpeedPlan::new(&p, 0.0, &cfg, L);
-        assert!((plan.planned_at(0.0) - cfg.creep_mps).abs() < 1e-9);
+        assert!((plan.planned_at(0.0) - cfg.approach_mps).abs() < 1e-9);
         let v = plan.planned_at(2.0);
-        assert!((v - (0.16f64 + 2.0 * 1.0 * 2.0).sqrt()).abs() < 1e-6, "{v}");
+        assert!((v - (4.0f64 + 2.0 * 1.0 * 2.0).sqrt()).abs() < 1e-6, "{v}");
         // The car is given the speed planned `lead_s` of driving ahead.
-        let led = plan.target(2.0, 2.0, &cfg);
-        assert!((led - plan.planned_at(3.0)).abs() < 1e-9, "{led}");
+        let led = plan.target(2.0, v, &cfg);
+        assert!((led - plan.planned_at(2.0 + 0.5 * v)).abs() < 1e-9, "{led}");
         // Up to speed, the straight is driven at the cruise speed.
-        assert_eq!(plan.settled_at(2.0), 2.8);
+        assert_eq!(plan.settled_at(2.0), 5.5);
     }
 
     #[test]

@@ -74,12 +74,22 @@ pub(crate) struct Shared {
 impl Shared {
     /// A call to the master as this node; the value of a successful answer.
     pub(crate) fn master_call(&self, method: &str, args: &[&str]) -> Result<Value, RosError> {
+        let topic = args.first().map(|t| (*t).to_owned());
         let args = args
             .iter()
             .map(|s| Value::String((*s).to_owned()))
             .collect();
-        crate::master_api::Master::new(&self.config.master_uri, &self.name, &self.uri)
-            .call(method, args)
+        let answer = crate::master_api::Master::new(&self.config.master_uri, &self.name, &self.uri)
+            .call(method, args);
+        if answer.is_err()
+            && crate::xmlrpc::interrupted()
+            && matches!(method, "registerPublisher" | "registerSubscriber")
+        {
+            if let Some(topic) = &topic {
+                crate::master_api::remember_interrupted(method, topic);
+            }
+        }
+        answer
     }
 
     /// Withdraws this node's registration of `topic` (`method`: `unregisterPublisher` or
