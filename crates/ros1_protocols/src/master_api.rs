@@ -238,6 +238,26 @@ fn listings(v: &Value) -> Vec<Listing> {
         .collect()
 }
 
+/// Registrations (`registerPublisher` / `registerSubscriber`, with the topic) whose call
+/// was interrupted on the way out: the master may have taken them after the node's
+/// withdrawal read what it lists, so the withdrawal asks for each by name as well.
+static INTERRUPTED_REGISTRATIONS: std::sync::Mutex<Vec<(String, String)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Remembers that the registration `method` of `topic` was interrupted.
+pub(crate) fn remember_interrupted(method: &str, topic: &str) {
+    use crate::Lock;
+    INTERRUPTED_REGISTRATIONS
+        .locked()
+        .push((method.to_owned(), topic.to_owned()));
+}
+
+/// The interrupted registrations remembered so far, taken.
+pub(crate) fn take_interrupted() -> Vec<(String, String)> {
+    use crate::Lock;
+    std::mem::take(&mut *INTERRUPTED_REGISTRATIONS.locked())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,24 +297,4 @@ mod tests {
         let e = m.get_param("/rate").unwrap_err().to_string();
         assert!(e.contains("/rate") && e.contains("getParam"), "{e}");
     }
-}
-
-/// Registrations (`registerPublisher` / `registerSubscriber`, with the topic) whose call
-/// was interrupted on the way out: the master may have taken them after the node's
-/// withdrawal read what it lists, so the withdrawal asks for each by name as well.
-static INTERRUPTED_REGISTRATIONS: std::sync::Mutex<Vec<(String, String)>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// Remembers that the registration `method` of `topic` was interrupted.
-pub(crate) fn remember_interrupted(method: &str, topic: &str) {
-    use crate::Lock;
-    INTERRUPTED_REGISTRATIONS
-        .locked()
-        .push((method.to_owned(), topic.to_owned()));
-}
-
-/// The interrupted registrations remembered so far, taken.
-pub(crate) fn take_interrupted() -> Vec<(String, String)> {
-    use crate::Lock;
-    std::mem::take(&mut *INTERRUPTED_REGISTRATIONS.locked())
 }
