@@ -63,9 +63,9 @@ pub struct Path {
     original: Vec<usize>,
     /// Cumulative arc length at each vertex.
     s: Vec<f64>,
-    /// Signed curvature at each vertex, fitted by least squares (1/m, positive turning
-    /// left; [`SmoothCurvature`]).
-    curvature: Vec<f64>,
+    /// Signed curvature at each vertex and its change, fitted by least squares (1/m,
+    /// positive turning left; [`SmoothCurvature`]).
+    fitted: SmoothCurvature,
     /// Number of waypoints in the goal.
     original_len: usize,
 }
@@ -126,12 +126,12 @@ impl Path {
             points,
             original,
             s,
-            curvature: Vec::new(),
+            fitted: SmoothCurvature::default(),
             original_len: waypoints.len(),
         };
         // The laws' feed-forward and the speed profile read the same smooth curvature:
         // logging jitter is neither steered at nor slowed for.
-        path.curvature = SmoothCurvature::fit(&path.s, &path.points, FIT_HALF_WINDOW_M).kappa;
+        path.fitted = SmoothCurvature::fit(&path.s, &path.points, FIT_HALF_WINDOW_M);
         Ok(path)
     }
 
@@ -143,6 +143,11 @@ impl Path {
     /// The arc length of each kept vertex, m.
     pub fn arc_lengths(&self) -> &[f64] {
         &self.s
+    }
+
+    /// The curvature of each kept vertex and its change, fitted by least squares.
+    pub fn fitted_curvature(&self) -> &SmoothCurvature {
+        &self.fitted
     }
 
     /// Number of kept vertices.
@@ -240,13 +245,13 @@ impl Path {
         } else {
             0.0
         };
-        self.curvature[seg] * (1.0 - f) + self.curvature[seg + 1] * f
+        self.fitted.kappa[seg] * (1.0 - f) + self.fitted.kappa[seg + 1] * f
     }
 
     /// Largest |curvature| (1/m) of the vertices within `[from, to]` of arc length.
     pub fn max_abs_curvature(&self, from: f64, to: f64) -> f64 {
         let (first, last) = self.vertices_within(from, to);
-        self.curvature[first..last]
+        self.fitted.kappa[first..last]
             .iter()
             .fold(0.0, |m, k| m.max(k.abs()))
     }
@@ -456,7 +461,7 @@ mod tests {
         let p = Path::new(&circle(27.0, 800), 0.05).unwrap();
         let k = p.max_abs_curvature(10.0, 20.0);
         assert!((k - 1.0 / 27.0).abs() < 1e-3, "{k}");
-        assert!(p.curvature[100] > 0.0, "left turn is positive");
+        assert!(p.fitted.kappa[100] > 0.0, "left turn is positive");
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub const MIN_HALF_WINDOW_M: f64 = 1.0;
 pub const MAX_TURN_RAD: f64 = 0.25;
 
 /// A path's curvature and its change, fitted by least squares.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SmoothCurvature {
     /// Arc length of each vertex, m.
     pub s: Vec<f64>,

@@ -19,7 +19,7 @@
 //! Not handled: obstacles, reversing.
 
 use super::path::Path;
-use super::profile::{Limits, Profile, SmoothCurvature, FIT_HALF_WINDOW_M};
+use super::profile::{Limits, Profile, SmoothCurvature};
 use crate::config::{each, first_invalid, ConfigError};
 use crate::vehicle::VehicleParams;
 
@@ -125,12 +125,9 @@ impl SpeedPlan {
     /// step the pedal loop takes from rest at once; a start planned from rest itself
     /// would wait on the car to move before it asks for more) and speeds up from there.
     pub fn new(path: &Path, from_s: f64, cfg: &SpeedConfig, wheelbase_m: f64) -> SpeedPlan {
-        let curvature =
-            SmoothCurvature::fit(path.arc_lengths(), path.vertices(), FIT_HALF_WINDOW_M);
-        let limits = cfg.limits(wheelbase_m);
+        let curvature = path.fitted_curvature().clone();
         let start = cfg.approach_mps.min(cfg.nominal_mps).max(cfg.creep_mps);
-        let profile = Profile::plan(&curvature, &limits, from_s, start, None);
-        let settled = Profile::plan(&curvature, &limits, from_s, f64::INFINITY, None);
+        let (profile, settled) = plans(&curvature, cfg, wheelbase_m, from_s, start);
         SpeedPlan {
             curvature,
             profile,
@@ -142,16 +139,8 @@ impl SpeedPlan {
     /// Plans again from progress `from_s` with `cfg` (a steering actuator learned while
     /// driving), going on from the speed planned there.
     pub fn replan(&mut self, from_s: f64, cfg: &SpeedConfig, wheelbase_m: f64) {
-        let here = self.profile.speed_at(from_s);
-        let limits = cfg.limits(wheelbase_m);
-        self.profile = Profile::plan(
-            &self.curvature,
-            &limits,
-            from_s,
-            here.max(cfg.creep_mps),
-            None,
-        );
-        self.settled = Profile::plan(&self.curvature, &limits, from_s, f64::INFINITY, None);
+        let here = self.profile.speed_at(from_s).max(cfg.creep_mps);
+        (self.profile, self.settled) = plans(&self.curvature, cfg, wheelbase_m, from_s, here);
     }
 
     /// The speed planned at progress `s` once up to speed (without the start from rest),
@@ -182,11 +171,27 @@ impl SpeedPlan {
     }
 }
 
+/// The profile of `curvature` from `from_s` at `start_mps`, and the same once up to
+/// speed (without the start).
+fn plans(
+    curvature: &SmoothCurvature,
+    cfg: &SpeedConfig,
+    wheelbase_m: f64,
+    from_s: f64,
+    start_mps: f64,
+) -> (Profile, Profile) {
+    let limits = cfg.limits(wheelbase_m);
+    (
+        Profile::plan(curvature, &limits, from_s, start_mps, None),
+        Profile::plan(curvature, &limits, from_s, f64::INFINITY, None),
+    )
+}
+
 /// The least time a car of wheelbase `wheelbase_m` takes to drive `path` from rest to rest
 /// within the limits of `cfg` (its profile's rate, after the feedback margin), stopping
 /// also at each arc length of `stops`, s: the bound a lap is measured against.
 pub fn min_time_s(path: &Path, cfg: &SpeedConfig, wheelbase_m: f64, stops: &[f64]) -> f64 {
-    let curvature = SmoothCurvature::fit(path.arc_lengths(), path.vertices(), FIT_HALF_WINDOW_M);
+    let curvature = path.fitted_curvature();
     let limits = cfg.limits(wheelbase_m);
     let mut from = 0.0;
     let mut total = 0.0;
@@ -217,6 +222,16 @@ mod tests {
         Path::new(&w, 0.05).unwrap()
     }
 
+    /// A 100 m straight planned from its start at a cruise of 5.5 m/s.
+    fn cruising_at_5_5() -> (SpeedConfig, SpeedPlan) {
+        let cfg = SpeedConfig {
+            nominal_mps: 5.5,
+            ..SpeedConfig::default()
+        };
+        let plan = SpeedPlan::new(&straight(100.0), 0.0, &cfg, L);
+        (cfg, plan)
+    }
+
     #[test]
     fn straight_path_far_from_the_goal_is_nominal() {
         let p = straight(100.0);
@@ -227,12 +242,7 @@ mod tests {
 
     #[test]
     fn a_goal_starts_at_the_approach_speed_and_speeds_up_at_its_acceleration() {
-        let p = straight(100.0);
-        let cfg = SpeedConfig {
-            nominal_mps: 5.5,
-            ..SpeedConfig::default()
-        };
-        let plan = SpeedPlan::new(&p, 0.0, &cfg, L);
+        let (cfg, plan) = cruising_at_5_5();
         assert!((plan.planned_at(0.0) - cfg.approach_mps).abs() < 1e-9);
         let v = plan.planned_at(2.0);
         assert!((v - (4.0f64 + 2.0 * 1.0 * 2.0).sqrt()).abs() < 1e-6, "{v}");
@@ -256,12 +266,7 @@ mod tests {
 
     #[test]
     fn a_replan_goes_on_from_the_speed_planned_there() {
-        let p = straight(100.0);
-        let cfg = SpeedConfig {
-            nominal_mps: 5.5,
-            ..SpeedConfig::default()
-        };
-        let mut plan = SpeedPlan::new(&p, 0.0, &cfg, L);
+        let (cfg, mut plan) = cruising_at_5_5();
         let before = plan.planned_at(50.0);
         plan.replan(50.0, &cfg, L);
         assert!((plan.planned_at(50.0) - before).abs() < 1e-9);
