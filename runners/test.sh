@@ -3,10 +3,65 @@
 # images and the rostests in them (when a Docker engine answers), and all tests (unit tests,
 # then the end-to-end tests against real rosmasters, the suite across containers among
 # them).
+#
+# `runners/test.sh --e2e [ARGS]...` runs only the end-to-end tests, ARGS going to the test
+# binary (a filter, `--exact`, `--ignored`), after a set-up that has been run once.
+#
+# However the run ends (a failure, Ctrl-C, SIGTERM), it ends every process it started
+# within 10 s: test masters and nodes run in process groups of their own, out of reach of
+# Ctrl-C, and a test process killed by a signal cannot end them itself. What the run
+# starts carries GEM_TEST_RUN in its environment; on the way out every process still
+# carrying this run's mark gets SIGTERM, and SIGKILL 5 s later. The machine's lock
+# (gem_testbed::machine) is held by test processes only, so it goes with them. After a
+# signal, the containers of the ended test processes are removed too.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 start=$(date +%s)
+e2e_only=false
+if [ "${1:-}" = --e2e ]; then
+  e2e_only=true
+  shift
+fi
+
+# This run's mark; a run started by one of its tests adds its own (comma-separated), so
+# the outer run ends the inner run's processes too.
+run_mark="test-$$-$(date +%s%N)"
+GEM_TEST_RUN="${GEM_TEST_RUN:+$GEM_TEST_RUN,}$run_mark"
+export GEM_TEST_RUN
+# The PIDs of the processes whose environment carries this run's mark. A subshell of this
+# script carries no mark (a process's environment is the one it was started with).
+run_processes() {
+  local p kv
+  for p in /proc/[0-9]*; do
+    while IFS= read -r -d '' kv; do
+      case "$kv" in
+        GEM_TEST_RUN=*) case ",${kv#GEM_TEST_RUN=}," in *",$run_mark,"*) echo "${p#/proc/}" ;; esac ;;
+      esac
+    done 2>/dev/null <"$p/environ" || true
+  done
+}
+# Ends every process carrying the mark: SIGTERM once each, SIGKILL to what is left after
+# 5 s; gives up after 9 s (a process that survives SIGKILL is in the kernel's hands).
+end_run() {
+  local deadline=$((SECONDS + 9)) kill_at=$((SECONDS + 5)) pids pid
+  local -A termed=()
+  while pids=$(run_processes) && [ -n "$pids" ]; do
+    for pid in $pids; do
+      if [ "$SECONDS" -ge "$kill_at" ]; then
+        kill -KILL "$pid" 2>/dev/null || true
+      elif [ -z "${termed[$pid]:-}" ]; then
+        kill -TERM "$pid" 2>/dev/null || true
+        termed[$pid]=1
+      fi
+    done
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "[test] still running after SIGKILL: $(echo "$pids" | tr '\n' ' ')" >&2
+      return
+    fi
+    sleep 0.1
+  done
+}
 # Each step says when it starts, in seconds since the start (where the time goes).
 step() { echo "[test] $* (at $(( $(date +%s) - start )) s)"; }
 
@@ -32,7 +87,21 @@ wait_job() {
   groups=(${kept[@]+"${kept[@]}"})
   return "$status"
 }
-trap end_groups EXIT
+# On a signal: end the run, its test processes' containers included, and exit as a
+# process killed by that signal would.
+interrupted() {
+  trap - INT TERM
+  echo "[test] interrupted by SIG$1: ending every process this run started" >&2
+  end_groups
+  end_run
+  if command -v docker >/dev/null 2>&1; then
+    timeout 20 bash -c 'source runners/docker_common.sh && gem_remove_leftovers' || true
+  fi
+  exit "$2"
+}
+trap 'end_groups; end_run' EXIT
+trap 'interrupted INT 130' INT
+trap 'interrupted TERM 143' TERM
 images=""
 in_background() {
   set -m
@@ -48,6 +117,33 @@ images_built() {
     exit 1
   fi
 }
+# A step as a background job of its own process group (as the jobs above), waited for:
+# bash runs a trap only between commands, so a SIGTERM during a foreground step of half
+# an hour would wait for its end. (Without job control, bash would start it with SIGINT
+# ignored, and every process it starts, rosmaster and the tools the tests end with
+# SIGINT included, would inherit that.)
+run() {
+  local job
+  set -m
+  "$@" </dev/null &
+  job=$!
+  set +m
+  groups+=("$job")
+  wait_job "$job"
+}
+e2e() {
+  local lane=$1
+  shift
+  cargo test --release --workspace --test e2e -- --nocapture "$@" 2>&1 | sed -u "s/^/[$lane] /"
+}
+if [ "$e2e_only" = true ]; then
+  # shellcheck source=runners/env.sh
+  source runners/env.sh
+  step "cargo test --release --workspace --test e2e -- --nocapture $*"
+  run e2e e2e "$@"
+  exit
+fi
+
 docker=false
 if docker info >/dev/null 2>&1; then
   docker=true
@@ -58,14 +154,14 @@ else
   echo "[test] Docker steps skipped: no Docker engine answers (docker info); tests/e2e/containers.rs reports its scenarios as skipped"
 fi
 
-bash runners/setup.sh --packages-only
+run bash runners/setup.sh --packages-only
 if [ "$docker" = true ]; then
   mkdir -p "$(dirname "$docker_log")"
   : >"$docker_log"
   step "docker base image in the background (runners/docker_base.sh; built only when missing or stale; log: build/docker/images.log)"
   in_background bash runners/docker_base.sh
 fi
-bash runners/setup.sh
+run bash runners/setup.sh
 # shellcheck source=runners/env.sh
 source runners/env.sh
 if [ "$docker" = true ]; then
@@ -79,7 +175,7 @@ cargo fmt --all -- --check
 # In the release profile: the build scripts and proc-macros of the set-up's release build
 # serve again (about a minute less than a debug-profile check from scratch).
 step "cargo clippy --release --all-targets -D warnings"
-cargo clippy --release --workspace --all-targets --quiet -- -D warnings
+run cargo clippy --release --workspace --all-targets --quiet -- -D warnings
 step "shellcheck"
 shellcheck runners/*.sh docker/*.sh .ci/run
 step "hadolint docker/Dockerfile docker/gazebo.Dockerfile"
@@ -104,8 +200,8 @@ if [ "$docker" = true ]; then
   set +m
   groups+=("$tests_built")
   step "rostests in docker (runners/run_integration_tests.sh, run_state_manager_rostests.sh)"
-  bash runners/run_integration_tests.sh
-  bash runners/run_state_manager_rostests.sh
+  run bash runners/run_integration_tests.sh
+  run bash runners/run_state_manager_rostests.sh
   # The rostest files ran (and count) in the image: tests/e2e/rostest_files.rs does not
   # run them natively again.
   export GEM_ROSTESTS_RAN_IN_DOCKER=build/docker/rostest
@@ -117,14 +213,14 @@ if [ "$docker" = true ]; then
   fi
 else
   step "cargo test --release --workspace --no-run (the test binaries)"
-  cargo test --release --workspace --no-run --quiet
+  run cargo test --release --workspace --no-run --quiet
 fi
 # Each test that holds the machine (gem_testbed::machine) appends its name, seconds and
 # whether it had the machine alone.
 export GEM_TEST_TIMES="$ROOT/build/test-times.tsv"
 : >"$GEM_TEST_TIMES"
 step "cargo test --release --workspace --exclude gem_e2e (unit tests, the node runtime's tests)"
-cargo test --release --workspace --exclude gem_e2e -- --nocapture
+run cargo test --release --workspace --exclude gem_e2e -- --nocapture
 # The end-to-end tests in two processes, each on a master of its own: a test mostly waits
 # on a simulator paced in wall time, so a second lane uses the idle CPUs. A test that
 # needs the machine alone (gem_testbed::exclusive, ros_alone) waits for the other lane's
@@ -140,11 +236,6 @@ laps=(car:: route:: replay:: containers:: hosts:: demo:: rviz:: profile:: hostil
   signal_sources:: rostest_files:: suite_scenarios:: security::)
 skip_laps=()
 for m in "${laps[@]}"; do skip_laps+=(--skip "$m"); done
-e2e() {
-  local lane=$1
-  shift
-  cargo test --release --workspace --test e2e -- --nocapture "$@" 2>&1 | sed -u "s/^/[$lane] /"
-}
 step "cargo test --release --workspace --test e2e, in two lanes: laps (${laps[*]}) | the rest"
 set -m
 e2e laps "${laps[@]}" </dev/null &
@@ -152,7 +243,7 @@ laps_lane=$!
 set +m
 groups+=("$laps_lane")
 failed=()
-e2e rest "${skip_laps[@]}" || failed+=(rest)
+run e2e rest "${skip_laps[@]}" || failed+=(rest)
 wait_job "$laps_lane" || failed+=(laps)
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "[test] error: end-to-end tests failed in the lane(s): ${failed[*]} (each line starts with its lane; search for FAILED and panicked)" >&2

@@ -43,6 +43,7 @@ mod hosts;
 mod house;
 mod integration_launch;
 mod interop;
+mod interrupt;
 mod md5;
 mod mock_signals;
 mod pacmod;

@@ -45,6 +45,7 @@ table! {
     pacmod_msgs::SystemRptFloat => "e3af53d7d085bbad777634bcc2681141",
     pacmod_msgs::GlobalRpt => "e844957facaf4f6bfdea20a3ffdb048f",
     novatel_gps_msgs::Inspva => "f6fbcfee08847158b28edeb7f76b942f",
+    novatel_gps_msgs::Insstdev => "5a3ffc9969b49cd107b55c9843133d1c",
     sensor_msgs::NavSatFix => "2d3a8cd499b9b4a0249fb98fd05cfa48",
     sensor_msgs::Imu => "6a62c6daae103f4ff57a132d6f95cec2",
     // Not in docs/spec.md §1; the sums published by the upstream ROS 1 packages.

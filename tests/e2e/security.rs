@@ -189,6 +189,39 @@ impl Guarded {
         self.hosts.spawn(role, "/usr/bin/python3", &all)
     }
 
+    /// Starts `rostopic pub -r 10 topic ty msg` on `role`'s host: `msg` at 10 Hz until the
+    /// process is dropped.
+    fn rostopic_pub(&self, role: Role, topic: &str, ty: &str, msg: &str) -> HostProc {
+        let args = ["pub", "-r", "10", topic, ty, msg];
+        self.hosts.spawn(role, "rostopic", &args)
+    }
+
+    /// Writes `script` to `file` in the scratch directory and runs it with python3 on
+    /// `role`'s host, at most `timeout`.
+    fn python(
+        &self,
+        role: Role,
+        file: &str,
+        script: &str,
+        timeout: Duration,
+    ) -> Result<(bool, String), String> {
+        let path = self.dir.join(file);
+        std::fs::write(&path, script).map_err(|e| e.to_string())?;
+        let args = [&*path.to_string_lossy()];
+        Ok(self.hosts.run(role, "/usr/bin/python3", &args, timeout))
+    }
+
+    /// The first status after `w` (waiting at most [`T`]) that `pred` accepts and whose
+    /// `refused (trust file)` value names B's address and `what`.
+    fn refused_b(&self, w: f64, what: &str, pred: impl Fn(&Value) -> bool) -> Option<Value> {
+        self.view.after(w, "status", T, |e| {
+            pred(e)
+                && e["values"]["refused (trust file)"]
+                    .as_str()
+                    .is_some_and(|v| v.contains(B.ip()) && v.contains(what))
+        })
+    }
+
     fn keep(&self, p: HostProc) {
         self.procs.lock().unwrap_or_else(|e| e.into_inner()).push(p);
     }
@@ -285,25 +318,14 @@ fn guarded(car: &Guarded) -> Result<(), String> {
 
     // B commands the car: never linked, the car stays at rest, /diagnostics names B.
     let pub_w = wall_now();
-    let b_pub = car.hosts.spawn(
+    let b_pub = car.rostopic_pub(
         B,
-        "rostopic",
-        &[
-            "pub",
-            "-r",
-            "10",
-            "/gem/ackermann_cmd",
-            "ackermann_msgs/AckermannDrive",
-            "{steering_angle: 0.3, speed: 3.0, acceleration: 1.0}",
-        ],
+        "/gem/ackermann_cmd",
+        "ackermann_msgs/AckermannDrive",
+        "{steering_angle: 0.3, speed: 3.0, acceleration: 1.0}",
     );
     let named = car
-        .view
-        .after(pub_w, "status", T, |e| {
-            e["values"]["refused (trust file)"]
-                .as_str()
-                .is_some_and(|v| v.contains(B.ip()) && v.contains("/gem/ackermann_cmd"))
-        })
+        .refused_b(pub_w, "/gem/ackermann_cmd", |_| true)
         .ok_or("no /diagnostics status names B's refused publisher")?;
     let moving = car.view.after(pub_w, "odom", Duration::from_secs(8), |e| {
         num(e, "speed") > 0.05
@@ -320,25 +342,15 @@ fn guarded(car: &Guarded) -> Result<(), String> {
     // B presses the e-stop on the state manager's input: refused, and the state manager,
     // which has no status of its own, says so on a latched status.
     let estop_w = wall_now();
-    let b_estop = car.hosts.spawn(
+    let b_estop = car.rostopic_pub(
         B,
-        "rostopic",
-        &[
-            "pub",
-            "-r",
-            "10",
-            "/estop",
-            "gem_state_msgs/EstopStamped",
-            "{enabled: true}",
-        ],
+        "/estop",
+        "gem_state_msgs/EstopStamped",
+        "{enabled: true}",
     );
     let named = car
-        .view
-        .after(estop_w, "status", T, |e| {
+        .refused_b(estop_w, "publish /estop", |e| {
             e["name"] == "/state_manager: trust file"
-                && e["values"]["refused (trust file)"]
-                    .as_str()
-                    .is_some_and(|v| v.contains(B.ip()) && v.contains("publish /estop"))
         })
         .ok_or("no /diagnostics status of the state manager names B's e-stop")?;
     let estop_bit = ErrorBits::ESTOP.bits() as u64;
@@ -375,14 +387,7 @@ fn guarded(car: &Guarded) -> Result<(), String> {
         "import time, xmlrpc.client as x\nm = x.ServerProxy('{}')\nend = time.time() + 120\nwhile time.time() < end:\n    uri = m.lookupNode('/b', '/status_overlay')[2]\n    topics = sorted({{c[4] for c in x.ServerProxy(uri).getBusInfo('/b')[2] if 'rviz' in c[1]}})\n    if topics:\n        print('rviz linked:', ' '.join(topics))\n        break\n    time.sleep(0.5)\n",
         car.hosts.master_uri()
     );
-    let script = car.dir.join("rviz_links.py");
-    std::fs::write(&script, links).map_err(|e| e.to_string())?;
-    let (_, out) = car.hosts.run(
-        B,
-        "/usr/bin/python3",
-        &[&script.to_string_lossy()],
-        Duration::from_secs(150),
-    );
+    let (_, out) = car.python(B, "rviz_links.py", &links, Duration::from_secs(150))?;
     drop(rviz);
     if !out.contains("rviz linked:") {
         return Err(format!("RViz on B never linked to the overlay: {out}"));
@@ -398,11 +403,7 @@ fn guarded(car: &Guarded) -> Result<(), String> {
         car.hosts.master_uri(),
         CAR_NODES
     );
-    let script = car.dir.join("shutdown.py");
-    std::fs::write(&script, shutdown).map_err(|e| e.to_string())?;
-    let (ok, out) = car
-        .hosts
-        .run(B, "/usr/bin/python3", &[&script.to_string_lossy()], T);
+    let (ok, out) = car.python(B, "shutdown.py", &shutdown, T)?;
     if !ok || out.lines().filter(|l| l.contains("refused")).count() != CAR_NODES.len() {
         return Err(format!("B's shutdown calls were not all refused:\n{out}"));
     }
@@ -431,11 +432,7 @@ fn guarded(car: &Guarded) -> Result<(), String> {
         B.ip(),
         Role::Vehicle.ip()
     );
-    let script = car.dir.join("bump.py");
-    std::fs::write(&script, bump).map_err(|e| e.to_string())?;
-    let (_, out) = car
-        .hosts
-        .run(B, "/usr/bin/python3", &[&script.to_string_lossy()], T);
+    let (_, out) = car.python(B, "bump.py", &bump, T)?;
     let (alive, _) = car.sh(LAPTOP, "rosnode ping -c 1 /pacmod_bridge", T);
     if !alive || !out.contains("listed again at") {
         return Err(format!(

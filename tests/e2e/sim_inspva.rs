@@ -312,12 +312,19 @@ fn gnss_pose_fed_by_the_simulated_ins_follows_the_true_state_while_the_car_drive
     );
 }
 
+/// Whether a `gps_accuracy` is the σ the simulated INS reports by default (a Novatel's in
+/// RTK, on `novatel/insstdev`), in mm.
+fn reports_rtk_sigma(accuracy_mm: f32) -> bool {
+    let rtk_mm = gem_core::gnss::simulated::RTK_REPORTED_SIGMA_M * 1e3;
+    (f64::from(accuracy_mm) - rtk_mm).abs() < 1e-3
+}
+
 #[test]
 fn a_bad_ins_status_set_on_the_simulator_is_a_gps_fault_until_cleared() {
     let ros = ros();
     let mut rig = Rig::start(&ros);
     let client = rig.start_gnss_pose(&ros);
-    rig.wait_accuracy("good solution", |a| a == 0.0);
+    rig.wait_accuracy("good solution", reports_rtk_sigma);
     assert!(call(&client).is_some_and(|a| a.success));
     // A status repeated at 20 Hz: the fault at once, logged once.
     let topic = format!("{}/gem_sim/ins_status", rig.ns);
@@ -363,7 +370,7 @@ fn a_bad_ins_status_set_on_the_simulator_is_a_gps_fault_until_cleared() {
     // An empty status: good again.
     rig.set_status_once("");
     rig.wait_status(GOOD_STATUS);
-    rig.wait_accuracy("good again", |a| a == 0.0);
+    rig.wait_accuracy("good again", reports_rtk_sigma);
     assert!(
         wait_until(T, || call(&client).is_some_and(|a| a.success)),
         "{}",

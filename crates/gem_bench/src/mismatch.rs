@@ -56,7 +56,8 @@
 
 use crate::pacmod::{self, INS};
 use crate::steering::{
-    self, parallel, Start, CONVERGE_TARGET_M, OVERSHOOT_TARGET_M, RMS_RATIO_TARGET,
+    self, completion_miss, convergence_miss, overshoot_miss, parallel, rms_miss, Start,
+    CONVERGE_TARGET_M, OVERSHOOT_TARGET_M, RMS_RATIO_TARGET,
 };
 use crate::track::{Controller, Scenario, CONTROL_EVERY, PHYSICS_DT, SOURCE_SPEEDS};
 use gem_calibrate::actuator::{self, PlanConfig};
@@ -434,32 +435,21 @@ impl Row {
 
     /// What misses a target (empty: every target met; a refused row has none).
     pub fn misses(&self) -> Vec<String> {
-        let mut m = Vec::new();
         if self.refused.is_some() {
-            return m;
+            return Vec::new();
         }
-        if !self.completed {
-            m.push("lap not completed".into());
-        }
-        if !self.stops.is_empty() {
-            m.push(format!("{} stops", self.stops.len()));
-        }
-        if self.join_overshoot_m > OVERSHOOT_TARGET_M {
-            m.push(format!("overshoot {:.2} m", self.join_overshoot_m));
-        }
-        match self.stats.converge_m {
-            Some(d) if d <= CONVERGE_TARGET_M => {}
-            Some(d) => m.push(format!("converged after {d:.1} m")),
-            None => m.push("never converged".into()),
-        }
-        let ratio = self.ratio();
-        if ratio.is_nan() || ratio > RMS_RATIO_TARGET {
-            m.push(format!("RMS ×{ratio:.2}"));
-        }
-        if self.swing_grows() {
-            m.push("swing grows".into());
-        }
-        m
+        let stops = self.stops.len();
+        [
+            completion_miss(self.completed),
+            (stops > 0).then(|| format!("{stops} stops")),
+            overshoot_miss(self.join_overshoot_m),
+            convergence_miss(self.stats.converge_m),
+            rms_miss(self.ratio()),
+            self.swing_grows().then(|| "swing grows".into()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }
 

@@ -71,6 +71,32 @@ const GOAL_STOP_M: f64 = 20.0;
 /// The targets: RMS of the speed against the profile, m/s.
 pub const SPEED_RMS_TARGET_MPS: f64 = 0.3;
 
+/// The lap's miss, if it was not completed.
+pub fn completion_miss(completed: bool) -> Option<String> {
+    (!completed).then(|| "lap not completed".into())
+}
+
+/// The overshoot's miss, if beyond [`OVERSHOOT_TARGET_M`].
+pub fn overshoot_miss(overshoot_m: f64) -> Option<String> {
+    (overshoot_m > OVERSHOOT_TARGET_M).then(|| format!("overshoot {overshoot_m:.2} m"))
+}
+
+/// The convergence's miss (distance driven to converge, None: never), if not within
+/// [`CONVERGE_TARGET_M`].
+pub fn convergence_miss(converge_m: Option<f64>) -> Option<String> {
+    match converge_m {
+        Some(d) if d <= CONVERGE_TARGET_M => None,
+        Some(d) => Some(format!("converged after {d:.1} m")),
+        None => Some("never converged".into()),
+    }
+}
+
+/// The miss of the RMS after convergence over the quick-steering lap's (`ratio`), if NaN
+/// or beyond [`RMS_RATIO_TARGET`].
+pub fn rms_miss(ratio: f64) -> Option<String> {
+    (ratio.is_nan() || ratio > RMS_RATIO_TARGET).then(|| format!("RMS ×{ratio:.2}"))
+}
+
 /// Where a run starts and what happens in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Start {
@@ -148,32 +174,23 @@ impl Row {
 
     /// What misses a target (empty: every target met).
     pub fn misses(&self) -> Vec<String> {
-        let mut m = Vec::new();
         if self.refused.is_some() {
-            return m;
+            return Vec::new();
         }
-        if !self.completed {
-            m.push("lap not completed".into());
-        }
-        if self.overshoot_m > OVERSHOOT_TARGET_M {
-            m.push(format!("overshoot {:.2} m", self.overshoot_m));
-        }
-        match self.converge_m {
-            Some(d) if d <= CONVERGE_TARGET_M => {}
-            Some(d) => m.push(format!("converged after {d:.1} m")),
-            None => m.push("never converged".into()),
-        }
-        let ratio = self.ratio();
-        if ratio.is_nan() || ratio > RMS_RATIO_TARGET {
-            m.push(format!("RMS ×{:.2}", self.ratio()));
-        }
-        if self.time_ratio().is_nan() || self.time_ratio() > TIME_RATIO_TARGET {
-            m.push(format!("lap {:.2}× its bound", self.time_ratio()));
-        }
-        if self.speed_rms_mps.is_nan() || self.speed_rms_mps > SPEED_RMS_TARGET_MPS {
-            m.push(format!("speed RMS {:.2} m/s", self.speed_rms_mps));
-        }
-        m
+        let (time_ratio, speed_rms) = (self.time_ratio(), self.speed_rms_mps);
+        [
+            completion_miss(self.completed),
+            overshoot_miss(self.overshoot_m),
+            convergence_miss(self.converge_m),
+            rms_miss(self.ratio()),
+            (time_ratio.is_nan() || time_ratio > TIME_RATIO_TARGET)
+                .then(|| format!("lap {time_ratio:.2}× its bound")),
+            (speed_rms.is_nan() || speed_rms > SPEED_RMS_TARGET_MPS)
+                .then(|| format!("speed RMS {speed_rms:.2} m/s")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }
 

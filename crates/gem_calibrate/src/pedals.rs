@@ -236,14 +236,22 @@ pub const FILTERS: [&str; 8] = [
     "steering",
     "jerk",
 ];
-const NOT_A_NUMBER: usize = 0;
-const NO_PEDAL: usize = 1;
-const CHANGING: usize = 2;
-const AT_REST: usize = 3;
-const WINDOW: usize = 4;
-const BOTH: usize = 5;
-const STEERING: usize = 6;
-const JERK: usize = 7;
+
+/// A filter, by its place in [`FILTERS`].
+#[derive(Clone, Copy)]
+enum Filter {
+    NotANumber,
+    NoPedal,
+    Changing,
+    AtRest,
+    Window,
+    Both,
+    Steering,
+    Jerk,
+}
+
+// One variant per name.
+const _: () = assert!(Filter::Jerk as usize + 1 == FILTERS.len());
 
 /// A quantised speed report's window is long enough for the speed to cross this many
 /// steps of the report at the acceleration seen over the longest window.
@@ -314,25 +322,25 @@ pub fn extract(drive: &Drive, cfg: &ExtractConfig) -> Extracted {
     let mut rejected = Vec::new();
     let mut samples = Vec::new();
     for (&(t, v_report), &i) in drive.speed.iter().zip(&at) {
-        let reject = |filter: usize, accelerator: f64, brake: f64| Rejected {
-            filter: FILTERS[filter],
+        let reject = |filter: Filter, accelerator: f64, brake: f64| Rejected {
+            filter: FILTERS[filter as usize],
             speed_mps: v_report,
             accelerator,
             brake,
         };
         let Some(i) = i else {
-            dropped[NOT_A_NUMBER] += 1;
-            rejected.push(reject(NOT_A_NUMBER, f64::NAN, f64::NAN));
+            dropped[Filter::NotANumber as usize] += 1;
+            rejected.push(reject(Filter::NotANumber, f64::NAN, f64::NAN));
             continue;
         };
         let acting = t - cfg.delay_s;
         let (Some(a_now), Some(b_now)) = (held(&accelerator, acting), held(&brake, acting)) else {
-            dropped[NO_PEDAL] += 1;
-            rejected.push(reject(NO_PEDAL, f64::NAN, f64::NAN));
+            dropped[Filter::NoPedal as usize] += 1;
+            rejected.push(reject(Filter::NoPedal, f64::NAN, f64::NAN));
             continue;
         };
-        let mut drop = |filter: usize| {
-            dropped[filter] += 1;
+        let mut drop = |filter: Filter| {
+            dropped[filter as usize] += 1;
             rejected.push(reject(filter, a_now, b_now));
         };
         let steady = segments
@@ -340,24 +348,24 @@ pub fn extract(drive: &Drive, cfg: &ExtractConfig) -> Extracted {
             .checked_sub(1)
             .is_some_and(|k| t < segments[k].to);
         if !steady {
-            drop(CHANGING);
+            drop(Filter::Changing);
             continue;
         }
         if v_report < cfg.at_rest_mps {
-            drop(AT_REST);
+            drop(Filter::AtRest);
             continue;
         }
         let (Some((from, to, _, k)), Some((v, a))) = (windows[i], slopes[i]) else {
-            drop(WINDOW);
+            drop(Filter::Window);
             continue;
         };
         let (accel, brake) = (segments[k].accelerator, segments[k].brake);
         if accel > PRESSED && brake > PRESSED {
-            drop(BOTH);
+            drop(Filter::Both);
             continue;
         }
         if held(&steering_wheel, t).is_some_and(|s| s.abs() > cfg.max_steering_wheel_rad) {
-            drop(STEERING);
+            drop(Filter::Steering);
             continue;
         }
         // The change of the slope across the window, from the reports at its two ends.
@@ -369,7 +377,7 @@ pub fn extract(drive: &Drive, cfg: &ExtractConfig) -> Extracted {
             _ => 0.0,
         };
         if jerk.abs() > cfg.max_jerk_mps3 {
-            drop(JERK);
+            drop(Filter::Jerk);
             continue;
         }
         let v = v.max(0.0);

@@ -95,6 +95,8 @@ names! {
         CANCEL_TASKS = "cancel_tasks";
         /// A Novatel GNSS/INS's position, velocity and attitude (`novatel_gps_msgs/Inspva`).
         INSPVA = "novatel/inspva";
+        /// A Novatel GNSS/INS's standard deviations (`novatel_gps_msgs/Insstdev`).
+        INSSTDEV = "novatel/insstdev";
         /// A GNSS receiver's fix (`sensor_msgs/NavSatFix`).
         GNSS_FIX = "gnss/fix";
         /// An IMU's orientation and rates (`sensor_msgs/Imu`).

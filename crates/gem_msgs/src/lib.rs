@@ -80,5 +80,6 @@ rosrust::rosmsg_include!(
     pacmod_msgs / SystemRptFloat,
     pacmod_msgs / GlobalRpt,
     novatel_gps_msgs / Inspva,
+    novatel_gps_msgs / Insstdev,
     jsk_rviz_plugins / OverlayText
 );

@@ -769,6 +769,29 @@ mod tests {
         );
     }
 
+    /// Serves `/trust_test/enable` on `stream` to `callers` under `policy`, answering
+    /// `success: true`, for at most 5 s.
+    fn serve_enable(
+        stream: TcpStream,
+        callers: Callers,
+        policy: Option<&crate::trust::Policy>,
+    ) -> Result<(), String> {
+        let handler = |_req: crate::msgs::std_srvs::SetBoolReq| -> Answer<SetBool> {
+            Ok(SetBoolRes {
+                success: true,
+                message: "enabled".into(),
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        serve::<SetBool>(
+            "/trust_test/enable",
+            stream,
+            &handler,
+            deadline,
+            (callers, policy),
+        )
+    }
+
     /// A connection to a `serve` thread (on 127.0.0.1) of service `/trust_test/enable`
     /// under `policy`, answering `success: true`; the caller's end and the server's thread.
     fn serving(
@@ -778,22 +801,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let caller = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (stream, _) = listener.accept().unwrap();
-        let server = std::thread::spawn(move || {
-            let handler = |_req: crate::msgs::std_srvs::SetBoolReq| -> Answer<SetBool> {
-                Ok(SetBoolRes {
-                    success: true,
-                    message: "enabled".into(),
-                })
-            };
-            let deadline = Instant::now() + Duration::from_secs(5);
-            serve::<SetBool>(
-                "/trust_test/enable",
-                stream,
-                &handler,
-                deadline,
-                (callers, policy.as_ref()),
-            )
-        });
+        let server = std::thread::spawn(move || serve_enable(stream, callers, policy.as_ref()));
         caller
             .set_read_timeout(Some(Duration::from_secs(5)))
             .unwrap();
@@ -953,20 +961,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let server = std::thread::spawn(move || {
             let (stream, _) = listener.accept().unwrap();
-            let handler = |_req: crate::msgs::std_srvs::SetBoolReq| -> Answer<SetBool> {
-                Ok(SetBoolRes {
-                    success: true,
-                    message: "enabled".into(),
-                })
-            };
-            let deadline = Instant::now() + Duration::from_secs(5);
-            serve::<SetBool>(
-                "/trust_test/enable",
-                stream,
-                &handler,
-                deadline,
-                (Callers::Trusted, None),
-            )
+            serve_enable(stream, Callers::Trusted, None)
         });
         (addr, server)
     }

@@ -435,6 +435,20 @@ fn rospy_node(master: &Master, name: &str) -> Child {
         .expect("python3")
 }
 
+/// A [`rospy_node`] registering `name`, a name of ours: waits until the master's `shutdown`
+/// (asking our node to make way) is refused and the other process has ended; its output.
+fn impostor_refused(master: &Master, name: &str) -> Output {
+    let impostor = rospy_node(master, name);
+    let shutdown = Act::NodeApi("shutdown".into());
+    assert!(
+        wait_until(PEER_WITHIN, || refusal_count(&shutdown, "/master") >= 1),
+        "{:?}\n{}",
+        trust::refusals(),
+        support::logs()
+    );
+    support::finish(impostor, PEER_WITHIN)
+}
+
 #[test]
 fn a_node_whose_name_another_process_registers_refuses_the_masters_shutdown_and_takes_it_back() {
     let _one = serial();
@@ -454,15 +468,7 @@ fn a_node_whose_name_another_process_registers_refuses_the_masters_shutdown_and_
     assert_eq!(asking.lookup_node(name).ok().as_deref(), Some(node.uri()));
     // A rospy node registers the name: the master drops our registrations and asks our
     // node to shut down; it refuses, registers again, and the master shuts the other down.
-    let impostor = rospy_node(&master, "trust_named");
-    let shutdown = Act::NodeApi("shutdown".into());
-    assert!(
-        wait_until(PEER_WITHIN, || refusal_count(&shutdown, "/master") >= 1),
-        "{:?}\n{}",
-        trust::refusals(),
-        support::logs()
-    );
-    let ended = support::finish(impostor, PEER_WITHIN);
+    let ended = impostor_refused(&master, "trust_named");
     let said = String::from_utf8_lossy(&ended.stdout);
     assert!(
         said.contains("UP")
@@ -738,15 +744,7 @@ fn the_node_takes_its_name_and_services_back(master: &Master) {
     ros1_protocols::master::watch();
     let name = ros1_protocols::this_node::name();
     assert_eq!(name, "/trust_services");
-    let impostor = rospy_node(master, "trust_services");
-    let shutdown = Act::NodeApi("shutdown".into());
-    assert!(
-        wait_until(PEER_WITHIN, || refusal_count(&shutdown, "/master") >= 1),
-        "{:?}\n{}",
-        trust::refusals(),
-        support::logs()
-    );
-    let ended = support::finish(impostor, PEER_WITHIN);
+    let ended = impostor_refused(master, "trust_services");
     assert!(
         String::from_utf8_lossy(&ended.stdout).contains("ENDED"),
         "the other process was not shut down: {}",
@@ -778,6 +776,7 @@ fn the_node_takes_its_name_and_services_back(master: &Master) {
     // Another process under the name serving the same service (a second copy of the
     // node): what the master lists under the name before the node registers again is
     // the other's, and the node's own service is registered again all the same.
+    let shutdown = Act::NodeApi("shutdown".into());
     let before = refusal_count(&shutdown, "/master");
     let copy = ros1_protocols::master_api::Master::new(&master.uri, &name, "http://127.0.0.1:9/");
     copy.register_service("/trust_test/kept", "rosrpc://127.0.0.1:9")

@@ -19,7 +19,7 @@
 //! | verdict | published accuracy |
 //! |---|---|
 //! | good, with a horizontal σ | σ in mm (so a good but loose solution is judged by the state manager's threshold) |
-//! | good, without one (`Inspva` has none) | [`GOOD_WITHOUT_SIGMA_MM`], 0 mm: "no accuracy fault", not a measurement |
+//! | good, without one (an `Inspva` with no recent `Insstdev`, a `NavSatFix` without covariance) | [`GOOD_WITHOUT_SIGMA_MM`], 0 mm: "no accuracy fault", not a measurement |
 //! | any fault | [`FAULT_ACCURACY_MM`], 1 km: above any sensible threshold, finite so the state manager reads it as a bad fix rather than as bad input |
 //!
 //! The state manager's rule is unchanged: an INS fault becomes `GPS_LOST` after its

@@ -23,6 +23,10 @@ use super::health::GOOD_STATUS;
 use super::pose::InsPose;
 use crate::vehicle::VehicleState;
 
+/// The horizontal position deviation a Novatel SPAN receiver reports with an RTK solution,
+/// m per axis: 1 cm, its data sheets' RTK figure (1 cm + 1 ppm of the baseline, RMS).
+pub const RTK_REPORTED_SIGMA_M: f64 = 0.01;
+
 /// The fields of an INS solution (`novatel_gps_msgs/Inspva`), as plain numbers.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InsSolution {

@@ -359,6 +359,41 @@ pub fn navsat_sigma_m(covariance_type: u8, covariance: &[f64]) -> Option<f64> {
     }
 }
 
+/// How long an INS's reported standard deviations (Novatel's `INSSTDEV` log, which a
+/// receiver gives at about 1 Hz beside the faster `INSPVA`) stand for the solutions around
+/// them: three periods of that log. A solution further from the latest report has no σ.
+pub const REPORTED_SIGMA_HOLDS: Duration = Duration::from_secs(3);
+
+/// The horizontal σ of an INS's reported deviations, m: the larger of its latitude and
+/// longitude standard deviations (m), when both are finite and not negative.
+pub fn ins_sigma_m(latitude_dev_m: f32, longitude_dev_m: f32) -> Option<f64> {
+    let (lat, lon) = (f64::from(latitude_dev_m), f64::from(longitude_dev_m));
+    (lat.is_finite() && lon.is_finite() && lat >= 0.0 && lon >= 0.0).then(|| lat.max(lon))
+}
+
+/// The INS's latest reported horizontal σ ([`ins_sigma_m`]) with its stamp, and the σ of a
+/// solution stamped near it ([`REPORTED_SIGMA_HOLDS`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReportedSigma {
+    latest: Option<(Time, f64)>,
+}
+
+impl ReportedSigma {
+    /// Takes a report stamped `stamp`; one without a usable σ withdraws the last (the INS
+    /// no longer vouches for it).
+    pub fn note(&mut self, stamp: Time, sigma_m: Option<f64>) {
+        self.latest = sigma_m.map(|s| (stamp, s));
+    }
+
+    /// The σ for a solution stamped `stamp`, m: the latest report's when it is within
+    /// [`REPORTED_SIGMA_HOLDS`] of `stamp`, either side.
+    pub fn at(&self, stamp: Time) -> Option<f64> {
+        let (at, sigma) = self.latest?;
+        let gap = stamp.since(at).or_else(|| at.since(stamp))?;
+        (gap <= REPORTED_SIGMA_HOLDS).then_some(sigma)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -643,5 +678,32 @@ mod tests {
         let r = s.served(t(1.1)).unwrap().rear_axle();
         assert_eq!(r.yaw_rate_rad_s, -0.3);
         assert_eq!(r.velocity_mps, [0.0, 0.0], "no velocity: a zero twist");
+    }
+
+    #[test]
+    fn a_reported_sigma_is_the_larger_horizontal_deviation_when_it_is_a_number() {
+        assert_eq!(ins_sigma_m(0.01, 0.02), Some(f64::from(0.02f32)));
+        assert_eq!(ins_sigma_m(0.0, 0.0), Some(0.0));
+        assert_eq!(ins_sigma_m(f32::NAN, 0.01), None);
+        assert_eq!(ins_sigma_m(0.01, f32::INFINITY), None);
+        assert_eq!(ins_sigma_m(-0.01, 0.01), None);
+    }
+
+    #[test]
+    fn a_reported_sigma_stands_for_the_solutions_near_it_and_a_bad_report_withdraws_it() {
+        let mut r = ReportedSigma::default();
+        assert_eq!(r.at(t(0.0)), None, "nothing reported yet");
+        r.note(t(10.0), Some(0.012));
+        let held = REPORTED_SIGMA_HOLDS.as_secs_f64();
+        assert_eq!(r.at(t(10.0)), Some(0.012));
+        assert_eq!(r.at(t(10.0 + held)), Some(0.012));
+        assert_eq!(
+            r.at(t(10.0 - held)),
+            Some(0.012),
+            "a solution stamped before it"
+        );
+        assert_eq!(r.at(t(10.0 + held + 0.01)), None, "too old to vouch for it");
+        r.note(t(11.0), None);
+        assert_eq!(r.at(t(11.0)), None, "withdrawn by a report without a σ");
     }
 }

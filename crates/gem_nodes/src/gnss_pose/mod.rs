@@ -16,7 +16,8 @@ use gem_core::geometry::yaw_from_quaternion;
 use gem_core::gnss::geodesy::azimuth_deg_from_yaw;
 use gem_core::gnss::health::{GpsVerdict, InsFault, GOOD_STATUS};
 use gem_core::gnss::source::{
-    navsat_sigma_m, navsat_status, PoseSource, RearAxle, Served, Solution,
+    ins_sigma_m, navsat_sigma_m, navsat_status, PoseSource, RearAxle, ReportedSigma, Served,
+    Solution,
 };
 use gem_core::names;
 use gem_core::state_manager::Input as SmInput;
@@ -25,7 +26,7 @@ use gem_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gem_msgs::gazebo_msgs::{GetModelState, GetModelStateRes};
 use gem_msgs::gem_state_msgs::GpsAccuracyStamped;
 use gem_msgs::geometry_msgs::{Pose as PoseMsg, Twist};
-use gem_msgs::novatel_gps_msgs::Inspva;
+use gem_msgs::novatel_gps_msgs::{Inspva, Insstdev};
 use gem_msgs::sensor_msgs::{Imu, NavSatFix};
 use gem_msgs::std_msgs::Header;
 use gem_ros::convert::{inspva_solution, stamp};
@@ -43,6 +44,8 @@ gem_ros::interface_table! {
     pub const INTERFACE = [
         /// The Novatel solution.
         INSPVA: Inspva = Decl::subscribes(names::INSPVA, "with `~input: inspva`: position, heading (`azimuth`), east and north velocity and `status` of the antenna, stamped with the measurement time");
+        /// The Novatel solution's standard deviations.
+        INSSTDEV: Insstdev = Decl::subscribes(names::INSSTDEV, "with `~input: inspva`: the solution's reported latitude and longitude deviations, whose larger is the σ of the solutions stamped within 3 s of it");
         /// A receiver's fix.
         FIX: NavSatFix = Decl::subscribes(names::GNSS_FIX, "with `~input: navsatfix`: the antenna's position, fix status and covariance, stamped with the measurement time");
         /// An IMU's heading and yaw rate.
@@ -50,7 +53,7 @@ gem_ros::interface_table! {
         /// The pose, as the controllers ask for it.
         GET_MODEL_STATE: GetModelState = Decl::serves(names::GET_MODEL_STATE, "the rear axle's pose, world-frame velocity and yaw rate (NaN when not known yet) of the latest solution, stamped with its measurement time, while the solution is good; after it goes bad, the last good one (`status_message` says held, and why) until `~hold_pose_s` old, then `success: false` naming the fault. Persistent connections accepted; a model other than `~model_name`: `success: false`");
         /// The solution's health, as the state manager reads it.
-        GPS: GpsAccuracyStamped = Decl::publishes(SmInput::Gps.topic(), 10, "at `~rate`, stamped now: 0 mm while the solution is good (its σ in mm when the source gives one), 10⁶ mm on any fault");
+        GPS: GpsAccuracyStamped = Decl::publishes(SmInput::Gps.topic(), 10, "at `~rate`, stamped now: while the solution is good its σ in mm (`inspva`: the latest `Insstdev`'s, within 3 s; `navsatfix`: the fix's covariance), 0 mm when there is none; 10⁶ mm on any fault");
         /// The node's status.
         DIAGNOSTICS: DiagnosticArray = Decl::publishes(names::DIAGNOSTICS, 10, "one status, `<node>: GNSS/INS solution`, at 1 Hz (ROS time) and at once on a change: OK while good, ERROR naming the fault (WARN before the first solution)");
     ];
@@ -61,6 +64,8 @@ struct Shared {
     source: PoseSource,
     /// The latest IMU heading (azimuth, degrees) and yaw rate, with its stamp.
     imu: Option<(Time, f64, f64)>,
+    /// The INS's latest reported σ (`~input: inspva`).
+    sigma: ReportedSigma,
     /// Dropped solutions since the last warning, and when it was.
     dropped: Throttle,
 }
@@ -103,6 +108,7 @@ fn run() -> anyhow::Result<()> {
         source: PoseSource::new(projection, p.pose.antenna_ahead_m, p.health.clone())
             .with_hold(p.hold_pose),
         imu: None,
+        sigma: ReportedSigma::default(),
         dropped: Throttle::default(),
     }));
     if !time::wait_for_valid_time() {
@@ -170,9 +176,19 @@ fn describe(v: &GpsVerdict) -> String {
 fn subscribe(p: &Params, shared: &SharedRef) -> anyhow::Result<Vec<DirectSubscriber>> {
     let s = shared.clone();
     Ok(match p.input {
-        Input::Inspva => vec![crate::interface::subscribe(&INSPVA, move |m, _| {
-            offer(&s, inspva_solution(&m));
-        })?],
+        Input::Inspva => {
+            let stdev_shared = shared.clone();
+            let stdev = crate::interface::subscribe(&INSSTDEV, move |m, _| {
+                let sigma = ins_sigma_m(m.latitude_dev, m.longitude_dev);
+                stdev_shared.locked().sigma.note(stamp(&m.header), sigma);
+            })?;
+            let solution = crate::interface::subscribe(&INSPVA, move |m, _| {
+                let mut solution = inspva_solution(&m);
+                solution.horizontal_sigma_m = s.locked().sigma.at(solution.stamp);
+                offer(&s, solution);
+            })?;
+            vec![solution, stdev]
+        }
         Input::NavSatFix => {
             let stale_after = p.stale_after();
             let imu_shared = shared.clone();

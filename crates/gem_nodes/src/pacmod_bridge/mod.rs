@@ -43,6 +43,11 @@ use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+// The simulator's PACMod rows (`crate::sim::topics`, `~interface: pacmod`) are the other
+// end of this table's PACMod rows (all but the turn signal's): the same names and message
+// types, the other direction. Two tables on purpose: each node declares what it does on a
+// topic and describes it in its own documentation's interface table. A change to a PACMod
+// topic is made in both.
 gem_ros::interface_table! {
     /// Every topic and service of the node.
     pub const INTERFACE = [

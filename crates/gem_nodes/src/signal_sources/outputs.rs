@@ -12,6 +12,7 @@ use gem_msgs::std_msgs::Header;
 use gem_msgs::std_srvs::Trigger;
 use gem_ros::time::to_ros;
 use gem_ros::topics::Decl;
+use ros1_protocols::runtime::{Publisher, RuntimeError};
 use ros1_protocols::RosError;
 use std::sync::{Arc, Mutex};
 
@@ -36,10 +37,10 @@ gem_ros::interface_table! {
 
 /// The publishers of the inputs the file names.
 pub(super) struct Outputs {
-    battery: Option<ros1_protocols::runtime::Publisher<msg::BatteryLevelStamped>>,
-    estop: Option<ros1_protocols::runtime::Publisher<msg::EstopStamped>>,
-    signal: Option<ros1_protocols::runtime::Publisher<msg::SignalStrengthStamped>>,
-    temperature: Option<ros1_protocols::runtime::Publisher<msg::TemperatureStamped>>,
+    battery: Option<Publisher<msg::BatteryLevelStamped>>,
+    estop: Option<Publisher<msg::EstopStamped>>,
+    signal: Option<Publisher<msg::SignalStrengthStamped>>,
+    temperature: Option<Publisher<msg::TemperatureStamped>>,
 }
 
 impl Outputs {
@@ -63,35 +64,36 @@ impl Outputs {
             frame_id: String::new(),
         };
         let sent = match fed {
-            Fed::Battery => self.battery.as_ref().map(|p| {
-                p.send(msg::BatteryLevelStamped {
-                    header,
-                    battery_level: value as f32,
-                })
+            Fed::Battery => send_on(&self.battery, || msg::BatteryLevelStamped {
+                header,
+                battery_level: value as f32,
             }),
-            Fed::Estop => self.estop.as_ref().map(|p| {
-                p.send(msg::EstopStamped {
-                    header,
-                    enabled: value != 0.0,
-                })
+            Fed::Estop => send_on(&self.estop, || msg::EstopStamped {
+                header,
+                enabled: value != 0.0,
             }),
-            Fed::Signal => self.signal.as_ref().map(|p| {
-                p.send(msg::SignalStrengthStamped {
-                    header,
-                    strength: value as u8,
-                })
+            Fed::Signal => send_on(&self.signal, || msg::SignalStrengthStamped {
+                header,
+                strength: value as u8,
             }),
-            Fed::Temperature => self.temperature.as_ref().map(|p| {
-                p.send(msg::TemperatureStamped {
-                    header,
-                    temperature: value as f32,
-                })
+            Fed::Temperature => send_on(&self.temperature, || msg::TemperatureStamped {
+                header,
+                temperature: value as f32,
             }),
         };
         if let Some(Err(e)) = sent {
             tracing::error!("cannot publish {}: {e}", fed.input().topic());
         }
     }
+}
+
+/// Publishes the message `make` makes on `publisher`, if there is one (the file names its
+/// input); the publisher's answer.
+fn send_on<M: rosrust::Message>(
+    publisher: &Option<Publisher<M>>,
+    make: impl FnOnce() -> M,
+) -> Option<Result<(), RuntimeError>> {
+    publisher.as_ref().map(|p| p.send(make()))
 }
 
 /// The inputs' readings (`gem_core::signal_sources::readings`), shared with the topic

@@ -14,7 +14,7 @@ use gem_core::vehicle::VehicleState;
 use gem_msgs::gazebo_msgs::ModelStates;
 use gem_msgs::geometry_msgs::{Pose as PoseMsg, TransformStamped, Twist};
 use gem_msgs::nav_msgs::Odometry;
-use gem_msgs::novatel_gps_msgs::Inspva;
+use gem_msgs::novatel_gps_msgs::{Inspva, Insstdev};
 use gem_msgs::std_msgs::Header;
 use gem_msgs::tf2_msgs::TFMessage;
 use gem_ros::time::to_ros;
@@ -43,9 +43,13 @@ impl Outputs {
 }
 
 /// The GNSS/INS solution (`~pose_output: inspva`): each new report of the localization
-/// model, at the antenna, stamped with its measurement time.
+/// model, at the antenna, stamped with its measurement time, and the deviations the INS
+/// reports with it.
 pub(super) struct InsOutput {
     publisher: ros1_protocols::runtime::Publisher<Inspva>,
+    stdev: ros1_protocols::runtime::Publisher<Insstdev>,
+    /// The horizontal deviations reported, m.
+    reported_sigma_m: f32,
     projection: InsPose,
     /// The measurement time of the last solution published.
     last: Option<Time>,
@@ -58,6 +62,8 @@ impl InsOutput {
         use anyhow::Context;
         Ok(InsOutput {
             publisher: INSPVA.publish()?,
+            stdev: INSSTDEV.publish()?,
+            reported_sigma_m: p.inspva_reported_sigma_m as f32,
             projection: InsPose::new(&p.ins_frame)
                 .map_err(|e| gem_ros::params::config_error(&PARAMS, e))
                 .context("invalid parameters")?,
@@ -88,12 +94,20 @@ impl InsOutput {
             }
         };
         self.failing = false;
+        let header = Header {
+            seq: 0,
+            stamp: to_ros(report.measured_at),
+            frame_id: String::new(),
+        };
+        let mut stdev = Insstdev {
+            header: header.clone(),
+            latitude_dev: self.reported_sigma_m,
+            longitude_dev: self.reported_sigma_m,
+            ..Default::default()
+        };
+        stdev.novatel_msg_header.message_name = "INSSTDEV".into();
         let mut msg = Inspva {
-            header: Header {
-                seq: 0,
-                stamp: to_ros(report.measured_at),
-                frame_id: String::new(),
-            },
+            header,
             latitude: s.lat_deg,
             longitude: s.lon_deg,
             height: s.height_m,
@@ -109,6 +123,9 @@ impl InsOutput {
         msg.novatel_msg_header.message_name = "INSPVA".into();
         if let Err(e) = self.publisher.send(msg) {
             tracing::error!("cannot publish {}: {e}", INSPVA.name());
+        }
+        if let Err(e) = self.stdev.send(stdev) {
+            tracing::error!("cannot publish {}: {e}", INSSTDEV.name());
         }
     }
 }

@@ -3,6 +3,7 @@
 use gem_core::field;
 use gem_core::geometry::Pose;
 use gem_core::gnss::pose::InsPoseConfig;
+use gem_core::gnss::simulated::RTK_REPORTED_SIGMA_M;
 use gem_core::pacmod::pedal_map::{AcceleratorMap, BrakeMap};
 use gem_core::pacmod::plant::PlantConfig;
 use gem_core::pacmod::steering::SteeringRelation;
@@ -63,6 +64,7 @@ gem_ros::param_table! {
         INSPVA_YAW = ParamSpec::float("inspva_yaw_sigma_rad", INS.yaw_sigma_rad, "rad", "`inspva`: heading noise σ (0: none)").feeds(&[field!(LocalizationParams.yaw_sigma_rad)]);
         INSPVA_RATE = ParamSpec::float("inspva_rate_hz", INS.rate_hz, "Hz", "`inspva`: solutions per simulated second (0: one every step)").feeds(&[field!(LocalizationParams.rate_hz)]);
         INSPVA_LATENCY = ParamSpec::float("inspva_latency_s", INS.latency_s, "s", "`inspva`: each solution is published this long after its measurement, and stamped with the measurement time").feeds(&[field!(LocalizationParams.latency_s)]);
+        INSPVA_REPORTED_SIGMA = ParamSpec::float("inspva_reported_sigma_m", RTK_REPORTED_SIGMA_M, "m", "`inspva`: the latitude and longitude deviations the INS reports with each solution on `novatel/insstdev` (default: a Novatel SPAN receiver's in RTK), whatever the noise `~inspva_position_sigma_m` actually is").non_negative();
         DRIVEN_BY = ParamSpec::str("interface", "ackermann", "how the car is driven: `ackermann` (`gem/ackermann_cmd`, as the Gazebo plugin) or `pacmod` (the PACMod 2 driver's topics, as the real GEM e2)").one_of(&["ackermann", "pacmod"]);
         BMS_CHARGE = ParamSpec::float("bms_charge", 0.8, "", "`pacmod`: the simulated BMS's state of charge, a fraction 0–1 (`gem/bms`)").within(0.0, 1.0);
         COMPUTER_THERMAL_ROOT = ParamSpec::str("computer_thermal_root", "", "`pacmod`: a folder standing in for the car computer's `/sys`: `class/thermal/thermal_zone0/temp` there holds `~computer_temperature_c` (in millidegrees, as Linux writes it), rewritten every simulated second, for `signal_sources`' `~sysfs_root`; empty: none");
@@ -116,6 +118,8 @@ pub struct Params {
     pub pose_output: PoseOutput,
     /// `inspva`: what the solution reports of the state.
     pub inspva: LocalizationParams,
+    /// `inspva`: the horizontal deviations reported with each solution, m.
+    pub inspva_reported_sigma_m: f64,
     /// `inspva`: the local frame and the antenna (validated).
     pub ins_frame: InsPoseConfig,
     /// How the car is driven.
@@ -257,6 +261,7 @@ impl Params {
             localization,
             pose_output,
             inspva,
+            inspva_reported_sigma_m: INSPVA_REPORTED_SIGMA.f64()?,
             ins_frame,
         })
     }

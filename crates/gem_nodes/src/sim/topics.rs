@@ -4,7 +4,7 @@ use gem_core::names;
 use gem_msgs::ackermann_msgs::AckermannDrive;
 use gem_msgs::gazebo_msgs::{GetModelState, ModelStates, SetModelState};
 use gem_msgs::nav_msgs::Odometry;
-use gem_msgs::novatel_gps_msgs::Inspva;
+use gem_msgs::novatel_gps_msgs::{Inspva, Insstdev};
 use gem_msgs::pacmod_msgs::{
     GlobalRpt, PacmodCmd, PositionWithSpeed, SystemRptFloat, VehicleSpeedRpt,
 };
@@ -14,6 +14,10 @@ use gem_msgs::std_msgs::{Bool, Float64, String as StringMsg};
 use gem_msgs::tf2_msgs::TFMessage;
 use gem_ros::topics::Decl;
 
+// The PACMod rows (`pacmod`) are the other end of the bridge's (`crate::pacmod_bridge`)
+// where the bridge uses the topic: the same names and message types, the other direction.
+// Two tables on purpose: each node declares what it does on a topic and describes it in
+// its own documentation's interface table. A change to a PACMod topic is made in both.
 gem_ros::interface_table! {
     /// Every topic and service of the node.
     pub const INTERFACE = [
@@ -35,6 +39,8 @@ gem_ros::interface_table! {
         TF_STATIC: TFMessage = Decl::latched(names::TF_STATIC, 1, "with `~publish_tf`: `base_footprint` → `base_link` → `center_link`, once");
         /// The GNSS/INS solution.
         INSPVA: Inspva = Decl::publishes(names::INSPVA, 10, "`inspva`: the solution of the antenna `~antenna_ahead_m` ahead of the rear axle at `~inspva_rate_hz`, published `~inspva_latency_s` after its measurement and stamped with it: `latitude`, `longitude`, `height` around `~origin_*`, `azimuth` (degrees clockwise from north), the antenna's `east_velocity`, `north_velocity`, `up_velocity`, `roll` and `pitch` 0, `status` `INS_SOLUTION_GOOD` or the one set on `~ins_status`");
+        /// The solution's reported deviations.
+        INSSTDEV: Insstdev = Decl::publishes(names::INSSTDEV, 10, "`inspva`: with each solution, stamped as it: `latitude_dev` and `longitude_dev` `~inspva_reported_sigma_m`, the other deviations 0");
         /// The simulated BMS.
         BMS: BatteryState = Decl::publishes(names::GEM_BMS, 10, "`pacmod`: the simulated battery management system, `percentage` = `~bms_charge`, at 10 Hz");
         /// The simulated e-stop button.

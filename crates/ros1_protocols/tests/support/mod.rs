@@ -215,8 +215,12 @@ pub fn finish(child: Child, timeout: Duration) -> Output {
 }
 
 fn ros_env(cmd: &mut Command, uri: &str, home: &std::path::Path) {
-    cmd.env_clear()
-        .env("PATH", "/usr/bin:/bin")
+    cmd.env_clear();
+    // runners/test.sh's mark, by which it ends what it started however it ends.
+    if let Some(mark) = std::env::var_os("GEM_TEST_RUN") {
+        cmd.env("GEM_TEST_RUN", mark);
+    }
+    cmd.env("PATH", "/usr/bin:/bin")
         .env("HOME", home)
         .env("ROS_MASTER_URI", uri)
         .env("ROS_IP", "127.0.0.1")

@@ -1,7 +1,11 @@
 //! Tracker edge cases, and short closed loops on the vehicle model.
 
 use super::*;
+use crate::control::lqr::LqrConfig;
 use crate::control::mpc::MpcConfig;
+use crate::control::path::PathError;
+use crate::control::pure_pursuit::PurePursuitConfig;
+use crate::control::stanley::StanleyConfig;
 use crate::field;
 use crate::vehicle::{DriveCommand, VehicleModel, VehicleParams};
 use std::f64::consts::PI;
@@ -564,9 +568,6 @@ fn slow_steering_refuses_stanley_and_accepts_the_other_laws() {
     );
 }
 
-/// Drives `cfg` on the vehicle model with the car's steering from 2 m beside a straight
-/// path for 40 s; the lowest lateral position (the crossing), the last one, and the
-/// tracker.
 /// What the model car shows a tracker now: its true state, measured now.
 fn observed(car: &VehicleModel) -> Observation {
     let s = car.state();
@@ -579,6 +580,21 @@ fn observed(car: &VehicleModel) -> Observation {
     }
 }
 
+/// Sends `c` to the model car and drives it one 0.05 s control period (in 5 ms steps).
+fn drive_for_a_period(car: &mut VehicleModel, c: &Command) {
+    car.command(DriveCommand {
+        steering_rad: c.steering_rad,
+        speed_mps: c.speed_mps,
+        accel_limit_mps2: 0.0,
+    });
+    for _ in 0..10 {
+        car.step(Duration::from_millis(5));
+    }
+}
+
+/// Drives `cfg` on the vehicle model with the car's steering from 2 m beside a straight
+/// path for 40 s; the lowest lateral position (the crossing), the last one, and the
+/// tracker.
 fn join_from_two_metres(cfg: TrackerConfig) -> (f64, f64, Tracker) {
     let act = car_actuator();
     let mut tracker = Tracker::new(&line(400, 0.5), 0, cfg.with_actuator(act)).unwrap();
@@ -590,14 +606,7 @@ fn join_from_two_metres(cfg: TrackerConfig) -> (f64, f64, Tracker) {
         // Every command within the actuator's rate of the last.
         assert!((c.steering_rad - last).abs() <= act.rate_rad_s * 0.05 + 1e-9);
         last = c.steering_rad;
-        car.command(DriveCommand {
-            steering_rad: c.steering_rad,
-            speed_mps: c.speed_mps,
-            accel_limit_mps2: 0.0,
-        });
-        for _ in 0..10 {
-            car.step(Duration::from_millis(5));
-        }
+        drive_for_a_period(&mut car, &c);
         lowest = lowest.min(car.state().pose.y);
     }
     (lowest, car.state().pose.y, tracker)
@@ -709,14 +718,7 @@ fn s_bends_told(
                 .project(s.pose.point(), s_now - 5.0, s_now + 5.0);
             worst = worst.max(true_off.cross_track_m.abs());
         }
-        car.command(DriveCommand {
-            steering_rad: c.steering_rad,
-            speed_mps: c.speed_mps,
-            accel_limit_mps2: 0.0,
-        });
-        for _ in 0..10 {
-            car.step(Duration::from_millis(5));
-        }
+        drive_for_a_period(&mut car, &c);
         driven += s.speed_mps * 0.05;
     }
     worst

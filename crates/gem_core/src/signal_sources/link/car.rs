@@ -351,12 +351,27 @@ mod tests {
         run(car, station, from, until, |_| true, sent);
     }
 
+    /// The car and a station of [`keyed`] with the default limits, the station answering
+    /// from 0 to `until`; with every datagram the station sent.
+    fn linked(until: Duration) -> (CarEnd, StationEnd, Vec<Vec<u8>>) {
+        let (mut car, mut station) = keyed(LinkLimits::DEFAULT);
+        let mut sent = Vec::new();
+        answering(&mut car, &mut station, ms(0), until, &mut sent);
+        (car, station, sent)
+    }
+
+    /// Asserts that `heard` is a datagram dropped as `kind`.
+    #[track_caller]
+    fn assert_dropped(heard: Heard, kind: Reject) {
+        assert!(
+            matches!(heard, Heard::Dropped { kind: k, .. } if k == kind),
+            "{heard:?}"
+        );
+    }
+
     #[test]
     fn a_keyed_station_keeps_the_link_and_a_replay_of_its_datagrams_does_not() {
-        let limits = LinkLimits::DEFAULT;
-        let (mut car, mut station) = keyed(limits);
-        let mut captured = Vec::new();
-        answering(&mut car, &mut station, ms(0), ms(5000), &mut captured);
+        let (mut car, _station, captured) = linked(ms(5000));
         assert_eq!(car.strength(ms(5000)), Strength::Connected);
         assert_eq!(car.station(), Some(addr(OPS)));
         // The station freezes at 5 s; a spoofer replays everything it captured, from
@@ -365,17 +380,7 @@ mod tests {
         for (i, d) in captured.iter().enumerate() {
             car.tick(t);
             let from = if i % 2 == 0 { SPOOF } else { OPS };
-            let heard = car.receive(d, addr(from), t);
-            assert!(
-                matches!(
-                    heard,
-                    Heard::Dropped {
-                        kind: Reject::Replayed,
-                        ..
-                    }
-                ),
-                "{heard:?}"
-            );
+            assert_dropped(car.receive(d, addr(from), t), Reject::Replayed);
             t += ms(10);
         }
         assert!(t < ms(6000));
@@ -440,10 +445,7 @@ mod tests {
 
     #[test]
     fn an_engage_request_counts_once_and_only_on_a_recent_heartbeat() {
-        let limits = LinkLimits::DEFAULT;
-        let (mut car, mut station) = keyed(limits);
-        let mut sent = Vec::new();
-        answering(&mut car, &mut station, ms(0), ms(2000), &mut sent);
+        let (mut car, mut station, mut sent) = linked(ms(2000));
         let request = station.engage(ms(2000)).unwrap();
         let heard = car.receive(&request, addr(OPS), ms(2005));
         let Heard::Engage {
@@ -455,13 +457,10 @@ mod tests {
             panic!("{heard:?}")
         };
         // Its replay, from anywhere, is refused.
-        assert!(matches!(
+        assert_dropped(
             car.receive(&request, addr(SPOOF), ms(2010)),
-            Heard::Dropped {
-                kind: Reject::Replayed,
-                ..
-            }
-        ));
+            Reject::Replayed,
+        );
         let answer = car.answer_engage(s, r, true, "engaging");
         assert_eq!(
             station.receive(&answer, ms(2010)),
@@ -472,33 +471,18 @@ mod tests {
         );
         // A second request on the same heartbeat, however new its counter, is refused.
         let again = station.engage(ms(2020)).unwrap();
-        assert!(matches!(
-            car.receive(&again, addr(OPS), ms(2030)),
-            Heard::Dropped {
-                kind: Reject::Replayed,
-                ..
-            }
-        ));
+        assert_dropped(car.receive(&again, addr(OPS), ms(2030)), Reject::Replayed);
         // A request made on a heartbeat older than lost_after is stale: the station froze.
         answering(&mut car, &mut station, ms(2100), ms(2500), &mut sent);
         let late = station.engage(ms(2500)).unwrap();
-        assert!(matches!(
-            car.receive(&late, addr(OPS), ms(4000)),
-            Heard::Dropped {
-                kind: Reject::Stale,
-                ..
-            }
-        ));
+        assert_dropped(car.receive(&late, addr(OPS), ms(4000)), Reject::Stale);
         // The station itself will not ask without a recent heartbeat.
         assert!(station.engage(ms(4000)).is_err());
     }
 
     #[test]
     fn a_flood_of_other_sessions_makes_no_old_datagram_new_again() {
-        let limits = LinkLimits::DEFAULT;
-        let (mut car, mut station) = keyed(limits);
-        let mut sent = Vec::new();
-        answering(&mut car, &mut station, ms(0), ms(2000), &mut sent);
+        let (mut car, mut station, sent) = linked(ms(2000));
         let request = station.engage(ms(2000)).unwrap();
         assert!(matches!(
             car.receive(&request, addr(OPS), ms(2005)),
@@ -508,21 +492,11 @@ mod tests {
         // of the counters' memory; the station's is kept, and the engage is refused by
         // its heartbeat anyway.
         for s in 100..100 + 2 * Freshness::SESSIONS as u64 {
-            let hello = StationEnd::new(Some(key()), s, limits.lost_after).hello();
+            let hello = StationEnd::new(Some(key()), s, LinkLimits::DEFAULT.lost_after).hello();
             car.receive(&hello, addr(SPOOF), ms(2010));
         }
         for d in sent.iter().chain([&request]) {
-            let heard = car.receive(d, addr(SPOOF), ms(2020));
-            assert!(
-                matches!(
-                    heard,
-                    Heard::Dropped {
-                        kind: Reject::Replayed,
-                        ..
-                    }
-                ),
-                "{heard:?}"
-            );
+            assert_dropped(car.receive(d, addr(SPOOF), ms(2020)), Reject::Replayed);
         }
         // The spoofed hellos never take the answering station's place among the listeners.
         let (beats, _) = car.tick(ms(2200));
@@ -538,16 +512,9 @@ mod tests {
         let FromCar::Beat { echo, .. } = station.receive(&beats[0].1, ms(0)) else {
             panic!()
         };
-        let heard = car.receive(&echo, addr(OPS), limits.lost_after);
-        assert!(
-            matches!(
-                heard,
-                Heard::Dropped {
-                    kind: Reject::Stale,
-                    ..
-                }
-            ),
-            "{heard:?}"
+        assert_dropped(
+            car.receive(&echo, addr(OPS), limits.lost_after),
+            Reject::Stale,
         );
         assert_eq!(car.strength(limits.lost_after), Strength::NotConnected);
     }
@@ -559,14 +526,10 @@ mod tests {
             ..LinkLimits::DEFAULT
         };
         let (mut car, mut station) = keyed(limits);
-        let heard = car.receive(&station.hello(), addr(SPOOF), ms(0));
-        assert!(matches!(
-            heard,
-            Heard::Dropped {
-                kind: Reject::Unpinned,
-                ..
-            }
-        ));
+        assert_dropped(
+            car.receive(&station.hello(), addr(SPOOF), ms(0)),
+            Reject::Unpinned,
+        );
         let mut sent = Vec::new();
         answering(&mut car, &mut station, ms(0), ms(5000), &mut sent);
         assert_eq!(car.strength(ms(5000)), Strength::Connected);
@@ -575,10 +538,7 @@ mod tests {
     #[test]
     fn fuzzed_datagrams_change_nothing() {
         use rand::{Rng, SeedableRng};
-        let limits = LinkLimits::DEFAULT;
-        let (mut car, mut station) = keyed(limits);
-        let mut sent = Vec::new();
-        answering(&mut car, &mut station, ms(0), ms(3000), &mut sent);
+        let (mut car, _station, sent) = linked(ms(3000));
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         let before = car.rejections().total();
         let n = 5000;
