@@ -9,7 +9,7 @@
 //! with a probe variable in its environment that every process it starts inherits: this
 //! test finds the run's processes by that probe, not by the mark test.sh itself uses.
 
-use gem_testbed::{repo_root, wait_until};
+use gem_testbed::{lines_of, repo_root, wait_until};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
@@ -170,21 +170,9 @@ impl Run {
         let child = cmd.spawn().expect("bash runners/test.sh --e2e");
         // The command holds the pipe's writing ends: dropped, the reader ends with the run.
         drop(cmd);
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(reader)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         Run {
             child,
-            lines,
+            lines: lines_of(reader),
             seen: vec![],
             probe,
             dir,

@@ -299,9 +299,9 @@ pub fn tool_piped(program: &str, args: &[&str]) -> (Child, std::sync::mpsc::Rece
     (child, lines)
 }
 
-/// The lines a child writes on `stdout`, as they come: a thread reads them until the pipe
-/// closes.
-pub fn lines_of(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<String> {
+/// The lines a child writes on `stdout` (its standard output, or any pipe), as they come:
+/// a thread reads them until the pipe closes.
+pub fn lines_of(stdout: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
     use std::io::BufRead;
     let (tx, lines) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
