@@ -59,23 +59,25 @@ impl Default for InsHealthConfig {
     }
 }
 
-/// What the classifier reads of a solution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct InsReading<'a> {
-    /// The INS status (`Inspva.status`).
-    pub status: &'a str,
+/// One solution of the source, as the node decodes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Solution {
     /// The measurement time (`header.stamp`).
     pub stamp: Time,
-    /// Latitude, degrees.
+    /// The INS status (`Inspva.status`; [`GOOD_STATUS`] when good).
+    pub status: String,
+    /// Latitude, degrees north.
     pub lat_deg: f64,
-    /// Longitude, degrees.
+    /// Longitude, degrees east.
     pub lon_deg: f64,
     /// Heading, degrees clockwise from north.
     pub azimuth_deg: f64,
+    /// The antenna's east and north velocity, m/s, when the source gives them.
+    pub velocity_en_mps: Option<[f64; 2]>,
+    /// The yaw rate, rad/s counter-clockwise, when the source gives one.
+    pub yaw_rate_rad_s: Option<f64>,
     /// Horizontal standard deviation, m, when the source gives one.
     pub horizontal_sigma_m: Option<f64>,
-    /// East and north velocity, m/s (zeros for a source without velocity).
-    pub velocity_en_mps: [f64; 2],
 }
 
 /// Why a solution is not fit to drive on.
@@ -153,7 +155,7 @@ impl GpsVerdict {
 }
 
 /// The verdict on the latest solution (`None`: none yet) at `now`.
-pub fn classify(latest: Option<&InsReading>, now: Time, cfg: &InsHealthConfig) -> GpsVerdict {
+pub fn classify(latest: Option<&Solution>, now: Time, cfg: &InsHealthConfig) -> GpsVerdict {
     match latest.map(|r| fault(r, now, cfg)) {
         None => GpsVerdict::Fault(InsFault::NoSolution),
         Some(Some(f)) => GpsVerdict::Fault(f),
@@ -166,20 +168,22 @@ pub fn classify(latest: Option<&InsReading>, now: Time, cfg: &InsHealthConfig) -
 }
 
 /// The first fault of a solution, in the order of the module documentation.
-fn fault(r: &InsReading, now: Time, cfg: &InsHealthConfig) -> Option<InsFault> {
+fn fault(r: &Solution, now: Time, cfg: &InsHealthConfig) -> Option<InsFault> {
     if r.status != GOOD_STATUS {
         return Some(InsFault::Status(r.status.to_owned()));
     }
     if let Some(f) = stamp_fault(r.stamp, now, cfg.stale_after) {
         return Some(f);
     }
+    // A source without velocity gives none to judge.
+    let [east, north] = r.velocity_en_mps.unwrap_or([0.0; 2]);
     let values = [
         ("latitude", r.lat_deg),
         ("longitude", r.lon_deg),
         ("azimuth", r.azimuth_deg),
         ("horizontal sigma", r.horizontal_sigma_m.unwrap_or(0.0)),
-        ("east velocity", r.velocity_en_mps[0]),
-        ("north velocity", r.velocity_en_mps[1]),
+        ("east velocity", east),
+        ("north velocity", north),
     ];
     values
         .into_iter()
@@ -207,26 +211,27 @@ mod tests {
         Time::from_secs_f64(1000.0 + s)
     }
 
-    fn good(stamp: Time) -> InsReading<'static> {
-        InsReading {
-            status: GOOD_STATUS,
+    fn good(stamp: Time) -> Solution {
+        Solution {
+            status: GOOD_STATUS.into(),
             stamp,
             lat_deg: 40.09,
             lon_deg: -88.23,
             azimuth_deg: 12.0,
+            velocity_en_mps: Some([0.0, 0.0]),
+            yaw_rate_rad_s: None,
             horizontal_sigma_m: None,
-            velocity_en_mps: [0.0, 0.0],
         }
     }
 
-    fn verdict(r: InsReading, now: Time) -> GpsVerdict {
-        classify(Some(&r), now, &InsHealthConfig::DEFAULT)
+    fn verdict(r: &Solution, now: Time) -> GpsVerdict {
+        classify(Some(r), now, &InsHealthConfig::DEFAULT)
     }
 
     #[test]
     fn a_good_fresh_solution_is_good() {
         assert_eq!(
-            verdict(good(t(0.0)), t(0.1)),
+            verdict(&good(t(0.0)), t(0.1)),
             GpsVerdict::Good { sigma_mm: None }
         );
     }
@@ -240,12 +245,12 @@ mod tests {
             "",
             "ins_solution_good",
         ] {
-            let r = InsReading {
-                status,
+            let r = Solution {
+                status: status.into(),
                 ..good(t(0.0))
             };
             assert_eq!(
-                verdict(r, t(0.0)),
+                verdict(&r, t(0.0)),
                 GpsVerdict::Fault(InsFault::Status(status.to_owned()))
             );
         }
@@ -254,10 +259,10 @@ mod tests {
     #[test]
     fn age_before_at_and_after_the_bound() {
         let r = good(t(0.0));
-        assert!(matches!(verdict(r, t(0.499)), GpsVerdict::Good { .. }));
-        assert!(matches!(verdict(r, t(0.5)), GpsVerdict::Good { .. }));
+        assert!(matches!(verdict(&r, t(0.499)), GpsVerdict::Good { .. }));
+        assert!(matches!(verdict(&r, t(0.5)), GpsVerdict::Good { .. }));
         assert!(matches!(
-            verdict(r, t(0.501)),
+            verdict(&r, t(0.501)),
             GpsVerdict::Fault(InsFault::Stale { .. })
         ));
     }
@@ -265,39 +270,39 @@ mod tests {
     #[test]
     fn a_stamp_far_in_the_future_is_a_fault() {
         let r = good(t(1.0));
-        assert!(matches!(verdict(r, t(0.5)), GpsVerdict::Good { .. }));
+        assert!(matches!(verdict(&r, t(0.5)), GpsVerdict::Good { .. }));
         assert_eq!(
-            verdict(r, t(0.4)).accuracy_mm(),
+            verdict(&r, t(0.4)).accuracy_mm(),
             FAULT_ACCURACY_MM,
             "0.6 s ahead"
         );
         assert_eq!(
-            verdict(good(Time::ZERO), t(0.0)),
+            verdict(&good(Time::ZERO), t(0.0)),
             GpsVerdict::Fault(InsFault::ZeroStamp)
         );
     }
 
     #[test]
     fn nan_values_are_a_fault() {
-        let r = InsReading {
+        let r = Solution {
             azimuth_deg: f64::NAN,
             ..good(t(0.0))
         };
         assert_eq!(
-            verdict(r, t(0.0)),
+            verdict(&r, t(0.0)),
             GpsVerdict::Fault(InsFault::NotFinite { what: "azimuth" })
         );
-        let r = InsReading {
+        let r = Solution {
             horizontal_sigma_m: Some(f64::INFINITY),
             ..good(t(0.0))
         };
-        assert!(matches!(verdict(r, t(0.0)), GpsVerdict::Fault(_)));
-        let r = InsReading {
-            velocity_en_mps: [0.0, f64::NAN],
+        assert!(matches!(verdict(&r, t(0.0)), GpsVerdict::Fault(_)));
+        let r = Solution {
+            velocity_en_mps: Some([0.0, f64::NAN]),
             ..good(t(0.0))
         };
         assert_eq!(
-            verdict(r, t(0.0)),
+            verdict(&r, t(0.0)),
             GpsVerdict::Fault(InsFault::NotFinite {
                 what: "north velocity"
             })
@@ -314,30 +319,30 @@ mod tests {
 
     #[test]
     fn the_published_accuracy_of_each_verdict() {
-        assert_eq!(verdict(good(t(0.0)), t(0.0)).accuracy_mm(), 0.0);
-        let r = InsReading {
+        assert_eq!(verdict(&good(t(0.0)), t(0.0)).accuracy_mm(), 0.0);
+        let r = Solution {
             horizontal_sigma_m: Some(0.025),
             ..good(t(0.0))
         };
-        assert_eq!(verdict(r, t(0.0)).accuracy_mm(), 25.0);
+        assert_eq!(verdict(&r, t(0.0)).accuracy_mm(), 25.0);
         let bad = GpsVerdict::Fault(InsFault::NoSolution);
         assert_eq!(bad.accuracy_mm(), 1.0e6);
     }
 
     #[test]
     fn faults_explain_themselves() {
-        let r = InsReading {
-            status: "INS_ALIGNING",
+        let r = Solution {
+            status: "INS_ALIGNING".into(),
             ..good(t(0.0))
         };
-        let GpsVerdict::Fault(f) = verdict(r, t(0.0)) else {
+        let GpsVerdict::Fault(f) = verdict(&r, t(0.0)) else {
             panic!("good");
         };
         assert_eq!(
             f.to_string(),
             "INS status \"INS_ALIGNING\" is not INS_SOLUTION_GOOD"
         );
-        let GpsVerdict::Fault(f) = verdict(good(t(0.0)), t(2.0)) else {
+        let GpsVerdict::Fault(f) = verdict(&good(t(0.0)), t(2.0)) else {
             panic!("good");
         };
         assert_eq!(f.to_string(), "INS solution is 2.000 s old");
@@ -349,7 +354,7 @@ mod tests {
     fn the_state_manager_reads_the_verdicts_as_its_gps_rule_says() {
         let cfg = StateManagerConfig::DEFAULT;
         let mut sm = StateManager::new(cfg.clone(), t(0.0));
-        let good = verdict(good(t(0.0)), t(0.0));
+        let good = verdict(&good(t(0.0)), t(0.0));
         assert!(sm.update_gps(t(0.0), good.accuracy_mm(), t(0.0)).is_empty());
         assert!(!sm.gps_lost(t(0.0)));
         let bad = GpsVerdict::Fault(InsFault::Status("INS_ALIGNING".into()));

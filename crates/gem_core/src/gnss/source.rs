@@ -27,34 +27,14 @@
 //! controllers replace by the poses' own.
 
 use super::geodesy::GeodesyError;
-use super::health::{classify, GpsVerdict, InsFault, InsHealthConfig, InsReading};
+pub use super::health::Solution;
+use super::health::{classify, GpsVerdict, InsFault, InsHealthConfig};
 use super::pose::{InsFix, InsPose};
 use crate::geometry::{wrap_angle, Pose};
 use crate::time::Time;
 use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
-
-/// One solution of the source, as the node decodes it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Solution {
-    /// The measurement time (`header.stamp`).
-    pub stamp: Time,
-    /// The INS status (`Inspva.status`; [`super::health::GOOD_STATUS`] when good).
-    pub status: String,
-    /// Latitude, degrees north.
-    pub lat_deg: f64,
-    /// Longitude, degrees east.
-    pub lon_deg: f64,
-    /// Heading, degrees clockwise from north.
-    pub azimuth_deg: f64,
-    /// The antenna's east and north velocity, m/s, when the source gives them.
-    pub velocity_en_mps: Option<[f64; 2]>,
-    /// The yaw rate, rad/s counter-clockwise, when the source gives one.
-    pub yaw_rate_rad_s: Option<f64>,
-    /// Horizontal standard deviation, m, when the source gives one.
-    pub horizontal_sigma_m: Option<f64>,
-}
 
 /// Why a solution was dropped.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -297,20 +277,8 @@ impl PoseSource {
     /// The verdict at `now` on the latest solution taken.
     pub fn verdict(&mut self, now: Time) -> GpsVerdict {
         self.observe_time(now);
-        let reading = self.latest.as_ref().map(|t| {
-            let s = &t.solution;
-            let [ve, vn] = s.velocity_en_mps.unwrap_or([0.0; 2]);
-            InsReading {
-                status: &s.status,
-                stamp: s.stamp,
-                lat_deg: s.lat_deg,
-                lon_deg: s.lon_deg,
-                azimuth_deg: s.azimuth_deg,
-                horizontal_sigma_m: s.horizontal_sigma_m,
-                velocity_en_mps: [ve, vn],
-            }
-        });
-        match (classify(reading.as_ref(), now, &self.health), &self.latest) {
+        let latest = self.latest.as_ref().map(|t| &t.solution);
+        match (classify(latest, now, &self.health), &self.latest) {
             // Finite values a projection still refuses (a latitude beyond the pole).
             (GpsVerdict::Good { .. }, Some(Taken { rear: Err(e), .. })) => {
                 GpsVerdict::Fault(InsFault::Unprojectable(e.to_string()))

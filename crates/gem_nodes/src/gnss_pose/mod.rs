@@ -39,6 +39,8 @@ use ros1_protocols::Lock;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+// A table of this node's own topics. Row by row it has the shape of the PACMod bridge's
+// (a declaration each), which `duplicates` pairs with it; the two share no topic.
 gem_ros::interface_table! {
     /// Every topic and service of the node.
     pub const INTERFACE = [
