@@ -1,7 +1,7 @@
 //! The tracker's settings: the control law and its gains, the car's geometry, the speed
 //! profile, the pose corrections and the steering actuator, and their checks.
 
-use super::{delay, MIN_REACTIVE_RATE_RAD_S};
+use super::delay::{self, MIN_REACTIVE_RATE_RAD_S};
 use crate::config::{check, first_invalid, non_negative, positive, value, within, ConfigError};
 use crate::control::lqr::LqrConfig;
 use crate::control::mpc::MpcConfig;
