@@ -84,6 +84,15 @@ gem_owner() {
   printf '%s:%s' "$(hostname)" "$$"
 }
 
+# Whether process PID is running: it exists and is not a zombie (a process just killed
+# stays one until its parent reaps it).
+gem_running() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [ "${stat%% *}" != Z ]
+}
+
 # Removes what runs that ended without cleaning up left behind: containers, then networks
 # and volumes, labelled with an owner on this machine whose process is gone.
 gem_remove_leftovers() {
@@ -95,7 +104,7 @@ gem_remove_leftovers() {
       pid=${owner##*:}
       if [ -z "$id" ] || [ "${owner%:*}" != "$(hostname)" ]; then continue; fi
       case "$pid" in '' | *[!0-9]*) continue ;; esac
-      ! kill -0 "$pid" 2>/dev/null || continue
+      ! gem_running "$pid" || continue
       if [ "$kind" = container ]; then
         docker rm -f --volumes "$id" >/dev/null 2>&1 || true
       else

@@ -167,6 +167,17 @@ impl Run {
         cmd.stdout(writer.try_clone().expect("the pipe"))
             .stderr(writer);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // As from a terminal: SIGINT and SIGTERM at their defaults, even where this test runs
+        // with them ignored (started in the background by a shell without job control),
+        // which a child would inherit and could not trap.
+        // SAFETY: only signal(2), async-signal-safe, between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                Ok(())
+            });
+        }
         let child = cmd.spawn().expect("bash runners/test.sh --e2e");
         // The command holds the pipe's writing ends: dropped, the reader ends with the run.
         drop(cmd);
