@@ -14,20 +14,20 @@ fn rosnode_rostopic_and_rosservice_read_our_nodes() {
         &[],
     );
     // rosnode info lists what the master knows, then asks the node's slave API for its
-    // connections (getBusInfo): the estop link from mock_signals is inbound.
-    let info = cli("rosnode", &["info", "/state_manager"], T);
-    let (out, err) = (
-        String::from_utf8_lossy(&info.stdout),
-        String::from_utf8_lossy(&info.stderr),
-    );
+    // connections (getBusInfo): the estop link from mock_signals is inbound once the
+    // state manager has connected to the publisher the master announced to it.
+    let (mut out, mut err) = (String::new(), String::new());
+    let linked = wait_until(T, || {
+        let info = cli("rosnode", &["info", "/state_manager"], T);
+        out = String::from_utf8_lossy(&info.stdout).into_owned();
+        err = String::from_utf8_lossy(&info.stderr).into_owned();
+        out.contains("Connections:") && out.contains("direction: inbound")
+    });
     assert!(
         out.contains("/system_state") && out.contains("/estop"),
         "{out}"
     );
-    assert!(
-        out.contains("Connections:") && out.contains("direction: inbound"),
-        "getBusInfo: {out}\n{err}"
-    );
+    assert!(linked, "getBusInfo: {out}\n{err}");
     let ping = cli_ok("rosnode", &["ping", "-c", "3", "/state_manager"], T);
     assert!(ping.contains("xmlrpc reply"), "{ping}");
     let topic = cli_ok("rostopic", &["info", "/system_state"], T);
